@@ -1,0 +1,244 @@
+"""The asynchronous RL loop: rollouts keep running while the trainer steps.
+
+Dataflow (one process by default; each box is a small interface so it can become a
+Ray actor unchanged)::
+
+    TaskSampler ── (task, prepared workspace) ──► rollout_group() × in-flight limit
+                                                   │ G forks of one snapshot, G episodes
+                                                   │ against the engine, graded by the
+                                                   ▼ hidden-test verifier
+                                              ready queue of Groups
+                                                   │ drop groups older than max_staleness
+                                                   ▼ (counted), skip zero-advantage ones
+    Engine ◄── update_weights (in flight) ── WeightStore ◄── publish(delta) ── Trainer.step
+
+`mode="async"` keeps `inflight_groups` groups running at all times, so episodes that
+are waiting on slow tools or still decoding overlap with the optimizer step; tokens
+sampled before a swap carry the older version and are importance-corrected by the
+loss. `mode="sync"` launches exactly one step's groups, waits for all of them, trains,
+and only then starts the next rollouts: the classic on-policy baseline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shadowrl.rl.rollout import Group, RolloutSpec, rollout_group
+from shadowrl.types import Policy
+
+
+class TrainerService(Protocol):
+    """What the orchestrator needs from the trainer."""
+
+    version: int
+
+    def train_groups(self, groups: Sequence[Sequence[Any]]) -> dict[str, float]:
+        """One optimizer step over graded trajectory groups; bumps `version`."""
+        ...
+
+    def state_dict(self) -> Mapping[str, Any]: ...
+
+
+class WeightSink(Protocol):
+    """The receiving side of a weight sync (the inference engine)."""
+
+    def update_weights(
+        self, state: Mapping[str, Any], version: int, *, delta: bool = False
+    ) -> Any: ...
+
+
+class WeightPublisher(Protocol):
+    """Trainer → engine transport (the delta-compressed weight store)."""
+
+    def publish(self, state: Mapping[str, Any], version: int) -> dict[str, Any]: ...
+
+    def fetch(self, version: int, base: Mapping[str, Any] | None = None) -> Mapping[str, Any]: ...
+
+
+class TaskSampler:
+    """Endless seeded shuffle over prepared tasks, resumable by position."""
+
+    def __init__(self, items: Sequence[tuple[Any, Any]], seed: int, position: int = 0) -> None:
+        if not items:
+            raise ValueError("no tasks to train on")
+        self.items = list(items)
+        self.seed = seed
+        self.position = position
+
+    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+        return self
+
+    def __next__(self) -> tuple[Any, Any]:
+        epoch, i = divmod(self.position, len(self.items))
+        order = list(range(len(self.items)))
+        random.Random(self.seed + epoch).shuffle(order)
+        self.position += 1
+        return self.items[order[i]]
+
+
+@dataclass
+class LoopStats:
+    """Counters reported every step (and saved for resume)."""
+
+    groups_done: int = 0
+    groups_failed: int = 0
+    groups_stale: int = 0
+    groups_zero_adv: int = 0
+    staleness: list[int] = field(default_factory=list)
+
+
+class OrchestratorConfig(BaseModel):
+    """How rollouts and training steps interleave (`loop:` in the config tree)."""
+
+    model_config = ConfigDict(extra="forbid")
+    mode: Literal["async", "sync"] = Field(
+        "async", description="'async': rollouts overlap training; 'sync': rollout, then train."
+    )
+    steps: int = Field(20, ge=1, description="Optimizer steps of the RL run.")
+    group_size: int = Field(8, ge=2, description="Episodes per task (G of GRPO).")
+    groups_per_step: int = Field(2, ge=1, description="Task groups in one optimizer step.")
+    inflight_groups: int = Field(
+        4, ge=1, description="Groups kept running at once in async mode (≥ groups_per_step)."
+    )
+    max_staleness: int = Field(
+        2, ge=0, description="Drop groups whose oldest token is more versions behind than this."
+    )
+    shaping_tool_error: float = Field(
+        0.0, ge=0.0, description="Reward penalty per malformed tool call (0 = pure outcome reward)."
+    )
+
+
+class Orchestrator:
+    """Runs rollouts and training steps; see the module docstring for the dataflow."""
+
+    def __init__(
+        self,
+        *,
+        cfg: OrchestratorConfig,
+        policy: Policy,
+        engine: WeightSink,
+        trainer: TrainerService,
+        store: WeightPublisher,
+        tasks: TaskSampler,
+        spec: RolloutSpec,
+        tokenizer: Any,
+        on_step: Callable[[int, dict[str, Any]], None] = lambda step, m: None,
+        on_error: Callable[[Group], None] = lambda g: None,
+    ) -> None:
+        if cfg.mode not in ("async", "sync"):
+            raise ValueError(f"mode must be 'async' or 'sync', got {cfg.mode!r}")
+        self.cfg, self.policy, self.engine = cfg, policy, engine
+        self.trainer, self.store, self.tasks = trainer, store, tasks
+        self.spec, self.tokenizer = spec, tokenizer
+        self.on_step, self.on_error = on_step, on_error
+        self.stats = LoopStats()
+        self._ready: asyncio.Queue[Group] = asyncio.Queue()
+        self._inflight: set[asyncio.Task[None]] = set()
+
+    async def run(self, start_step: int = 0) -> LoopStats:
+        """Train until `cfg.steps`; returns the counters."""
+        try:
+            for step in range(start_step, self.cfg.steps):
+                t0 = time.perf_counter()
+                self._fill()
+                groups = await self._collect(self.cfg.groups_per_step)
+                metrics = await asyncio.to_thread(
+                    self.trainer.train_groups, [g.trajectories for g in groups]
+                )
+                sync = await asyncio.to_thread(self._sync_weights)
+                self.on_step(
+                    step, self._step_metrics(groups, metrics, sync, time.perf_counter() - t0)
+                )
+        finally:
+            for task in self._inflight:
+                task.cancel()
+            await asyncio.gather(*self._inflight, return_exceptions=True)
+        return self.stats
+
+    def _fill(self) -> None:
+        """Keep the pipeline full (async) or launch exactly one step's groups (sync)."""
+        limit = self.cfg.inflight_groups if self.cfg.mode == "async" else self.cfg.groups_per_step
+        while len(self._inflight) + self._ready.qsize() < limit:
+            task, prepared = next(self.tasks)
+            coro = rollout_group(
+                self.policy,
+                task,
+                prepared,
+                group_size=self.cfg.group_size,
+                tokenizer=self.tokenizer,
+                spec=self.spec,
+                version=self.trainer.version,
+            )
+            fut = asyncio.create_task(self._run_group(coro))
+            self._inflight.add(fut)
+            fut.add_done_callback(self._inflight.discard)
+
+    async def _run_group(self, coro: Any) -> None:
+        group: Group = await coro
+        await self._ready.put(group)
+
+    async def _collect(self, n: int) -> list[Group]:
+        """Wait for `n` trainable groups, dropping failed and too-stale ones."""
+        out: list[Group] = []
+        while len(out) < n:
+            if self._ready.empty() and not self._inflight:
+                self._fill()
+            group = await self._ready.get()
+            self.stats.groups_done += 1
+            if not group.ok:
+                self.stats.groups_failed += 1
+                self.on_error(group)
+                self._fill()
+                continue
+            lag = self.trainer.version - group.min_version()
+            if lag > self.cfg.max_staleness:
+                self.stats.groups_stale += 1
+                self._fill()
+                continue
+            self.stats.staleness.append(lag)
+            out.append(group)
+        return out
+
+    def _sync_weights(self) -> dict[str, Any]:
+        """Publish the new weights as a delta and swap them into the engine in flight."""
+        version = self.trainer.version
+        t0 = time.perf_counter()
+        info = dict(self.store.publish(self.trainer.state_dict(), version))
+        state = self.store.fetch(version)
+        t1 = time.perf_counter()
+        self.engine.update_weights(state, version)
+        info["swap_ms"] = (time.perf_counter() - t1) * 1e3
+        info["sync_ms"] = (time.perf_counter() - t0) * 1e3
+        return info
+
+    def _step_metrics(
+        self, groups: list[Group], train: Mapping[str, float], sync: Mapping[str, Any], wall: float
+    ) -> dict[str, Any]:
+        rewards = [r for g in groups for r in g.rewards]
+        resolved = [bool(t.info.get("resolved")) for g in groups for t in g.trajectories]
+        tokens = sum(t.num_generated for g in groups for t in g.trajectories)
+        zero_adv = sum(1 for g in groups if len(set(g.rewards)) == 1)
+        self.stats.groups_zero_adv += zero_adv
+        lags = self.stats.staleness[-len(groups) :]
+        return {
+            **train,
+            "reward": sum(rewards) / len(rewards),
+            "pass_rate": sum(resolved) / len(resolved),
+            "gen_tokens": tokens,
+            "gen_tokens_per_s": tokens / wall,
+            "step_s": wall,
+            "staleness_mean": sum(lags) / len(lags),
+            "staleness_max": max(lags),
+            "zero_adv_groups": zero_adv,
+            "groups_failed": self.stats.groups_failed,
+            "groups_stale": self.stats.groups_stale,
+            "version": self.trainer.version,
+            **{f"sync_{k}": v for k, v in sync.items() if isinstance(v, int | float)},
+        }

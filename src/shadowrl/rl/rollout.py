@@ -1,0 +1,122 @@
+"""One GRPO group: G agent episodes forked from one prepared sandbox, then graded.
+
+The task's workspace is prepared once and snapshotted; each of the G episodes runs in
+its own O(1) fork, concurrently, against the same policy (the inference engine batches
+their decode steps together). Each finished sandbox is graded by the hidden-test
+verifier (in a further fork, so the agent's state is never touched). A crashed
+episode is recorded as such and its group is not trained on: a crash is not reward 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from shadowrl.types import Policy, Trajectory
+
+if TYPE_CHECKING:
+    from shadowrl.agent.config import AgentConfig
+    from shadowrl.sandbox.base import Limits, Sandbox
+    from shadowrl.tasks import PreparedTask, Task
+
+
+@dataclass
+class Group:
+    """G graded trajectories of one task, or the errors that spoiled the group."""
+
+    task_id: str
+    trajectories: list[Trajectory]
+    errors: list[str] = field(default_factory=list)
+    started_version: int = 0
+    wall_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and bool(self.trajectories)
+
+    @property
+    def rewards(self) -> list[float]:
+        return [t.reward or 0.0 for t in self.trajectories]
+
+    def min_version(self) -> int:
+        """Oldest policy version that produced any token of the group."""
+        versions = [
+            v for t in self.trajectories for s in t.segments if (v := s.min_version()) is not None
+        ]
+        return min(versions, default=self.started_version)
+
+
+@dataclass(frozen=True)
+class RolloutSpec:
+    """What every episode of a run shares."""
+
+    agent: AgentConfig
+    backend: str
+    limits: Limits
+    shaping: dict[str, float] = field(default_factory=dict)
+
+
+async def _episode(
+    policy: Policy,
+    root: Sandbox,
+    task: Task,
+    prepared: PreparedTask,
+    tokenizer: Any,
+    spec: RolloutSpec,
+) -> Trajectory:
+    from shadowrl.agent.loop import run_episode
+    from shadowrl.tasks.verify import verify
+
+    from shadowrl.tasks import task_prompt
+
+    sandbox = await asyncio.to_thread(lambda: root.snapshot().fork())
+    try:
+        traj = await run_episode(
+            policy,
+            sandbox,
+            task_prompt(task),
+            tokenizer=tokenizer,
+            config=spec.agent,
+            task_id=task.instance_id,
+            index=getattr(prepared, "index", None),
+        )
+        verdict = await asyncio.to_thread(verify, task, prepared, sandbox, shaping=spec.shaping)
+        reward = verdict.reward - spec.shaping.get("tool_error", 0.0) * traj.tool_errors
+        info = {**traj.info, "resolved": verdict.resolved}
+        return dataclasses.replace(traj, reward=reward, info=info)
+    finally:
+        await asyncio.to_thread(sandbox.close)
+
+
+async def rollout_group(
+    policy: Policy,
+    task: Task,
+    prepared: PreparedTask,
+    *,
+    group_size: int,
+    tokenizer: Any,
+    spec: RolloutSpec,
+    version: int = 0,
+) -> Group:
+    """Run `group_size` episodes of `task` concurrently and grade them."""
+    start = time.perf_counter()
+    root = await asyncio.to_thread(prepared.sandbox, spec.backend, spec.limits)
+    try:
+        results = await asyncio.gather(
+            *(_episode(policy, root, task, prepared, tokenizer, spec) for _ in range(group_size)),
+            return_exceptions=True,
+        )
+    finally:
+        await asyncio.to_thread(root.close)
+    trajs = [r for r in results if isinstance(r, Trajectory)]
+    errors = [
+        "".join(traceback.format_exception(r)).strip()
+        for r in results
+        if isinstance(r, BaseException)
+    ]
+    errors += [f"episode ended with {t.end}" for t in trajs if t.end == "error"]
+    return Group(task.instance_id, trajs, errors, version, time.perf_counter() - start)
