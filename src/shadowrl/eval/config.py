@@ -11,3 +11,7 @@ class EvalConfig(BaseModel):
     concurrency: int = Field(4, description="Episodes run at once.")
     margin: float = Field(0.02, description="Largest pass-rate drop the gate tolerates.")
     alpha: float = Field(0.05, description="Significance level of the gate's paired test.")
+    test: str = Field(
+        "bootstrap", description="Gate test: 'bootstrap' (paired, over tasks) or 'sign' (McNemar)."
+    )
+    resamples: int = Field(5000, description="Bootstrap resamples for intervals and the gate.")

@@ -1,0 +1,134 @@
+"""The record an evaluation leaves behind (`eval.json`), and the scores computed from it.
+
+An eval result is only worth comparing if we know exactly what was measured, so it
+carries **pins** next to the numbers: which tasks (content hash), which harness
+(source hash of the agent package and its prompt), which config and which policy.
+The gate refuses to compare results whose pins say they measured different things.
+Scores are derived from the per-sample records by `score`, so a stored result can
+always be re-scored and the numbers never drift from the raw outcomes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from shadowrl.eval import stats
+from shadowrl.eval.behaviour import Behaviour
+from shadowrl.eval.stats import Estimate
+
+
+class SampleResult(BaseModel):
+    """One graded episode of one task."""
+
+    sample: int = Field(description="Index of the sample within its task.")
+    resolved: bool = Field(description="The verifier's verdict (False for a crashed episode).")
+    reward: float = Field(description="The verifier's reward (0 for a crashed episode).")
+    tokens: int = Field(0, description="Tokens the policy generated in the episode.")
+    turns: int = Field(0, description="Assistant turns.")
+    tool_calls: int = Field(0, description="Tool calls made.")
+    tool_errors: int = Field(0, description="Failed or malformed tool calls.")
+    diff_lines: int = Field(0, description="Lines the agent's successful edits changed.")
+    wall_s: float = Field(0.0, description="Wall-clock seconds of episode plus verification.")
+    end: str = Field(description="How the episode ended (an EpisodeEnd), or 'crash'.")
+    error: str | None = Field(None, description="Traceback of the exception, if it crashed.")
+
+
+class TaskResult(BaseModel):
+    """All samples of one task."""
+
+    instance_id: str = Field(description="The task's id.")
+    tier: str = Field(description="The task's difficulty tier.")
+    samples: list[SampleResult] = Field(description="One record per episode, in sample order.")
+
+    @property
+    def counts(self) -> tuple[int, int]:
+        """`(n, c)`: samples run and samples resolved."""
+        return len(self.samples), sum(s.resolved for s in self.samples)
+
+    @property
+    def pass_rate(self) -> float:
+        n, c = self.counts
+        return c / n if n else 0.0
+
+
+class Scores(BaseModel):
+    """Success rates of a set of tasks with 95% confidence intervals."""
+
+    tasks: int = Field(description="Tasks scored.")
+    episodes: int = Field(description="Episodes scored.")
+    errors: int = Field(description="Episodes that crashed (counted as unresolved).")
+    pass1: Estimate = Field(description="Resolved share of episodes, Wilson interval.")
+    pass_k: dict[int, Estimate] = Field(
+        description="Mean unbiased pass@k over tasks, bootstrap-over-tasks interval, by k."
+    )
+    mean_reward: float = Field(description="Mean verifier reward over episodes.")
+
+
+class Pins(BaseModel):
+    """What exactly was measured; two results are comparable only if these agree."""
+
+    suite: str = Field(description="Suite name or path as given.")
+    suite_hash: str = Field(description="Hash of the tasks' content and their rendered prompts.")
+    harness_version: str = Field(description="Hash of the agent package's source and prompt.")
+    config_digest: str = Field(description="`Config.digest()` of the whole config tree.")
+    config_sections: dict[str, str] = Field(description="Digest of each config section.")
+    policy: str = Field(description="Human-readable description of the evaluated policy.")
+
+
+class EvalResult(BaseModel):
+    """Everything one evaluation run produced; serialised as `eval.json`."""
+
+    pins: Pins = Field(description="What was measured.")
+    samples: int = Field(description="Episodes per task.")
+    tasks: list[TaskResult] = Field(description="Per-task outcomes, in suite order.")
+    overall: Scores = Field(description="Scores over all tasks.")
+    by_tier: dict[str, Scores] = Field(description="Scores per difficulty tier.")
+    behaviour: Behaviour = Field(description="How the policy worked (tool use, edits, tokens).")
+    wall_s: float = Field(description="Wall-clock seconds of the whole run.")
+    created: str = Field(description="ISO-8601 time the run finished.")
+
+    @property
+    def errors(self) -> int:
+        return self.overall.errors
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.model_dump_json(indent=1))
+
+    @classmethod
+    def load(cls, path: str | Path) -> EvalResult:
+        return cls.model_validate_json(Path(path).read_text())
+
+
+def ks_for(samples: int) -> list[int]:
+    """The k of pass@k worth reporting: 1, powers of two below `samples`, and `samples`."""
+    ks = {1, samples}
+    k = 2
+    while k < samples:
+        ks.add(k)
+        k *= 2
+    return sorted(ks)
+
+
+def score(tasks: list[TaskResult], *, seed: int = 0) -> Scores:
+    """Pass@1 (Wilson over episodes) and pass@k (bootstrap over tasks) of `tasks`."""
+    counts = [t.counts for t in tasks]
+    n = sum(n for n, _ in counts)
+    c = sum(c for _, c in counts)
+    k_max = min(n for n, _ in counts)
+    rewards = [s.reward for t in tasks for s in t.samples]
+    return Scores(
+        tasks=len(tasks),
+        episodes=n,
+        errors=sum(s.error is not None for t in tasks for s in t.samples),
+        pass1=stats.wilson_interval(c, n),
+        pass_k={k: stats.pass_at_k_estimate(counts, k, seed=seed) for k in ks_for(k_max)},
+        mean_reward=sum(rewards) / len(rewards),
+    )
+
+
+def score_by_tier(tasks: list[TaskResult], *, seed: int = 0) -> dict[str, Scores]:
+    """`score` of each tier's tasks."""
+    groups = stats.by_tier([t.tier for t in tasks], tasks)
+    return {tier: score(group, seed=seed) for tier, group in groups.items()}

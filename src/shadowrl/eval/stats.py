@@ -1,0 +1,185 @@
+"""The statistics behind every number the evaluator prints and every gate decision.
+
+A benchmark of a few dozen tasks is small, so a bare pass rate is not enough: each
+estimate carries a 95% interval, and the gate compares two policies with paired
+tests on the *same* tasks, which is far more sensitive than comparing two
+independent means. Everything here is a pure function of counts or per-task rates
+(no I/O, no global RNG), checked in `tests/eval/test_stats.py` against hand-computed
+values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import TypeVar
+
+import numpy as np
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with a two-sided confidence interval `[low, high]`."""
+
+    value: float
+    low: float
+    high: float
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k of one task from `n` samples of which `c` passed (Chen et al. 2021).
+
+    pass@k = 1 - C(n-c, k) / C(n, k): the chance that at least one of `k` samples
+    drawn without replacement from the `n` passes.
+    """
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n} c={c} k={k}")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def mean_pass_at_k(counts: Sequence[tuple[int, int]], k: int) -> float:
+    """pass@k averaged over tasks, each given as `(n, c)`."""
+    if not counts:
+        raise ValueError("no tasks")
+    return sum(pass_at_k(n, c, k) for n, c in counts) / len(counts)
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Estimate:
+    """Proportion with a Wilson score interval; well behaved at 0%, 100% and small n."""
+    if n <= 0 or not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n and n > 0, got {successes}/{n}")
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    # At 0 and n the bounds are exactly 0 and 1; avoid float residue like 3e-17.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return Estimate(p, low, high)
+
+
+def _bootstrap_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(values), size=(resamples, len(values)))
+    means: np.ndarray = values[idx].mean(axis=1)
+    return means
+
+
+def bootstrap_mean(
+    values: Sequence[float], *, confidence: float = 0.95, resamples: int = 2000, seed: int = 0
+) -> Estimate:
+    """Mean of per-task values with a seeded percentile-bootstrap interval over tasks.
+
+    Resampling tasks (not episodes) keeps the samples of one task together, so the
+    interval reflects how much the score would move on a different draw of tasks.
+    """
+    if not values:
+        raise ValueError("no values")
+    arr = np.asarray(values, dtype=np.float64)
+    means = _bootstrap_means(arr, resamples, seed)
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return Estimate(float(arr.mean()), float(low), float(high))
+
+
+def pass_at_k_estimate(
+    counts: Sequence[tuple[int, int]],
+    k: int,
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> Estimate:
+    """Mean pass@k over tasks with a bootstrap-over-tasks interval."""
+    per_task = [pass_at_k(n, c, k) for n, c in counts]
+    return bootstrap_mean(per_task, confidence=confidence, resamples=resamples, seed=seed)
+
+
+def by_tier(tiers: Sequence[str], items: Sequence[T]) -> dict[str, list[T]]:
+    """Group per-task items (counts, results) by their task's tier, in first-seen order."""
+    if len(tiers) != len(items):
+        raise ValueError("tiers and items differ in length")
+    groups: dict[str, list[T]] = {}
+    for tier, item in zip(tiers, items, strict=True):
+        groups.setdefault(tier, []).append(item)
+    return groups
+
+
+# ---------------------------------------------------------------- paired tests (the gate)
+
+
+def binomial_tail(x: int, n: int) -> float:
+    """P(X <= x) for X ~ Binomial(n, 1/2): the one-sided exact sign-test p-value."""
+    if n == 0:
+        return 1.0
+    return sum(math.comb(n, i) for i in range(x + 1)) / 2**n
+
+
+@dataclass(frozen=True)
+class SignTest:
+    """Exact McNemar / sign test on paired binary outcomes.
+
+    `worse` counts pairs the incumbent passed and the candidate failed, `better` the
+    reverse; ties carry no information. `p_worse` is the one-sided p-value for
+    "the candidate is worse", `p_two_sided` the usual McNemar exact p-value.
+    """
+
+    worse: int
+    better: int
+    p_worse: float
+    p_two_sided: float
+
+
+def sign_test(candidate: Sequence[bool], incumbent: Sequence[bool]) -> SignTest:
+    """Exact McNemar test on outcomes paired position by position."""
+    if len(candidate) != len(incumbent):
+        raise ValueError("paired outcomes differ in length")
+    worse = sum(1 for c, i in zip(candidate, incumbent, strict=True) if i and not c)
+    better = sum(1 for c, i in zip(candidate, incumbent, strict=True) if c and not i)
+    n = worse + better
+    p_worse = binomial_tail(better, n)
+    p_two = min(1.0, 2 * binomial_tail(min(worse, better), n))
+    return SignTest(worse, better, p_worse, p_two)
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Mean per-task difference candidate − incumbent with a one-sided upper bound.
+
+    `upper` is the (1 − alpha) one-sided upper confidence bound of the mean
+    difference: if even `upper` is below `-margin`, the candidate is significantly
+    worse than the incumbent minus the margin.
+    """
+
+    mean: float
+    upper: float
+    low: float
+    high: float
+
+
+def paired_bootstrap(
+    candidate: Sequence[float],
+    incumbent: Sequence[float],
+    *,
+    alpha: float = 0.05,
+    resamples: int = 5000,
+    seed: int = 0,
+) -> PairedDifference:
+    """Paired bootstrap over tasks of the per-task pass-rate difference.
+
+    `low`/`high` form the two-sided (1 − 2·alpha) interval whose `high` is also the
+    one-sided (1 − alpha) upper bound `upper`.
+    """
+    if len(candidate) != len(incumbent) or not candidate:
+        raise ValueError("need two equally long, non-empty sequences of per-task rates")
+    diff = np.asarray(candidate, dtype=np.float64) - np.asarray(incumbent, dtype=np.float64)
+    means = _bootstrap_means(diff, resamples, seed)
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return PairedDifference(float(diff.mean()), float(high), float(low), float(high))

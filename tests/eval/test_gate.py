@@ -1,0 +1,148 @@
+"""Gate decisions on constructed results: win, regression, within margin, refused pins."""
+
+from __future__ import annotations
+
+import pytest
+
+from shadowrl.eval.behaviour import summarize_behaviour
+from shadowrl.eval.gate import PinMismatch, gate
+from shadowrl.eval.result import EvalResult, Pins, SampleResult, TaskResult, score, score_by_tier
+
+SECTIONS = {"agent": "a1", "sandbox": "s1", "tasks": "t1", "model": "m1"}
+
+
+def make_result(
+    outcomes: list[list[bool]], *, policy: str = "p", crash: bool = False, **pins: object
+) -> EvalResult:
+    """A result whose task i has samples `outcomes[i]` (True = resolved)."""
+    tasks = [
+        TaskResult(
+            instance_id=f"task-{i}",
+            tier="easy" if i % 2 else "hard",
+            samples=[
+                SampleResult(sample=j, resolved=r, reward=float(r), end="submitted")
+                for j, r in enumerate(row)
+            ],
+        )
+        for i, row in enumerate(outcomes)
+    ]
+    if crash:
+        tasks[0].samples[0] = SampleResult(
+            sample=0, resolved=False, reward=0.0, end="crash", error="RuntimeError: boom"
+        )
+    fields: dict[str, object] = {
+        "suite": "easy",
+        "suite_hash": "h1",
+        "harness_version": "v1",
+        "config_digest": "c",
+        "config_sections": SECTIONS,
+        "policy": policy,
+    }
+    fields.update(pins)
+    return EvalResult(
+        pins=Pins.model_validate(fields),
+        samples=len(outcomes[0]),
+        tasks=tasks,
+        overall=score(tasks),
+        by_tier=score_by_tier(tasks),
+        behaviour=summarize_behaviour([], []),
+        wall_s=1.0,
+        created="2025-01-01T00:00:00",
+    )
+
+
+def rows(n_tasks: int, passes: int, samples: int = 4) -> list[list[bool]]:
+    """`n_tasks` tasks, each with `passes` of `samples` resolved."""
+    return [[j < passes for j in range(samples)] for _ in range(n_tasks)]
+
+
+@pytest.mark.parametrize("test", ["bootstrap", "sign"])
+def test_clear_win_promotes(test: str) -> None:
+    d = gate(make_result(rows(20, 4)), make_result(rows(20, 1)), margin=0.02, alpha=0.05, test=test)
+    assert d.promote, d.reason
+    assert d.delta.mean == pytest.approx(0.75)
+    assert (d.sign.worse, d.sign.better) == (0, 60)
+
+
+@pytest.mark.parametrize("test", ["bootstrap", "sign"])
+def test_clear_regression_rejects(test: str) -> None:
+    d = gate(make_result(rows(20, 1)), make_result(rows(20, 3)), margin=0.02, alpha=0.05, test=test)
+    assert not d.promote
+    assert d.reason.startswith("reject: significantly worse")
+    assert d.delta.upper < -0.02
+
+
+def test_small_drop_within_margin_promotes() -> None:
+    # 40 tasks, 4 samples: the candidate loses one sample on 2 tasks -> Δ = -2/160 = -0.0125.
+    inc = rows(40, 4)
+    cand = rows(40, 4)
+    cand[0][0] = cand[1][0] = False
+    d = gate(make_result(cand), make_result(inc), margin=0.02, alpha=0.05)
+    assert d.delta.mean == pytest.approx(-0.0125)
+    assert d.promote, d.reason
+    # The same drop with no margin is a significant regression? No: 2 discordant
+    # pairs cannot reach p < 0.05 (p = 1/4), and the bootstrap bound stays at 0.
+    strict = gate(make_result(cand), make_result(inc), margin=0.0, alpha=0.05, test="sign")
+    assert strict.promote and strict.sign.p_worse == 0.25
+
+
+def test_drop_beyond_margin_rejects_even_when_small_in_absolute_terms() -> None:
+    inc = rows(40, 4)
+    cand = rows(40, 4)
+    for i in range(12):  # 12 of 40 tasks lose one of four samples: Δ = -0.075
+        cand[i][0] = False
+    d = gate(make_result(cand), make_result(inc), margin=0.02, alpha=0.05)
+    assert not d.promote
+    assert gate(make_result(cand), make_result(inc), margin=0.2, alpha=0.05).promote
+
+
+def test_identical_results_promote() -> None:
+    r = rows(10, 2)
+    assert gate(make_result(r), make_result(r), margin=0.0, alpha=0.05).promote
+
+
+@pytest.mark.parametrize(
+    "pins",
+    [
+        {"suite_hash": "other"},
+        {"harness_version": "v2"},
+        {"config_sections": {**SECTIONS, "agent": "a2"}},
+    ],
+)
+def test_pin_mismatch_is_refused(pins: dict[str, object]) -> None:
+    with pytest.raises(PinMismatch, match="not comparable"):
+        gate(make_result(rows(5, 1)), make_result(rows(5, 1), **pins), margin=0.02, alpha=0.05)
+
+
+def test_policy_and_model_differences_are_expected() -> None:
+    other = {
+        "policy": "other",
+        "config_digest": "x",
+        "config_sections": {**SECTIONS, "model": "m2"},
+    }
+    d = gate(make_result(rows(5, 1)), make_result(rows(5, 1), **other), margin=0.02, alpha=0.05)
+    assert d.promote
+
+
+def test_samples_or_task_mismatch_is_refused() -> None:
+    with pytest.raises(PinMismatch, match="samples"):
+        gate(make_result(rows(5, 1, 2)), make_result(rows(5, 1, 4)), margin=0.02, alpha=0.05)
+    with pytest.raises(PinMismatch, match="task ids"):
+        gate(make_result(rows(5, 1)), make_result(rows(6, 1)), margin=0.02, alpha=0.05)
+
+
+def test_crashed_episodes_never_promote() -> None:
+    d = gate(
+        make_result(rows(20, 4), crash=True), make_result(rows(20, 1)), margin=0.02, alpha=0.05
+    )
+    assert not d.promote and "crashed" in d.reason
+
+
+def test_eval_result_round_trips_through_json(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    r = make_result(rows(3, 1, 4), crash=True)
+    r.save(tmp_path / "eval.json")
+    back = EvalResult.load(tmp_path / "eval.json")
+    assert back == r
+    assert back.overall.errors == 1
+    assert sorted(back.overall.pass_k) == [1, 2, 4]
+    assert back.by_tier["hard"].tasks == 2

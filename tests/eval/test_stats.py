@@ -1,0 +1,79 @@
+"""Statistics checked against values computed by hand (derivations in the comments)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from shadowrl.eval import stats
+
+
+def test_pass_at_k_hand_values() -> None:
+    assert stats.pass_at_k(5, 2, 1) == pytest.approx(0.4)  # c / n
+    assert stats.pass_at_k(5, 2, 2) == pytest.approx(0.7)  # 1 - C(3,2)/C(5,2) = 1 - 3/10
+    assert stats.pass_at_k(10, 3, 5) == pytest.approx(1 - 21 / 252)  # C(7,5)=21, C(10,5)=252
+    assert stats.pass_at_k(5, 4, 2) == 1.0  # only one failure: any 2 draws include a pass
+    assert stats.pass_at_k(4, 0, 2) == 0.0
+    assert stats.mean_pass_at_k([(5, 2), (4, 0)], 2) == pytest.approx(0.35)
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(3, 4, 1), (3, 1, 4), (3, 1, 0)])
+def test_pass_at_k_rejects_impossible_counts(n: int, c: int, k: int) -> None:
+    with pytest.raises(ValueError):
+        stats.pass_at_k(n, c, k)
+
+
+def test_wilson_interval_hand_values() -> None:
+    # 0/10: centre = half = (z²/20)/(1+z²/10) with z = 1.959964 -> [0, 0.2775]
+    e = stats.wilson_interval(0, 10)
+    assert (e.value, e.low) == (0.0, 0.0)
+    assert e.high == pytest.approx(0.27753, abs=1e-5)
+    # 5/10: centre 0.5, half = z·sqrt(0.025 + z²/400)/(1+z²/10) = 0.26341
+    e = stats.wilson_interval(5, 10)
+    assert (e.low, e.high) == (pytest.approx(0.23659, abs=1e-5), pytest.approx(0.76341, abs=1e-5))
+    # 10/10 mirrors 0/10
+    assert stats.wilson_interval(10, 10).low == pytest.approx(1 - 0.27753, abs=1e-5)
+
+
+def test_bootstrap_mean_is_seeded_and_brackets_the_mean() -> None:
+    values = [0.0, 1.0, 1.0, 0.5, 0.0, 1.0, 0.25, 0.75]
+    a = stats.bootstrap_mean(values, seed=3)
+    assert a == stats.bootstrap_mean(values, seed=3)
+    assert a.value == pytest.approx(4.5 / 8)
+    assert 0.0 <= a.low < a.value < a.high <= 1.0
+    assert stats.bootstrap_mean([0.5] * 6) == stats.Estimate(0.5, 0.5, 0.5)
+
+
+def test_pass_at_k_estimate_averages_per_task() -> None:
+    e = stats.pass_at_k_estimate([(5, 2), (4, 0)], 2, seed=0)
+    assert e.value == pytest.approx(0.35)
+    assert e.low >= 0.0 and e.high <= 0.7
+
+
+def test_by_tier_groups_in_first_seen_order() -> None:
+    groups = stats.by_tier(["easy", "hard", "easy"], [(1, 1), (1, 0), (2, 1)])
+    assert groups == {"easy": [(1, 1), (2, 1)], "hard": [(1, 0)]}
+    assert list(groups) == ["easy", "hard"]
+
+
+def test_sign_test_hand_values() -> None:
+    assert stats.binomial_tail(0, 3) == 1 / 8
+    assert stats.binomial_tail(1, 4) == 5 / 16  # (1 + 4) / 16
+    cand = [False, False, False, True, True, False]
+    inc = [True, True, True, True, False, False]
+    s = stats.sign_test(cand, inc)
+    assert (s.worse, s.better) == (3, 1)  # tie pairs (T,T) and (F,F) are ignored
+    assert s.p_worse == 5 / 16  # P(X <= 1), X ~ Bin(4, 1/2)
+    assert s.p_two_sided == 10 / 16
+    none = stats.sign_test([True], [True])
+    assert (none.p_worse, none.p_two_sided) == (1.0, 1.0)
+
+
+def test_paired_bootstrap_degenerate_and_mixed() -> None:
+    d = stats.paired_bootstrap([0.0] * 4, [1.0] * 4)
+    assert (d.mean, d.upper) == (-1.0, -1.0)
+    d = stats.paired_bootstrap([1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 0.0, 1.0], alpha=0.05, seed=1)
+    assert d.mean == 0.0
+    assert d.low < 0.0 < d.upper  # one task better, one worse: no evidence either way
+    assert math.isclose(d.upper, d.high)
