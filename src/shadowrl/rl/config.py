@@ -1,12 +1,86 @@
-"""Training settings (SFT and RL)."""
+"""Training settings (SFT and RL), read by the trainer, the batcher and the orchestrator.
+
+One flat section so a run's whole optimisation recipe is visible at a glance and
+overridable as `--train.key=value`.
+"""
+
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
 class TrainConfig(BaseModel):
-    """The trainer and the orchestrator."""
+    """The trainer, the batcher, the weight store and the orchestrator."""
 
     model_config = ConfigDict(extra="forbid")
-    group_size: int = Field(8, description="Rollouts per task (G of GRPO).")
-    lr: float = Field(1e-6, description="AdamW learning rate.")
-    max_staleness: int = Field(2, description="Oldest policy lag (versions) a sample may have.")
+
+    # -- rollouts and batching
+    group_size: int = Field(8, ge=1, description="Rollouts per task (G of GRPO).")
+    groups_per_step: int = Field(
+        4, ge=1, description="Rollout groups gathered into one optimizer step."
+    )
+    max_staleness: int = Field(
+        2,
+        ge=0,
+        description="Oldest policy lag (trainer version − token version) a sample may have.",
+    )
+    microbatch_tokens: int = Field(
+        8192, ge=1, description="Token budget of one packed microbatch (rows × padded length)."
+    )
+    token_budget: int = Field(
+        0,
+        ge=0,
+        description="Constant the summed token loss is divided by; 0 = generated tokens of the "
+        "step's batch (after staleness filtering). Never a per-sequence length.",
+    )
+    pad_to_multiple: int = Field(
+        8, ge=1, description="Pad microbatch length up to a multiple of this."
+    )
+
+    # -- objective
+    is_clip: float = Field(
+        2.0, gt=0, description="Cap C of the truncated importance weight min(π_θ/π_behaviour, C)."
+    )
+    kl_coef: float = Field(
+        0.0, ge=0, description="Weight of the k3 KL-to-reference term (0 = off)."
+    )
+
+    # -- optimizer
+    lr: float = Field(1e-6, gt=0, description="AdamW learning rate.")
+    betas: tuple[float, float] = Field((0.9, 0.99), description="AdamW (β1, β2).")
+    eps: float = Field(1e-8, gt=0, description="AdamW epsilon.")
+    weight_decay: float = Field(0.0, ge=0, description="AdamW decoupled weight decay.")
+    grad_clip: float = Field(
+        1.0, ge=0, description="Max global gradient L2 norm (0 = no clipping)."
+    )
+    dtype: Literal["float32", "bfloat16"] = Field(
+        "float32", description="Parameter/compute dtype of the trained model."
+    )
+    logprob_chunk: int = Field(
+        1024, ge=1, description="Positions per chunk when turning logits into token logprobs."
+    )
+    seed: int = Field(0, description="Seed of the trainer's RNG (saved in checkpoints).")
+
+    # -- schedule and checkpoints
+    steps: int = Field(100, ge=0, description="RL optimizer steps to run.")
+    save_every: int = Field(10, ge=0, description="Checkpoint every N steps (0 = only at the end).")
+    keep_checkpoints: int = Field(2, ge=1, description="Newest checkpoints kept on disk.")
+
+    # -- weight sync
+    weights_url: str = Field(
+        "", description="Weight store location (local dir or fsspec URL); '' = <run_dir>/weights."
+    )
+    full_every: int = Field(
+        10, ge=1, description="Publish a full snapshot every N versions; deltas in between."
+    )
+    shard_bytes: int = Field(
+        64 << 20, ge=1, description="Uncompressed bytes per weight-store shard."
+    )
+    zstd_level: int = Field(3, ge=1, le=22, description="zstd compression level of weight shards.")
+
+    # -- SFT
+    sft_lr: float = Field(1e-5, gt=0, description="AdamW learning rate for SFT.")
+    sft_epochs: int = Field(1, ge=1, description="Passes over the demonstration set.")
+    sft_batch_tokens: int = Field(
+        32768, ge=1, description="Generated tokens per SFT optimizer step (before accumulation)."
+    )

@@ -1,0 +1,199 @@
+"""From rollout groups to padded, token-budgeted microbatches the trainer can eat.
+
+A rollout group is G trajectories of one task; each trajectory is a chain of one or
+more token segments (self-summarisation starts a new segment) and every segment of
+a chain is trained with the chain's advantage. The steps, in order:
+
+1. advantages per group (reward − group mean, see `loss.group_advantages`);
+2. the loss denominator (`token_budget`) is fixed *before* anything is dropped, so
+   skipping rows that cannot contribute is a pure compute saving;
+3. segments whose oldest generated token is more than `max_staleness` versions
+   behind the trainer are dropped (per segment: the fresh tail of a long chain whose
+   head predates a weight swap is still usable), and rows with zero advantage are
+   skipped when there is no KL term (their gradient is exactly zero);
+4. rows are bin-packed (longest first, first fit) into microbatches whose padded size
+   rows × length stays within `microbatch_tokens`; padding is on the right, so with
+   causal attention no real token ever sees a pad and no attention mask is needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from shadowrl.rl.loss import group_advantages, zero_advantage_groups
+from shadowrl.types import Segment, Trajectory
+
+
+@dataclass(frozen=True)
+class MicroBatch:
+    """One forward/backward worth of rows, right-padded to a common length T."""
+
+    input_ids: Tensor  # [B, T] long
+    loss_mask: Tensor  # [B, T] bool, True on generated tokens
+    behaviour_logprobs: Tensor  # [B, T] float32, 0 where mask is False
+    advantages: Tensor  # [B] float32
+    versions: Tensor  # [B, T] long, -1 where mask is False
+
+    def to(self, device: torch.device | str) -> MicroBatch:
+        return MicroBatch(*(t.to(device, non_blocking=True) for t in self._tensors()))
+
+    def _tensors(self) -> tuple[Tensor, ...]:
+        return (
+            self.input_ids,
+            self.loss_mask,
+            self.behaviour_logprobs,
+            self.advantages,
+            self.versions,
+        )
+
+    @property
+    def num_tokens(self) -> int:
+        return int(self.loss_mask.sum())
+
+
+@dataclass(frozen=True)
+class TrainBatch:
+    """Everything one optimizer step consumes, plus what was filtered and why."""
+
+    microbatches: list[MicroBatch]
+    token_budget: int
+    stats: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One segment with the advantage it is trained with."""
+
+    segment: Segment
+    advantage: float
+
+
+def rows_from_groups(groups: Sequence[Sequence[Trajectory]]) -> tuple[list[Row], int]:
+    """Advantage per trajectory, copied to each of its segments; also counts flat groups."""
+    rows: list[Row] = []
+    flat = 0
+    for group in groups:
+        if any(t.reward is None for t in group):
+            raise ValueError(f"group of task {group[0].task_id!r} has an unscored trajectory")
+        rewards = torch.tensor([t.reward for t in group], dtype=torch.float64)
+        flat += zero_advantage_groups(rewards[None])
+        for traj, adv in zip(group, group_advantages(rewards).tolist(), strict=True):
+            rows.extend(Row(seg, adv) for seg in traj.segments if seg.num_generated > 0)
+    return rows, flat
+
+
+def is_stale(segment: Segment, trainer_version: int, max_staleness: int) -> bool:
+    oldest = segment.min_version()
+    return oldest is not None and trainer_version - oldest > max_staleness
+
+
+def pack(rows: Sequence[Row], microbatch_tokens: int, pad_to_multiple: int = 8) -> list[list[Row]]:
+    """First-fit decreasing: each bin's rows × padded max length ≤ microbatch_tokens.
+
+    A row longer than the budget gets a microbatch of its own (it cannot be split:
+    every token needs its whole prefix in the same forward).
+    """
+    bins: list[list[Row]] = []
+    widths: list[int] = []
+    for row in sorted(rows, key=lambda r: len(r.segment.token_ids), reverse=True):
+        width = _round_up(len(row.segment.token_ids), pad_to_multiple)
+        for i, b in enumerate(bins):
+            if (len(b) + 1) * widths[i] <= microbatch_tokens:  # widths[i] ≥ width (sorted)
+                b.append(row)
+                break
+        else:
+            bins.append([row])
+            widths.append(width)
+    return bins
+
+
+def collate(rows: Sequence[Row], pad_id: int = 0, pad_to_multiple: int = 8) -> MicroBatch:
+    """Right-pad rows into tensors; padded positions are masked out."""
+    t = _round_up(max(len(r.segment.token_ids) for r in rows), pad_to_multiple)
+    b = len(rows)
+    ids = torch.full((b, t), pad_id, dtype=torch.long)
+    mask = torch.zeros((b, t), dtype=torch.bool)
+    blp = torch.zeros((b, t), dtype=torch.float32)
+    ver = torch.full((b, t), -1, dtype=torch.long)
+    for i, row in enumerate(rows):
+        s = row.segment
+        n = len(s.token_ids)
+        ids[i, :n] = torch.tensor(s.token_ids, dtype=torch.long)
+        mask[i, :n] = torch.tensor(s.loss_mask, dtype=torch.bool)
+        blp[i, :n] = torch.tensor(s.logprobs, dtype=torch.float32)
+        ver[i, :n] = torch.tensor(s.versions, dtype=torch.long)
+    mask[:, 0] = False  # the first token has no prefix to predict it from
+    adv = torch.tensor([r.advantage for r in rows], dtype=torch.float32)
+    return MicroBatch(ids, mask, torch.where(mask, blp, 0.0), adv, torch.where(mask, ver, -1))
+
+
+def build_rl_batch(
+    groups: Sequence[Sequence[Trajectory]],
+    *,
+    trainer_version: int,
+    max_staleness: int,
+    microbatch_tokens: int,
+    token_budget: int = 0,
+    keep_zero_advantage: bool = False,
+    pad_id: int = 0,
+    pad_to_multiple: int = 8,
+) -> TrainBatch:
+    """Scored rollout groups -> one optimizer step's microbatches (see module docstring)."""
+    rows, flat_groups = rows_from_groups(groups)
+    budget = token_budget or max(sum(r.segment.num_generated for r in rows), 1)
+    stale = [is_stale(r.segment, trainer_version, max_staleness) for r in rows]
+    fresh = [r for r, old in zip(rows, stale, strict=True) if not old]
+    useful = fresh if keep_zero_advantage else [r for r in fresh if r.advantage != 0.0]
+    stale_tokens = sum(r.segment.num_generated for r, o in zip(rows, stale, strict=True) if o)
+    stats = {
+        "groups": float(len(groups)),
+        "zero_adv_groups": float(flat_groups),
+        "segments": float(len(rows)),
+        "stale_segments": float(len(rows) - len(fresh)),
+        "stale_tokens": float(stale_tokens),
+        "skipped_zero_adv_segments": float(len(fresh) - len(useful)),
+        "token_budget": float(budget),
+    }
+    bins = pack(useful, microbatch_tokens, pad_to_multiple)
+    return TrainBatch([collate(b, pad_id, pad_to_multiple) for b in bins], budget, stats)
+
+
+def build_sft_batches(
+    trajectories: Sequence[Trajectory],
+    *,
+    batch_tokens: int,
+    microbatch_tokens: int,
+    pad_id: int = 0,
+    pad_to_multiple: int = 8,
+) -> list[TrainBatch]:
+    """Demonstrations -> optimizer steps of ~batch_tokens generated tokens each.
+
+    Advantage is 1 for every row (unused by the SFT loss); each step's budget is its
+    own count of generated tokens, i.e. the plain token-mean cross-entropy.
+    """
+    rows = [Row(s, 1.0) for t in trajectories for s in t.segments if s.num_generated > 0]
+    steps: list[list[Row]] = [[]]
+    used = 0
+    for row in rows:
+        if used and used + row.segment.num_generated > batch_tokens:
+            steps.append([])
+            used = 0
+        steps[-1].append(row)
+        used += row.segment.num_generated
+    out = []
+    for step_rows in steps:
+        if not step_rows:
+            continue
+        bins = pack(step_rows, microbatch_tokens, pad_to_multiple)
+        mbs = [collate(b, pad_id, pad_to_multiple) for b in bins]
+        budget = max(sum(m.num_tokens for m in mbs), 1)
+        out.append(TrainBatch(mbs, budget, {"rows": float(len(step_rows))}))
+    return out
+
+
+def _round_up(n: int, k: int) -> int:
+    return -(-n // k) * k

@@ -1,0 +1,127 @@
+"""Crash-safe checkpoints: a Hugging Face directory plus optimizer and trainer state.
+
+A checkpoint is `root/step_XXXXXXXX/` holding `config.json` + `model.safetensors`
+(so `transformers.from_pretrained` and vLLM load it as is), `optimizer.pt`,
+`rng.pt` and `trainer_state.json`. It is written into a hidden temporary directory,
+fsynced, then renamed into place: a rename is atomic, so after a kill -9 the newest
+`step_*` directory is always complete and at most the step in progress is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+PREFIX = "step_"
+TMP_PREFIX = ".tmp-"
+
+
+@dataclass(frozen=True)
+class TrainerState:
+    """The counters that must survive a restart."""
+
+    step: int
+    version: int
+
+
+def _torch_rng() -> dict[str, Any]:
+    state: dict[str, Any] = {"torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_torch_rng(state: dict[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def _python_rng_json() -> list[Any]:
+    version, internal, gauss = random.getstate()
+    return [version, list(internal), gauss]
+
+
+def _set_python_rng(state: list[Any]) -> None:
+    random.setstate((state[0], tuple(state[1]), state[2]))
+
+
+def save_checkpoint(
+    root: str | Path,
+    model: Any,
+    optimizer: torch.optim.Optimizer,
+    state: TrainerState,
+    *,
+    tokenizer: Any = None,
+    keep: int = 2,
+) -> Path:
+    """Write checkpoint `state.step` atomically; keep only the newest `keep`. Returns its path."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / f"{PREFIX}{state.step:08d}"
+    tmp = root / f"{TMP_PREFIX}{final.name}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    if tokenizer is not None:
+        tokenizer.save_pretrained(tmp)
+    torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
+    torch.save(_torch_rng(), tmp / "rng.pt")
+    blob = {**asdict(state), "python_rng": _python_rng_json()}
+    (tmp / "trainer_state.json").write_text(json.dumps(blob))
+    _fsync_tree(tmp)
+    if final.exists():  # re-saving the same step (e.g. after a resume): replace it
+        shutil.rmtree(final)
+    os.rename(tmp, final)
+    _fsync_dir(root)
+    _prune(root, keep)
+    return final
+
+
+def latest_checkpoint(root: str | Path) -> Path | None:
+    """The newest complete checkpoint under `root`, or None."""
+    root = Path(root)
+    if not root.is_dir():
+        return None
+    done = sorted(p for p in root.iterdir() if p.name.startswith(PREFIX) and p.is_dir())
+    return done[-1] if done else None
+
+
+def load_training_state(ckpt: str | Path, optimizer: torch.optim.Optimizer) -> TrainerState:
+    """Restore optimizer and RNG in place; return the saved counters (weights load separately)."""
+    ckpt = Path(ckpt)
+    optimizer.load_state_dict(torch.load(ckpt / "optimizer.pt", weights_only=True))
+    _set_torch_rng(torch.load(ckpt / "rng.pt", weights_only=True))
+    blob = json.loads((ckpt / "trainer_state.json").read_text())
+    _set_python_rng(blob.pop("python_rng"))
+    return TrainerState(**blob)
+
+
+def _prune(root: Path, keep: int) -> None:
+    done = sorted(p for p in root.iterdir() if p.name.startswith(PREFIX))
+    for old in done[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
+    for tmp in root.glob(f"{TMP_PREFIX}*"):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _fsync_tree(path: Path) -> None:
+    for f in path.rglob("*"):
+        if f.is_file():
+            with open(f, "rb") as fh:
+                os.fsync(fh.fileno())
+    _fsync_dir(path)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

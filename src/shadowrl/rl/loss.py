@@ -1,0 +1,166 @@
+"""The RL math: group-relative advantages and the truncated-IS policy-gradient loss.
+
+Everything here is a pure function over tensors so it can be read, tested on
+hand-computed numbers, and swapped without touching the trainer. Shapes in the
+docstrings: B rows (segments), T positions, G rollouts per group.
+
+Two choices that differ from textbook GRPO, both on purpose:
+
+* Advantages are `reward − group mean`, never divided by the group's std: dividing
+  by a tiny std turns noise into huge updates and over-weights easy/hard tasks
+  (Dr. GRPO, Liu et al. 2025).
+* The summed token loss is divided by one constant per batch (`token_budget`), not
+  by each sequence's length: every generated token weighs the same, so a long
+  trajectory is not down-weighted per token relative to a short one.
+
+Tokens sampled by an older policy (async rollouts, weights swapped mid-sequence)
+are corrected with a *truncated* importance weight w = min(π_θ/π_behaviour, C),
+detached, as in IMPALA's V-trace truncation and AReaL's decoupled / "TIS" loss:
+the gradient is w·A·∇log π_θ, unbiased up to the truncation and bounded by C.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import torch
+from torch import Tensor
+
+
+def group_advantages(rewards: Tensor) -> Tensor:
+    """rewards [..., G] -> advantages [..., G] = reward − group mean (no std division).
+
+    A group whose rewards are all equal gets exactly 0 (not float noise), so it
+    contributes no policy gradient at all.
+    """
+    adv = rewards - rewards.mean(dim=-1, keepdim=True)
+    flat = rewards.amax(dim=-1, keepdim=True) == rewards.amin(dim=-1, keepdim=True)
+    return torch.where(flat, torch.zeros_like(adv), adv)
+
+
+def zero_advantage_groups(rewards: Tensor) -> int:
+    """rewards [N, G] -> number of groups whose rewards are all equal (no signal)."""
+    return int((rewards.amax(dim=-1) == rewards.amin(dim=-1)).sum())
+
+
+@dataclass(frozen=True)
+class LossStats:
+    """Sums and extrema of one microbatch, mergeable across microbatches with `+`.
+
+    Kept as 0-d tensors so accumulating them never forces a device sync.
+    """
+
+    tokens: Tensor
+    ratio_sum: Tensor
+    ratio_max: Tensor
+    ratio_min: Tensor
+    clipped: Tensor
+    zero_adv_rows: Tensor
+    kl_sum: Tensor
+    nll_sum: Tensor
+
+    @staticmethod
+    def zero() -> LossStats:
+        z = torch.zeros(())
+        return LossStats(z, z, torch.tensor(-torch.inf), torch.tensor(torch.inf), z, z, z, z)
+
+    def __add__(self, other: LossStats) -> LossStats:
+        def merge(name: str) -> Tensor:
+            b = getattr(other, name)
+            a = getattr(self, name).to(b.device)
+            if name == "ratio_max":
+                return torch.maximum(a, b)
+            if name == "ratio_min":
+                return torch.minimum(a, b)
+            return a + b
+
+        return LossStats(*(merge(f.name) for f in fields(self)))
+
+    def to_metrics(self) -> dict[str, float]:
+        n = max(float(self.tokens), 1.0)
+        return {
+            "tokens": float(self.tokens),
+            "ratio_mean": float(self.ratio_sum) / n,
+            "ratio_max": float(self.ratio_max),
+            "ratio_min": float(self.ratio_min),
+            "clip_frac": float(self.clipped) / n,
+            "zero_adv_rows": float(self.zero_adv_rows),
+            "kl": float(self.kl_sum) / n,
+            "nll": float(self.nll_sum) / n,
+        }
+
+
+def k3_kl(logprobs: Tensor, ref_logprobs: Tensor) -> Tensor:
+    """Per-token k3 estimator of KL(π_θ ‖ π_ref): r − log r − 1 with r = π_ref/π_θ (≥ 0)."""
+    log_r = ref_logprobs - logprobs
+    return torch.exp(log_r) - log_r - 1.0
+
+
+def policy_loss(
+    logprobs: Tensor,
+    behaviour_logprobs: Tensor,
+    advantages: Tensor,
+    loss_mask: Tensor,
+    *,
+    token_budget: int,
+    is_clip: float = 2.0,
+    ref_logprobs: Tensor | None = None,
+    kl_coef: float = 0.0,
+) -> tuple[Tensor, LossStats]:
+    """Truncated-IS REINFORCE loss, summed over tokens and divided by `token_budget`.
+
+    logprobs [B, T]            log π_θ(token), carries the gradient
+    behaviour_logprobs [B, T]  log π of the policy that sampled the token (engine)
+    advantages [B]             one advantage per row (a segment inherits its chain's)
+    loss_mask [B, T]           True on generated tokens only
+    ref_logprobs [B, T]        reference policy, only when kl_coef > 0
+
+    loss = −Σ_t w_t·A·log π_θ(t) / token_budget  (+ kl_coef·Σ_t k3_t / token_budget)
+    with w_t = min(exp(log π_θ − log π_behaviour), is_clip) treated as a constant.
+    """
+    mask = loss_mask.to(logprobs.dtype)
+    log_ratio = torch.where(loss_mask, logprobs.detach() - behaviour_logprobs, 0.0)
+    ratio = torch.exp(log_ratio)
+    weight = torch.clamp(ratio, max=is_clip)
+    per_token = -weight * advantages[:, None].to(logprobs.dtype) * logprobs
+    loss = (per_token * mask).sum() / token_budget
+
+    kl_sum = torch.zeros((), device=logprobs.device)
+    if kl_coef > 0.0:
+        if ref_logprobs is None:
+            raise ValueError("kl_coef > 0 needs ref_logprobs")
+        kl = k3_kl(logprobs, ref_logprobs) * mask
+        loss = loss + kl_coef * kl.sum() / token_budget
+        kl_sum = kl.detach().sum()
+
+    ratio_m = ratio.masked_select(loss_mask)
+    has_tokens = ratio_m.numel() > 0
+    stats = LossStats(
+        tokens=mask.sum(),
+        ratio_sum=ratio_m.sum(),
+        ratio_max=ratio_m.max() if has_tokens else torch.tensor(-torch.inf),
+        ratio_min=ratio_m.min() if has_tokens else torch.tensor(torch.inf),
+        clipped=(ratio_m > is_clip).sum().to(logprobs.dtype),
+        zero_adv_rows=(advantages == 0).sum().to(logprobs.dtype),
+        kl_sum=kl_sum,
+        nll_sum=-(logprobs.detach() * mask).sum(),
+    )
+    return loss, stats
+
+
+def sequence_token_logprobs(logits: Tensor, input_ids: Tensor, chunk: int = 1024) -> Tensor:
+    """logits [B, T, V], input_ids [B, T] -> logprobs [B, T] of each token given its prefix.
+
+    Position 0 has no prefix and gets 0 (it is always a prompt token). Done in chunks
+    of positions so at most one [B, chunk, V] float32 copy of the logits exists at a
+    time (logits may be bf16); log p = logit[target] − logsumexp(logits).
+    """
+    b, t, _ = logits.shape
+    targets = input_ids[:, 1:]
+    out = [torch.zeros(b, 1, device=logits.device, dtype=torch.float32)]
+    for s in range(0, t - 1, chunk):
+        piece = logits[:, s : min(s + chunk, t - 1)].float()
+        tgt = targets[:, s : s + piece.shape[1]]
+        picked = piece.gather(-1, tgt.unsqueeze(-1)).squeeze(-1)
+        out.append(picked - torch.logsumexp(piece, dim=-1))
+    return torch.cat(out, dim=1)

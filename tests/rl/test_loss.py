@@ -1,0 +1,115 @@
+"""Hand-computed checks of every term of the RL objective."""
+
+import math
+
+import pytest
+import torch
+
+from shadowrl.rl.loss import (
+    group_advantages,
+    k3_kl,
+    policy_loss,
+    sequence_token_logprobs,
+    zero_advantage_groups,
+)
+
+
+def test_advantage_is_centred_not_scaled():
+    adv = group_advantages(torch.tensor([1.0, 0.0, 0.0, 0.0]))
+    assert adv.tolist() == pytest.approx([0.75, -0.25, -0.25, -0.25])
+    # Scaling rewards scales advantages: there is no std division.
+    assert group_advantages(torch.tensor([10.0, 0.0, 0.0, 0.0])).tolist() == pytest.approx(
+        [7.5, -2.5, -2.5, -2.5]
+    )
+
+
+def test_flat_group_is_exactly_zero_and_counted():
+    rewards = torch.tensor([[0.1, 0.1, 0.1], [1.0, 0.0, 1.0], [0.7, 0.7, 0.7]])
+    adv = group_advantages(rewards)
+    assert (adv[0] == 0).all() and (adv[2] == 0).all()
+    assert zero_advantage_groups(rewards) == 2
+    lp = torch.full((3, 4), -1.0, requires_grad=True)
+    mask = torch.ones(3, 4, dtype=torch.bool)
+    loss, stats = policy_loss(lp, lp.detach(), adv[:, 0], mask, token_budget=12)
+    loss.backward()
+    assert lp.grad is not None and (lp.grad[0] == 0).all()
+    assert stats.zero_adv_rows == 2  # rows 0 and 2 (group 1's first row is 1/3, not 0)
+
+
+def test_on_policy_loss_value_and_gradient():
+    lp = torch.tensor([[-1.0, -2.0, 0.0]], requires_grad=True)
+    mask = torch.tensor([[True, True, False]])
+    loss, stats = policy_loss(lp, lp.detach(), torch.tensor([1.0]), mask, token_budget=4)
+    assert loss.item() == pytest.approx(0.75)  # −(−1 − 2)/4
+    loss.backward()
+    assert lp.grad[0].tolist() == pytest.approx([-0.25, -0.25, 0.0])
+    assert stats.to_metrics()["ratio_mean"] == pytest.approx(1.0)
+    assert stats.to_metrics()["clip_frac"] == 0.0
+
+
+def test_truncated_importance_weight():
+    lp = torch.log(torch.tensor([[0.5, 0.5]])).requires_grad_()
+    behaviour = torch.log(torch.tensor([[0.1, 1.0]]))  # ratios 5 and 0.5
+    mask = torch.ones(1, 2, dtype=torch.bool)
+    loss, stats = policy_loss(lp, behaviour, torch.tensor([2.0]), mask, token_budget=1, is_clip=2.0)
+    loss.backward()
+    # d/dlogπ = −w·A/budget, w = min(ratio, C) detached: −2·2 and −0.5·2.
+    assert lp.grad[0].tolist() == pytest.approx([-4.0, -1.0])
+    m = stats.to_metrics()
+    assert m["ratio_max"] == pytest.approx(5.0) and m["ratio_min"] == pytest.approx(0.5)
+    assert m["clip_frac"] == 0.5
+
+
+def test_masked_garbage_never_leaks():
+    lp = torch.tensor([[-1.0, -50.0]], requires_grad=True)
+    behaviour = torch.tensor([[-1.0, 80.0]])  # nonsense where the mask is False
+    mask = torch.tensor([[True, False]])
+    loss, stats = policy_loss(lp, behaviour, torch.tensor([1.0]), mask, token_budget=1)
+    loss.backward()
+    assert torch.isfinite(loss) and lp.grad[0].tolist() == pytest.approx([-1.0, 0.0])
+    assert stats.to_metrics()["ratio_max"] == pytest.approx(1.0)
+
+
+def test_tokens_weigh_the_same_in_long_and_short_sequences():
+    lp = torch.full((2, 6), -1.0, requires_grad=True)
+    mask = torch.zeros(2, 6, dtype=torch.bool)
+    mask[0, :] = True  # long: 6 tokens
+    mask[1, :2] = True  # short: 2 tokens
+    loss, _ = policy_loss(lp, lp.detach(), torch.tensor([1.0, 1.0]), mask, token_budget=8)
+    loss.backward()
+    # Every generated token gets −A/8; per-sequence normalisation would give 1/6 vs 1/2.
+    assert lp.grad[0].tolist() == pytest.approx([-1 / 8] * 6)
+    assert lp.grad[1].tolist() == pytest.approx([-1 / 8] * 2 + [0.0] * 4)
+
+
+def test_k3_kl_value_and_gradient():
+    assert k3_kl(torch.tensor(-1.0), torch.tensor(-1.0)).item() == 0.0
+    lp = torch.log(torch.tensor([[0.5]])).requires_grad_()
+    ref = torch.log(torch.tensor([[0.25]]))
+    mask = torch.ones(1, 1, dtype=torch.bool)
+    loss, stats = policy_loss(
+        lp, lp.detach(), torch.tensor([0.0]), mask, token_budget=1, ref_logprobs=ref, kl_coef=0.1
+    )
+    k3 = 0.5 - math.log(0.5) - 1  # r − log r − 1, r = 0.25/0.5
+    assert loss.item() == pytest.approx(0.1 * k3)
+    loss.backward()
+    assert lp.grad.item() == pytest.approx(0.1 * (1 - 0.5))  # d k3/d logπ = 1 − r
+    assert stats.to_metrics()["kl"] == pytest.approx(k3)
+
+
+def test_kl_needs_reference():
+    lp = torch.zeros(1, 1)
+    with pytest.raises(ValueError):
+        policy_loss(lp, lp, torch.zeros(1), lp > -1, token_budget=1, kl_coef=0.1)
+
+
+def test_chunked_token_logprobs_match_log_softmax():
+    torch.manual_seed(0)
+    logits = torch.randn(2, 7, 11)
+    ids = torch.randint(0, 11, (2, 7))
+    got = sequence_token_logprobs(logits, ids, chunk=3)
+    ref = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
+    assert got.shape == (2, 7) and (got[:, 0] == 0).all()
+    torch.testing.assert_close(got[:, 1:], ref)
+    bf16 = sequence_token_logprobs(logits.bfloat16(), ids, chunk=2)
+    assert bf16.dtype == torch.float32
