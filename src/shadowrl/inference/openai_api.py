@@ -1,0 +1,204 @@
+"""The OpenAI wire format, kept apart from the serving logic.
+
+Request schemas (validated by pydantic, so a bad field becomes a 400 naming the
+field), the error body, and pure helpers that turn a `Generation` into OpenAI's JSON
+shapes. Nothing here touches a model; `server.py` does the work.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from shadowrl.types import Generation, Message, ToolCall
+
+
+class APIError(Exception):
+    """An error the client caused, rendered as OpenAI's `{"error": {...}}` body."""
+
+    def __init__(
+        self, status: int, message: str, param: str | None = None, code: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status, self.message, self.param, self.code = status, message, param, code
+
+    def response(self) -> JSONResponse:
+        kind = {401: "authentication_error", 404: "not_found_error"}.get(
+            self.status, "invalid_request_error"
+        )
+        body = {"message": self.message, "type": kind, "param": self.param, "code": self.code}
+        return JSONResponse({"error": body}, status_code=self.status)
+
+
+# ---------------------------------------------------------------- request schemas
+# Only what we honour is declared; unknown fields are ignored, as OpenAI does.
+
+
+class SamplingRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    model: str
+    max_tokens: int | None = Field(None, ge=1)
+    temperature: float = Field(1.0, ge=0.0, le=2.0)
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    n: int = Field(1, ge=1, le=64)
+    stop: str | list[str] | None = None
+    seed: int | None = None
+    stream: bool = False
+    stream_options: dict[str, Any] | None = None
+
+    def stops(self) -> tuple[str, ...]:
+        return (self.stop,) if isinstance(self.stop, str) else tuple(self.stop or ())
+
+
+class FunctionCallIn(BaseModel):
+    name: str
+    arguments: str | dict[str, Any] = "{}"
+
+
+class ToolCallIn(BaseModel):
+    id: str = ""
+    type: Literal["function"] = "function"
+    function: FunctionCallIn
+
+
+class MessageIn(BaseModel):
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[ToolCallIn] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class ChatRequest(SamplingRequest):
+    messages: list[MessageIn] = Field(min_length=1)
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    logprobs: bool = False
+    top_logprobs: int | None = Field(None, ge=0, le=20)
+    max_completion_tokens: int | None = Field(None, ge=1)
+
+
+class CompletionRequest(SamplingRequest):
+    prompt: str | list[str] | list[int] | list[list[int]]
+    logprobs: int | None = Field(None, ge=0, le=20)
+    echo: bool = False
+    return_tokens_as_token_ids: bool = False
+
+
+class LoadWeightsRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="HF checkpoint directory, or a safetensors file/dir of deltas.")
+    delta: bool = Field(False, description="Add the tensors to the live weights.")
+    version: int | None = Field(None, description="New policy version (default: current + 1).")
+
+
+# ------------------------------------------------------------------ conversions
+
+
+def to_messages(raw: Sequence[MessageIn]) -> list[Message]:
+    """OpenAI wire messages -> the harness's `Message` records."""
+    out = []
+    for m in raw:
+        text = m.content if isinstance(m.content, str) else ""
+        if isinstance(m.content, list):  # content parts: only text carries meaning here
+            text = "".join(str(p.get("text", "")) for p in m.content if p.get("type") == "text")
+        calls = tuple(
+            ToolCall(c.id, c.function.name, _json_object(c.function.arguments))
+            for c in m.tool_calls or ()
+        )
+        role = "system" if m.role == "developer" else m.role
+        out.append(Message(role, text, calls, m.tool_call_id, m.name))
+    return out
+
+
+def _json_object(arguments: str | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(arguments, dict):
+        return arguments
+    try:
+        parsed = json.loads(arguments or "{}")
+    except json.JSONDecodeError as e:
+        raise APIError(400, f"tool call arguments are not JSON: {e}", "messages") from e
+    if not isinstance(parsed, dict):
+        raise APIError(400, "tool call arguments must be a JSON object", "messages")
+    return parsed
+
+
+def tool_call_json(call: ToolCall, index: int | None = None) -> dict[str, Any]:
+    fn = {"name": call.name, "arguments": json.dumps(call.arguments)}
+    out = {"id": call.id, "type": "function", "function": fn}
+    return out if index is None else {"index": index, **out}
+
+
+def token_extras(gen: Generation) -> dict[str, Any]:
+    """The token-exact record, beyond OpenAI's schema (`token_ids` is vLLM's name)."""
+    return {"token_ids": list(gen.token_ids), "policy_versions": list(gen.versions)}
+
+
+def chat_logprobs(gen: Generation, tokenizer: Any) -> dict[str, Any]:
+    content = []
+    for tid, lp in zip(gen.token_ids, gen.logprobs, strict=True):
+        tok = tokenizer.decode([tid])
+        content.append(
+            {"token": tok, "logprob": lp, "bytes": list(tok.encode()), "top_logprobs": []}
+        )
+    return {"content": content}
+
+
+def completion_logprobs(gen: Generation, tokenizer: Any, as_ids: bool) -> dict[str, Any]:
+    """Legacy completions logprobs; `as_ids` spells tokens `token_id:N` like vLLM."""
+    texts = [tokenizer.decode([t]) for t in gen.token_ids]
+    offsets, at = [], 0
+    for t in texts:
+        offsets.append(at)
+        at += len(t)
+    tokens = [f"token_id:{t}" for t in gen.token_ids] if as_ids else texts
+    return {
+        "tokens": tokens,
+        "token_logprobs": list(gen.logprobs),
+        "top_logprobs": None,
+        "text_offset": offsets,
+    }
+
+
+# ------------------------------------------------------------------ text helpers
+
+
+def cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, bool]:
+    """Drop the first stop string and all after it (OpenAI never returns it)."""
+    hits = [i for i in (text.find(s) for s in stops if s) if i >= 0]
+    return (text[: min(hits)], True) if hits else (text, False)
+
+
+def held_back(text: str, markers: Sequence[str]) -> int:
+    """How many trailing chars could still grow into a marker, so can't be streamed yet."""
+    longest = max((len(m) for m in markers), default=1)
+    for k in range(min(len(text), longest - 1), 0, -1):
+        if any(m.startswith(text[-k:]) for m in markers):
+            return k
+    return 0
+
+
+class IncrementalDetokenizer:
+    """Text deltas from a growing token list without re-decoding all of it (vLLM's trick).
+
+    A window that starts one emission back keeps leading-space merges right; a trailing
+    U+FFFD means a multi-byte character is still incomplete, so nothing is emitted yet.
+    """
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.ids: list[int] = []
+        self.prefix = self.read = 0
+
+    def push(self, new_ids: Sequence[int]) -> str:
+        self.ids.extend(new_ids)
+        before = self.tokenizer.decode(self.ids[self.prefix : self.read], skip_special_tokens=True)
+        now = self.tokenizer.decode(self.ids[self.prefix :], skip_special_tokens=True)
+        if len(now) <= len(before) or now.endswith("\ufffd"):
+            return ""
+        self.prefix, self.read = self.read, len(self.ids)
+        return now[len(before) :]
