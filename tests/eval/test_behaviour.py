@@ -36,11 +36,11 @@ def _traj(
 READ = ("read_file", {"path": "src/a.py"}, True)
 EDIT_A = (
     "edit_file",
-    {"path": "./src/a.py", "old_string": "x = 1\ny = 2", "new_string": "x = 3\ny = 2"},
+    {"path": "./src/a.py", "old": "x = 1\ny = 2", "new": "x = 3\ny = 2"},
     True,
 )
-EDIT_B = ("edit_file", {"path": "b.py", "old_string": "a", "new_string": "b\nc"}, True)
-FAILED_EDIT = ("edit_file", {"path": "c.py", "old_string": "zz", "new_string": "q"}, False)
+EDIT_B = ("edit_file", {"path": "b.py", "old": "a", "new": "b\nc"}, True)
+FAILED_EDIT = ("edit_file", {"path": "c.py", "old": "zz", "new": "q"}, False)
 NEW_FILE = ("write_file", {"path": "new.py", "content": "1\n2\n3\n"}, True)
 
 

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from shadowrl.eval.behaviour import summarize_behaviour
 from shadowrl.eval.gate import PinMismatch, gate
 from shadowrl.eval.result import EvalResult, Pins, SampleResult, TaskResult, score, score_by_tier
 
-SECTIONS = {"agent": "a1", "sandbox": "s1", "tasks": "t1", "model": "m1"}
+SECTIONS = {"agent": "a1", "sandbox": "s1", "tasks": "t1", "tasks.shaping": "r1", "model": "m1"}
 
 
 def make_result(
-    outcomes: list[list[bool]], *, policy: str = "p", crash: bool = False, **pins: object
+    outcomes: list[list[bool]], *, crash: bool = False, pins: dict[str, Any] | None = None
 ) -> EvalResult:
     """A result whose task i has samples `outcomes[i]` (True = resolved)."""
     tasks = [
@@ -30,15 +33,15 @@ def make_result(
         tasks[0].samples[0] = SampleResult(
             sample=0, resolved=False, reward=0.0, end="crash", error="RuntimeError: boom"
         )
-    fields: dict[str, object] = {
+    fields: dict[str, Any] = {
         "suite": "easy",
         "suite_hash": "h1",
         "harness_version": "v1",
         "config_digest": "c",
         "config_sections": SECTIONS,
-        "policy": policy,
+        "policy": "p",
     }
-    fields.update(pins)
+    fields.update(pins or {})
     return EvalResult(
         pins=Pins.model_validate(fields),
         samples=len(outcomes[0]),
@@ -80,8 +83,7 @@ def test_small_drop_within_margin_promotes() -> None:
     d = gate(make_result(cand), make_result(inc), margin=0.02, alpha=0.05)
     assert d.delta.mean == pytest.approx(-0.0125)
     assert d.promote, d.reason
-    # The same drop with no margin is a significant regression? No: 2 discordant
-    # pairs cannot reach p < 0.05 (p = 1/4), and the bootstrap bound stays at 0.
+    # Even with no margin, 2 discordant pairs are no evidence: p = 1/4.
     strict = gate(make_result(cand), make_result(inc), margin=0.0, alpha=0.05, test="sign")
     assert strict.promote and strict.sign.p_worse == 0.25
 
@@ -107,11 +109,12 @@ def test_identical_results_promote() -> None:
         {"suite_hash": "other"},
         {"harness_version": "v2"},
         {"config_sections": {**SECTIONS, "agent": "a2"}},
+        {"config_sections": {**SECTIONS, "tasks.shaping": "r2"}},
     ],
 )
-def test_pin_mismatch_is_refused(pins: dict[str, object]) -> None:
+def test_pin_mismatch_is_refused(pins: dict[str, Any]) -> None:
     with pytest.raises(PinMismatch, match="not comparable"):
-        gate(make_result(rows(5, 1)), make_result(rows(5, 1), **pins), margin=0.02, alpha=0.05)
+        gate(make_result(rows(5, 1)), make_result(rows(5, 1), pins=pins), margin=0.02, alpha=0.05)
 
 
 def test_policy_and_model_differences_are_expected() -> None:
@@ -120,7 +123,7 @@ def test_policy_and_model_differences_are_expected() -> None:
         "config_digest": "x",
         "config_sections": {**SECTIONS, "model": "m2"},
     }
-    d = gate(make_result(rows(5, 1)), make_result(rows(5, 1), **other), margin=0.02, alpha=0.05)
+    d = gate(make_result(rows(5, 1)), make_result(rows(5, 1), pins=other), margin=0.02, alpha=0.05)
     assert d.promote
 
 
@@ -138,7 +141,7 @@ def test_crashed_episodes_never_promote() -> None:
     assert not d.promote and "crashed" in d.reason
 
 
-def test_eval_result_round_trips_through_json(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_eval_result_round_trips_through_json(tmp_path: Path) -> None:
     r = make_result(rows(3, 1, 4), crash=True)
     r.save(tmp_path / "eval.json")
     back = EvalResult.load(tmp_path / "eval.json")

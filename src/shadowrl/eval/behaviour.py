@@ -53,7 +53,7 @@ def _edit_size(call: ToolCall) -> int:
     args = call.arguments
     if call.name == "write_file":
         return _changed_lines("", str(args.get("content", "")))
-    return _changed_lines(str(args.get("old_string", "")), str(args.get("new_string", "")))
+    return _changed_lines(str(args.get("old", "")), str(args.get("new", "")))
 
 
 def _calls(traj: Trajectory) -> list[tuple[ToolCall, ToolResult | None]]:

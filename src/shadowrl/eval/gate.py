@@ -21,9 +21,11 @@ counted as unresolved, which could hide a regression or fake an improvement.
 
 What must match (else `PinMismatch`): the suite's content hash, the harness version,
 the samples per task, the task ids, and the config sections that shape what is
-measured (`agent`, `sandbox`, `tasks`, see `MEASURED_SECTIONS`). The `model`,
-`engine`, `train`, `eval` (margin, concurrency), `seed` and `run_dir` settings
-describe the policy or the bookkeeping, and are expected to differ.
+measured: the agent's budgets, prompt and tools (`agent`), the sandbox limits
+(`sandbox`) and the reward shaping (`tasks.shaping`); see `MEASURED_SECTIONS`. The
+`model`, `engine`, `train`, `eval` (margin, concurrency), `seed`, `run_dir` and task
+cache settings describe the policy or the bookkeeping, and are expected to differ;
+which tasks were run is pinned by the suite hash instead of the `tasks` section.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from pydantic import BaseModel, Field
 from shadowrl.eval import stats
 from shadowrl.eval.result import EvalResult, TaskResult
 
-MEASURED_SECTIONS = ("agent", "sandbox", "tasks")
+MEASURED_SECTIONS = ("agent", "sandbox", "tasks.shaping")
 
 
 class PinMismatch(ValueError):

@@ -10,6 +10,7 @@ always be re-scored and the numbers never drift from the raw outcomes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -25,14 +26,18 @@ class SampleResult(BaseModel):
     sample: int = Field(description="Index of the sample within its task.")
     resolved: bool = Field(description="The verifier's verdict (False for a crashed episode).")
     reward: float = Field(description="The verifier's reward (0 for a crashed episode).")
-    tokens: int = Field(0, description="Tokens the policy generated in the episode.")
-    turns: int = Field(0, description="Assistant turns.")
-    tool_calls: int = Field(0, description="Tool calls made.")
-    tool_errors: int = Field(0, description="Failed or malformed tool calls.")
-    diff_lines: int = Field(0, description="Lines the agent's successful edits changed.")
-    wall_s: float = Field(0.0, description="Wall-clock seconds of episode plus verification.")
+    tokens: int = Field(default=0, description="Tokens the policy generated in the episode.")
+    turns: int = Field(default=0, description="Assistant turns.")
+    tool_calls: int = Field(default=0, description="Tool calls made.")
+    tool_errors: int = Field(default=0, description="Failed or malformed tool calls.")
+    diff_lines: int = Field(default=0, description="Lines the agent's successful edits changed.")
+    wall_s: float = Field(
+        default=0.0, description="Wall-clock seconds of episode plus verification."
+    )
     end: str = Field(description="How the episode ended (an EpisodeEnd), or 'crash'.")
-    error: str | None = Field(None, description="Traceback of the exception, if it crashed.")
+    error: str | None = Field(
+        default=None, description="Traceback of the exception, if it crashed."
+    )
 
 
 class TaskResult(BaseModel):
@@ -111,7 +116,7 @@ def ks_for(samples: int) -> list[int]:
     return sorted(ks)
 
 
-def score(tasks: list[TaskResult], *, seed: int = 0) -> Scores:
+def score(tasks: Sequence[TaskResult], *, seed: int = 0, resamples: int = 2000) -> Scores:
     """Pass@1 (Wilson over episodes) and pass@k (bootstrap over tasks) of `tasks`."""
     counts = [t.counts for t in tasks]
     n = sum(n for n, _ in counts)
@@ -123,12 +128,17 @@ def score(tasks: list[TaskResult], *, seed: int = 0) -> Scores:
         episodes=n,
         errors=sum(s.error is not None for t in tasks for s in t.samples),
         pass1=stats.wilson_interval(c, n),
-        pass_k={k: stats.pass_at_k_estimate(counts, k, seed=seed) for k in ks_for(k_max)},
+        pass_k={
+            k: stats.pass_at_k_estimate(counts, k, seed=seed, resamples=resamples)
+            for k in ks_for(k_max)
+        },
         mean_reward=sum(rewards) / len(rewards),
     )
 
 
-def score_by_tier(tasks: list[TaskResult], *, seed: int = 0) -> dict[str, Scores]:
+def score_by_tier(
+    tasks: Sequence[TaskResult], *, seed: int = 0, resamples: int = 2000
+) -> dict[str, Scores]:
     """`score` of each tier's tasks."""
     groups = stats.by_tier([t.tier for t in tasks], tasks)
-    return {tier: score(group, seed=seed) for tier, group in groups.items()}
+    return {tier: score(group, seed=seed, resamples=resamples) for tier, group in groups.items()}

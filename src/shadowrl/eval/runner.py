@@ -1,0 +1,227 @@
+"""Run a benchmark exactly as the policy is served: every task × sample through `run_episode`.
+
+    tasks ─► prepare (once per task, in a thread) ─► root sandbox ─► snapshot
+                                                                      │ fork per sample
+             policy_factory(task, prepared) ─► run_episode(policy, fork, task_prompt(task))
+                                                                      │
+                                    verify(task, prepared, fork) ─► SampleResult
+    all samples ─► pass@1 / pass@k with intervals, per tier, behaviour, pins ─► EvalResult
+
+Episodes run concurrently under one semaphore (the engine batches their decode
+steps); blocking sandbox and grading work runs in threads so the event loop keeps
+generating. A sample whose preparation, episode or grading raises is recorded as a
+crash with its traceback, counted as unresolved and reported loudly: never a silent 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from shadowrl.eval.behaviour import episode_behaviour, summarize_behaviour
+from shadowrl.eval.pins import config_sections, harness_version, suite_hash
+from shadowrl.eval.result import EvalResult, Pins, SampleResult, TaskResult, score, score_by_tier
+from shadowrl.types import Policy, Trajectory
+
+if TYPE_CHECKING:
+    from shadowrl.config import Config
+    from shadowrl.sandbox.base import Snapshot
+    from shadowrl.tasks.prepare import PreparedTask
+    from shadowrl.tasks.task import Task
+
+
+class PolicyFactory(Protocol):
+    """Makes the policy for one episode of a task, and says what it is."""
+
+    @property
+    def description(self) -> str:
+        """What the policy is, recorded as a pin (e.g. 'model:runs/rl/ckpt-40')."""
+        ...
+
+    @property
+    def tokenizer(self) -> Any:
+        """The transformers tokenizer whose chat template the harness renders with."""
+        ...
+
+    def __call__(self, task: Task, prepared: PreparedTask) -> Policy: ...
+
+
+Advance = Callable[[bool], None]
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool, total: int) -> Iterator[Advance]:
+    """A rich progress bar advanced once per graded sample, showing resolved so far."""
+    if not enabled:
+        yield lambda _: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    resolved = 0
+    with Progress(*columns, transient=False) as bar:
+        job = bar.add_task("eval: 0 resolved", total=total)
+
+        def advance(ok: bool) -> None:
+            nonlocal resolved
+            resolved += ok
+            bar.update(job, advance=1, description=f"eval: {resolved} resolved")
+
+        yield advance
+
+
+def _crash(sample: int, err: BaseException, wall_s: float) -> SampleResult:
+    text = "".join(traceback.format_exception(err)).strip()
+    return SampleResult(
+        sample=sample, resolved=False, reward=0.0, wall_s=wall_s, end="crash", error=text
+    )
+
+
+def _graded(
+    sample: int, traj: Trajectory, resolved: bool, reward: float, wall_s: float
+) -> SampleResult:
+    b = episode_behaviour(traj)
+    error = (
+        str(traj.info.get("error", "episode ended with an error")) if traj.end == "error" else None
+    )
+    return SampleResult(
+        sample=sample,
+        resolved=resolved,
+        reward=reward,
+        tokens=b.tokens,
+        turns=b.turns,
+        tool_calls=b.tool_calls,
+        tool_errors=b.tool_errors,
+        diff_lines=b.diff_lines,
+        wall_s=wall_s,
+        end=traj.end,
+        error=error,
+    )
+
+
+@dataclasses.dataclass
+class _Run:
+    """What every sample of one evaluation shares."""
+
+    factory: PolicyFactory
+    config: Config
+    gate: asyncio.Semaphore
+    advance: Advance
+    episodes: list[tuple[Trajectory, bool]]  # graded trajectory, resolved
+
+
+async def _sample(
+    run: _Run, task: Task, prepared: PreparedTask, snap: Snapshot, i: int
+) -> SampleResult:
+    from shadowrl.agent.loop import run_episode
+    from shadowrl.tasks.prepare import task_prompt
+    from shadowrl.tasks.verify import verify
+
+    start = time.perf_counter()
+    async with run.gate:
+        try:
+            sandbox = await asyncio.to_thread(snap.fork)
+            try:
+                traj = await run_episode(
+                    run.factory(task, prepared),
+                    sandbox,
+                    task_prompt(task),
+                    tokenizer=run.factory.tokenizer,
+                    config=run.config.agent,
+                    task_id=task.instance_id,
+                )
+                shaping = run.config.tasks.shaping
+                verdict = await asyncio.to_thread(
+                    lambda: verify(task, prepared, sandbox, shaping=shaping, trajectory=traj)
+                )
+            finally:
+                await asyncio.to_thread(sandbox.close)
+        except Exception as err:
+            result = _crash(i, err, time.perf_counter() - start)
+        else:
+            traj = dataclasses.replace(traj, reward=verdict.reward)
+            run.episodes.append((traj, verdict.resolved))
+            result = _graded(i, traj, verdict.resolved, verdict.reward, time.perf_counter() - start)
+    run.advance(result.resolved)
+    return result
+
+
+async def _task(run: _Run, task: Task, samples: int, cache_dir: Path) -> TaskResult:
+    """Prepare `task` once, snapshot it, and run its samples from forks of the snapshot."""
+    from shadowrl.tasks.prepare import prepare
+
+    def result(rows: Sequence[SampleResult]) -> TaskResult:
+        return TaskResult(instance_id=task.instance_id, tier=task.tier, samples=list(rows))
+
+    sandbox_cfg = run.config.sandbox
+    start = time.perf_counter()
+    try:
+        async with run.gate:  # preparing is heavy (unpack, env build): count it as a slot
+            prepared = await asyncio.to_thread(prepare, task, cache_dir)
+            root = await asyncio.to_thread(
+                prepared.sandbox, sandbox_cfg.backend, sandbox_cfg.limits
+            )
+    except Exception as err:
+        for _ in range(samples):
+            run.advance(False)
+        return result([_crash(i, err, time.perf_counter() - start) for i in range(samples)])
+    try:
+        snap = await asyncio.to_thread(root.snapshot)
+        try:
+            rows = await asyncio.gather(
+                *(_sample(run, task, prepared, snap, i) for i in range(samples))
+            )
+        finally:
+            await asyncio.to_thread(snap.release)
+    finally:
+        await asyncio.to_thread(root.close)
+    return result(rows)
+
+
+async def evaluate(
+    tasks: Sequence[Task],
+    policy_factory: PolicyFactory,
+    *,
+    samples: int,
+    concurrency: int,
+    config: Config,
+    suite: str = "",
+    progress: bool = True,
+) -> EvalResult:
+    """Run `samples` episodes of every task with at most `concurrency` at once; score them."""
+    from shadowrl.tasks.prepare import task_prompt
+
+    if not tasks or samples < 1 or concurrency < 1:
+        raise ValueError("need at least one task, one sample and a concurrency of at least 1")
+    start = time.perf_counter()
+    with _progress(progress, len(tasks) * samples) as advance:
+        run = _Run(policy_factory, config, asyncio.Semaphore(concurrency), advance, [])
+        results = await asyncio.gather(
+            *(_task(run, t, samples, Path(config.tasks.cache_dir)) for t in tasks)
+        )
+    trajs, resolved = [t for t, _ in run.episodes], [r for _, r in run.episodes]
+    seed = config.seed
+    return EvalResult(
+        pins=Pins(
+            suite=suite,
+            suite_hash=suite_hash(tasks, task_prompt),
+            harness_version=harness_version(config.agent.system_prompt),
+            config_digest=config.digest(),
+            config_sections=config_sections(config),
+            policy=policy_factory.description,
+        ),
+        samples=samples,
+        tasks=list(results),
+        overall=score(results, seed=seed, resamples=config.eval.resamples),
+        by_tier=score_by_tier(results, seed=seed, resamples=config.eval.resamples),
+        behaviour=summarize_behaviour(trajs, resolved),
+        wall_s=time.perf_counter() - start,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
