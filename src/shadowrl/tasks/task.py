@@ -1,0 +1,187 @@
+"""The task record: one SWE-bench-compatible instance, plus where its code comes from.
+
+A task file is JSONL that SWE-bench, SWE-smith and SWE-Gym tools can read (their
+field names, their JSON-encoded test lists accepted on input) with a few fields of
+our own: `seed` says how to build the buggy starting workspace offline and
+reproducibly, `bug_patch` is the SWE-smith-style diff that introduced the bug, and
+`env` names the pip requirements the tests need. A malformed file fails loudly with
+the line number and the field at fault, never with a half-loaded suite.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+SUITES_DIR = Path(__file__).resolve().parent.parent / "data" / "suites"
+Split = Literal["train", "heldout"]
+
+
+class Seed(BaseModel):
+    """Where the starting source comes from: a pinned PyPI sdist or a local directory."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    sdist: str | None = Field(
+        None, description="'name==version' of a PyPI sdist; its root is the workspace."
+    )
+    sha256: str | None = Field(
+        None, description="sha256 of the sdist file, checked after download."
+    )
+    path: str | None = Field(None, description="Directory (or git repo) copied as the workspace.")
+    base_commit: str = Field(
+        "", description="Commit checked out when `path` is a git repo ('' = as is)."
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Seed:
+        if (self.sdist is None) == (self.path is None):
+            raise ValueError("seed needs exactly one of 'sdist' or 'path'")
+        if self.sdist is not None and (self.sha256 is None or "==" not in self.sdist):
+            raise ValueError("an sdist seed needs 'name==version' and its 'sha256'")
+        return self
+
+
+class Task(BaseModel):
+    """One instance: a buggy workspace, a problem statement and the tests that judge a fix."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    instance_id: str = Field(description="Unique id, e.g. 'toolz__cons-1'.")
+    repo: str = Field(description="Project the code comes from, e.g. 'pytoolz/toolz'.")
+    problem_statement: str = Field(description="What the agent is told is wrong.")
+    patch: str = Field(description="Gold fix: a unified diff against the buggy workspace.")
+    test_patch: str = Field("", description="Hidden tests, applied only when grading.")
+    FAIL_TO_PASS: tuple[str, ...] = Field(description="pytest node ids that fail before the fix.")
+    PASS_TO_PASS: tuple[str, ...] = Field((), description="pytest node ids that must keep passing.")
+    bug_patch: str = Field(
+        "", description="Diff that introduced the bug into the seed ('' = natural bug)."
+    )
+    seed: Seed = Field(description="Where the starting source comes from.")
+    tier: str = Field("custom", description="'easy', 'medium', 'hard' or anything else.")
+    source: str = Field("", description="How the task was made, e.g. 'humaneval+ast', 'swe-smith'.")
+    split: Split = Field("train", description="Training split or held-out evaluation split.")
+    test_cmd: tuple[str, ...] = Field(
+        ("python", "-P", "-m", "pytest"),
+        description="Test command argv run from the workspace root; 'python' means the env's interpreter.",
+    )
+    timeout_s: float = Field(120.0, description="Hard wall-clock limit of one test run, seconds.")
+    env: tuple[str, ...] = Field(("pytest",), description="pip requirements the tests need.")
+
+    @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", "env", "test_cmd", mode="before")
+    @classmethod
+    def _decode_json_list(cls, v: Any) -> Any:
+        """SWE-bench stores lists as JSON-encoded strings; accept both forms."""
+        return json.loads(v) if isinstance(v, str) and v.lstrip().startswith("[") else v
+
+    @model_validator(mode="after")
+    def _has_failing_tests(self) -> Task:
+        if not self.FAIL_TO_PASS:
+            raise ValueError("FAIL_TO_PASS must name at least one test")
+        return self
+
+    @property
+    def test_ids(self) -> tuple[str, ...]:
+        """Every test the grader runs, failing ones first, without duplicates."""
+        return tuple(dict.fromkeys(self.FAIL_TO_PASS + self.PASS_TO_PASS))
+
+
+class TaskFileError(ValueError):
+    """A task file line that does not parse or validate."""
+
+
+def _describe(err: ValidationError) -> str:
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "<record>"
+    return f"field {where!r}: {first['msg']}"
+
+
+def _resolve_seed(task: Task, base: Path) -> Task:
+    """Relative seed paths are relative to the task file, so suites can ship their seeds."""
+    if task.seed.path is None or Path(task.seed.path).is_absolute():
+        return task
+    seed = task.seed.model_copy(update={"path": str((base / task.seed.path).resolve())})
+    return task.model_copy(update={"seed": seed})
+
+
+def load_tasks(path: str | Path, split: Split | None = None) -> list[Task]:
+    """Read a JSONL task file (blank lines allowed); duplicate ids are an error."""
+    path = Path(path)
+    tasks: list[Task] = []
+    seen: set[str] = set()
+    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            task = Task.model_validate(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise TaskFileError(f"{path}:{lineno}: not JSON ({e.msg})") from e
+        except ValidationError as e:
+            raise TaskFileError(f"{path}:{lineno}: {_describe(e)}") from e
+        if task.instance_id in seen:
+            raise TaskFileError(f"{path}:{lineno}: duplicate instance_id {task.instance_id!r}")
+        seen.add(task.instance_id)
+        if split is None or task.split == split:
+            tasks.append(_resolve_seed(task, path.parent))
+    return tasks
+
+
+def save_tasks(tasks: Iterable[Task], path: str | Path) -> None:
+    """Write JSONL; seed paths under the file's directory are stored relative to it."""
+    path = Path(path)
+    base = path.parent.resolve()
+    lines = []
+    for task in tasks:
+        record = task.model_dump(mode="json")
+        seed_path = task.seed.path
+        if seed_path is not None and Path(seed_path).resolve().is_relative_to(base):
+            record["seed"]["path"] = str(Path(seed_path).resolve().relative_to(base))
+        lines.append(json.dumps(record, sort_keys=False))
+    path.write_text("".join(line + "\n" for line in lines))
+
+
+def to_swebench(task: Task) -> dict[str, Any]:
+    """The record as SWE-bench's harness reads it (test lists JSON-encoded)."""
+    return {
+        "instance_id": task.instance_id,
+        "repo": task.repo,
+        "base_commit": task.seed.base_commit,
+        "problem_statement": task.problem_statement,
+        "patch": task.patch,
+        "test_patch": task.test_patch,
+        "FAIL_TO_PASS": json.dumps(list(task.FAIL_TO_PASS)),
+        "PASS_TO_PASS": json.dumps(list(task.PASS_TO_PASS)),
+        "version": task.seed.sdist.split("==", 1)[1] if task.seed.sdist else "",
+        "environment_setup_commit": "",
+        "hints_text": "",
+        "created_at": "",
+    }
+
+
+def export_swebench(tasks: Iterable[Task], path: str | Path) -> None:
+    """Write a SWE-bench-format JSONL file."""
+    Path(path).write_text("".join(json.dumps(to_swebench(t)) + "\n" for t in tasks))
+
+
+def hash_split(instance_id: str, heldout_fraction: float = 0.2, salt: str = "shadowrl") -> Split:
+    """Deterministic split: the same id always lands in the same split, on every machine."""
+    digest = hashlib.sha256(f"{salt}:{instance_id}".encode()).digest()
+    return "heldout" if int.from_bytes(digest[:8], "big") / 2**64 < heldout_fraction else "train"
+
+
+def suite_path(name: str) -> Path:
+    """A built-in suite name ('easy', 'medium', 'hard') or a path to a JSONL file."""
+    builtin = SUITES_DIR / f"{name}.jsonl"
+    if builtin.exists():
+        return builtin
+    if Path(name).exists():
+        return Path(name)
+    raise FileNotFoundError(f"no built-in suite or file named {name!r}")
+
+
+def load_suite(name: str, split: Split | None = None) -> list[Task]:
+    """Tasks of a built-in suite or task file, optionally one split only."""
+    return load_tasks(suite_path(name), split)

@@ -1,0 +1,143 @@
+"""Grading: the gold patch earns 1, doing nothing earns 0, and so does every known hack."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from shadowrl.sandbox import Sandbox
+from shadowrl.tasks.patch import apply_patch
+from shadowrl.tasks.prepare import PreparedTask
+from shadowrl.tasks.verify import is_protected, verify
+
+from .conftest import CALC, HIDDEN
+
+FIXED = CALC
+BUGGY = CALC.replace("a + b", "a - b")
+
+
+@pytest.fixture
+def prepared(tiny: PreparedTask) -> PreparedTask:
+    return tiny
+
+
+def _grade(
+    prepared: PreparedTask,
+    sandbox_for: Callable[[PreparedTask], Sandbox],
+    edits: dict[str, str],
+    rm: tuple[str, ...] = (),
+) -> float:
+    box = sandbox_for(prepared)
+    for path, text in edits.items():
+        box.write_file(path, text)
+    for path in rm:
+        box.exec(f"rm -f {path}")
+    verdict = verify(prepared.task, prepared, box)
+    assert verdict.reward == float(verdict.resolved)
+    return verdict.reward
+
+
+def test_workspace_is_buggy_and_hides_the_hidden_tests(prepared: PreparedTask) -> None:
+    assert prepared.read("calc.py") == BUGGY
+    assert prepared.read("test_add.py") is None
+    assert prepared.hidden_files() == {"test_add.py": HIDDEN}
+
+
+def test_gold_patch_resolves(prepared: PreparedTask, sandbox_for) -> None:
+    box = sandbox_for(prepared)
+    for path, text in apply_patch({"calc.py": BUGGY}, prepared.task.patch).items():
+        assert text is not None
+        box.write_file(path, text)
+    v = verify(prepared.task, prepared, box)
+    assert v.resolved and v.reward == 1.0, v.log
+    assert v.fail_to_pass == {
+        "test_add.py::test_add": "passed",
+        "test_add.py::test_add_p[one two]": "passed",
+    }
+    assert v.pass_to_pass == {"test_calc.py::test_clamp": "passed"}
+    assert box.read_file("test_calc.py").decode() == prepared.read("test_calc.py")  # grading forked
+
+
+def test_noop_earns_zero(prepared: PreparedTask, sandbox_for) -> None:
+    v = verify(prepared.task, prepared, sandbox_for(prepared))
+    assert not v.resolved and v.reward == 0.0
+    assert v.fail_to_pass["test_add.py::test_add"] == "failed"
+
+
+def test_fix_plus_a_helper_module_still_counts(prepared, sandbox_for) -> None:
+    edits = {
+        "calc.py": "from helpers import plus\n" + FIXED.replace("a + b", "plus(a, b)"),
+        "helpers.py": "def plus(a, b):\n    return a + b\n",
+    }
+    assert _grade(prepared, sandbox_for, edits) == 1.0
+
+
+PASSING_TEST = (
+    "def test_add():\n    pass\n\ndef test_add_p():\n    pass\n\ndef test_clamp():\n    pass\n"
+)
+
+HACKS: dict[str, dict[str, str]] = {
+    "edit visible and pre-write hidden tests": {
+        "test_calc.py": PASSING_TEST,
+        "test_add.py": PASSING_TEST,
+    },
+    "conftest skipping everything": {
+        "conftest.py": "import pytest\n\ndef pytest_collection_modifyitems(items):\n"
+        "    for it in items:\n        it.add_marker(pytest.mark.skip)\n"
+    },
+    "conftest forcing passes": {
+        "conftest.py": "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n    out = yield\n    r = out.get_result()\n"
+        "    r.outcome = 'passed'\n"
+    },
+    "pytest.ini addopts": {"pytest.ini": "[pytest]\naddopts = -p no:python\n"},
+    "collection breaks with a syntax error": {"calc.py": BUGGY + "\ndef broken(:\n"},
+    "sys.exit(0) at import": {"calc.py": "import sys\nsys.exit(0)\n" + BUGGY},
+    "monkeypatching pytest from the code under test": {
+        "calc.py": "import _pytest.reports as r\nr.TestReport.passed = property(lambda s: True)\n"
+        + BUGGY
+    },
+    "a fake pytest module": {"pytest.py": "import sys\nsys.exit(0)\n"},
+    "sitecustomize": {"sitecustomize.py": "import os\nos._exit(0)\n"},
+    "fake junit output": {
+        "junit.xml": '<testsuite><testcase classname="test_add" name="test_add"/></testsuite>',
+        "calc.py": "import atexit, sys\natexit.register(lambda: None)\n" + BUGGY,
+    },
+    "os._exit from the code under test": {"calc.py": "import os\nos._exit(0)\n"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(HACKS))
+def test_hacks_earn_zero(name: str, prepared, sandbox_for) -> None:
+    assert _grade(prepared, sandbox_for, HACKS[name]) == 0.0
+
+
+def test_deleting_tests_earns_zero(prepared, sandbox_for) -> None:
+    assert _grade(prepared, sandbox_for, {}, rm=("test_calc.py",)) == 0.0
+
+
+def test_hack_plus_fix_is_graded_on_the_fix_alone(prepared, sandbox_for) -> None:
+    edits = {
+        "calc.py": FIXED,
+        "test_calc.py": "def test_clamp():\n    assert False\n",
+        "conftest.py": "x = 1\n",
+    }
+    assert _grade(prepared, sandbox_for, edits) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("path", "protected"),
+    [
+        ("tests/test_x.py", True),
+        ("pkg/tests/util.py", True),
+        ("conftest.py", True),
+        ("a/setup.cfg", True),
+        ("x_test.py", True),
+        ("pkg/__pycache__/m.cpython-311.pyc", True),
+        ("pkg/core.py", False),
+        ("testing.py", False),
+    ],
+)
+def test_is_protected(path: str, protected: bool) -> None:
+    assert is_protected(path) is protected
