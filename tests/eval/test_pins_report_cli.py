@@ -1,0 +1,97 @@
+"""Pins are content hashes; the report and the gate command read real eval files."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+import pytest
+
+from shadowrl.config import Config
+from shadowrl.eval.cli import add_gate_args, cmd_gate, parse_suite
+from shadowrl.eval.pins import config_sections, harness_version, suite_hash
+from shadowrl.eval.report import render_report, write_report
+from shadowrl.tasks.task import Seed, Task
+
+from .builders import make_result, rows
+
+
+def _task(seed_dir: Path, problem: str = "add() subtracts") -> Task:
+    return Task(
+        instance_id="demo-1",
+        repo="demo/demo",
+        problem_statement=problem,
+        patch="",
+        FAIL_TO_PASS=("tests/test_a.py::test_add",),
+        seed=Seed(path=str(seed_dir)),
+    )
+
+
+def test_suite_hash_follows_content_not_location(tmp_path: Path) -> None:
+    a = tmp_path / "a"
+    a.mkdir()
+    (a / "m.py").write_text("def add(x, y):\n    return x - y\n")
+    b = tmp_path / "elsewhere"
+    shutil.copytree(a, b)
+    prompt = lambda t: t.problem_statement  # noqa: E731
+    h = suite_hash([_task(a)], prompt)
+    assert suite_hash([_task(b)], prompt) == h  # same files elsewhere: same suite
+    assert suite_hash([_task(a, "other issue")], prompt) != h
+    assert suite_hash([_task(a)], lambda t: "new prompt") != h
+    (b / "m.py").write_text("def add(x, y):\n    return x + y\n")
+    from shadowrl.eval.pins import tree_hash
+
+    tree_hash.cache_clear()
+    assert suite_hash([_task(b)], prompt) != h
+
+
+def test_harness_version_and_config_sections() -> None:
+    assert harness_version("p1") == harness_version("p1") != harness_version("p2")
+    base = config_sections(Config())
+    changed = config_sections(Config.model_validate({"tasks": {"cache_dir": "/elsewhere"}}))
+    assert base["tasks"] != changed["tasks"]
+    assert base["tasks.shaping"] == changed["tasks.shaping"]  # a cache path is not measured
+    assert base["agent"] == changed["agent"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "parsed"),
+    [
+        ("easy", ("easy", None)),
+        ("easy:heldout", ("easy", "heldout")),
+        ("x/t.jsonl", ("x/t.jsonl", None)),
+    ],
+)
+def test_parse_suite(spec: str, parsed: tuple[str, str | None]) -> None:
+    assert parse_suite(spec) == parsed
+
+
+def test_report_lists_scores_tasks_and_crashes(tmp_path: Path) -> None:
+    r = make_result(rows(4, 2), crash=True)
+    text = render_report(r)
+    assert "| **all** | 4 | 16 |" in text
+    assert "| task-0 | hard | 1/4 |" in text  # sample 0 crashed, sample 1 resolved
+    assert "RuntimeError: boom" in text
+    write_report(r, tmp_path)
+    assert {p.name for p in tmp_path.iterdir()} == {"eval.json", "report.md", "pass_by_tier.png"}
+
+
+def _gate(tmp_path: Path, cand: list[list[bool]], inc: list[list[bool]], **pins: str) -> int:
+    make_result(cand).save(tmp_path / "c.json")
+    make_result(inc, pins=dict(pins)).save(tmp_path / "i.json")
+    parser = argparse.ArgumentParser()
+    add_gate_args(parser)
+    args = parser.parse_args(
+        ["--candidate", str(tmp_path / "c.json"), "--incumbent", str(tmp_path / "i.json")]
+    )
+    return cmd_gate(args, Config())
+
+
+def test_gate_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _gate(tmp_path, rows(20, 4), rows(20, 1)) == 0
+    assert "promote" in capsys.readouterr().out
+    assert _gate(tmp_path, rows(20, 0), rows(20, 4)) == 1
+    assert "reject: significantly worse" in capsys.readouterr().out
+    assert _gate(tmp_path, rows(20, 4), rows(20, 4), harness_version="v2") == 2
+    assert "refused: results are not comparable: harness version" in capsys.readouterr().out
