@@ -46,6 +46,8 @@ class SamplingRequest(BaseModel):
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     n: int = Field(1, ge=1, le=64)
     stop: str | list[str] | None = None
+    stop_token_ids: list[int] | None = None  # vLLM's extension, on top of the end-of-turn ids
+    top_k: int = Field(0, ge=-1)  # vLLM's extension; 0 or -1 = off
     seed: int | None = None
     stream: bool = False
     stream_options: dict[str, Any] | None = None

@@ -123,8 +123,10 @@ class OpenAIServer:
         self, req: SamplingRequest, max_tokens: int, i: int, stop_ids: tuple[int, ...]
     ) -> SamplingParams:
         seed = None if req.seed is None else req.seed + i  # the n choices must differ
+        stop_ids = (*stop_ids, *(t for t in req.stop_token_ids or () if t not in stop_ids))
+        top_k = max(req.top_k, 0)
         return SamplingParams(
-            max_tokens, req.temperature, req.top_p, 0, req.stops(), stop_ids, seed
+            max_tokens, req.temperature, req.top_p, top_k, req.stops(), stop_ids, seed
         )
 
     def finish(self, gen: Generation, text: str, stops: Sequence[str], tools: Tools) -> Served:
