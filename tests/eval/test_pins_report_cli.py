@@ -12,20 +12,21 @@ from shadowrl.config import Config
 from shadowrl.eval.cli import add_gate_args, cmd_gate, parse_suite
 from shadowrl.eval.pins import config_sections, harness_version, suite_hash
 from shadowrl.eval.report import render_report, write_report
-from shadowrl.tasks.task import Seed, Task
+from shadowrl.tasks.task import Task
 
 from .builders import make_result, rows
 
 
 def _task(seed_dir: Path, problem: str = "add() subtracts") -> Task:
-    return Task(
-        instance_id="demo-1",
-        repo="demo/demo",
-        problem_statement=problem,
-        patch="",
-        FAIL_TO_PASS=("tests/test_a.py::test_add",),
-        seed=Seed(path=str(seed_dir)),
-    )
+    record = {
+        "instance_id": "demo-1",
+        "repo": "demo/demo",
+        "problem_statement": problem,
+        "patch": "",
+        "FAIL_TO_PASS": ["tests/test_a.py::test_add"],
+        "seed": {"path": str(seed_dir)},
+    }
+    return Task.model_validate(record)
 
 
 def test_suite_hash_follows_content_not_location(tmp_path: Path) -> None:
@@ -48,7 +49,7 @@ def test_suite_hash_follows_content_not_location(tmp_path: Path) -> None:
 
 def test_harness_version_and_config_sections() -> None:
     assert harness_version("p1") == harness_version("p1") != harness_version("p2")
-    base = config_sections(Config())
+    base = config_sections(Config.model_validate({}))
     changed = config_sections(Config.model_validate({"tasks": {"cache_dir": "/elsewhere"}}))
     assert base["tasks"] != changed["tasks"]
     assert base["tasks.shaping"] == changed["tasks.shaping"]  # a cache path is not measured
@@ -85,7 +86,7 @@ def _gate(tmp_path: Path, cand: list[list[bool]], inc: list[list[bool]], **pins:
     args = parser.parse_args(
         ["--candidate", str(tmp_path / "c.json"), "--incumbent", str(tmp_path / "i.json")]
     )
-    return cmd_gate(args, Config())
+    return cmd_gate(args, Config.model_validate({}))
 
 
 def test_gate_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -69,7 +69,10 @@ async def _remote(spec: str, config: Config) -> AsyncIterator[PolicyFactory]:
 
     tokenizer = load_tokenizer(config.model.path)
     policy = RemotePolicy(spec, config.model.path, tokenizer=tokenizer)
-    yield SharedPolicy(policy, tokenizer, f"remote:{spec} ({config.model.path})")
+    try:
+        yield SharedPolicy(policy, tokenizer, f"remote:{spec} ({config.model.path})")
+    finally:
+        await policy.aclose()
 
 
 @contextlib.asynccontextmanager
@@ -78,9 +81,8 @@ async def _local(spec: str, config: Config) -> AsyncIterator[PolicyFactory]:
     from shadowrl.models import load_model
 
     model, tokenizer = load_model(config.model.model_copy(update={"path": spec}))
-    engine = Engine(model, config.engine)
-    async with engine:
-        yield SharedPolicy(engine, tokenizer, f"model:{spec}")
+    engine = Engine(model, tokenizer, config.engine)
+    yield SharedPolicy(engine, tokenizer, f"model:{spec}")
 
 
 Opener = Callable[[str, "Config"], contextlib.AbstractAsyncContextManager["PolicyFactory"]]
