@@ -48,7 +48,10 @@ def format_tool_calls(content: str, calls: Sequence[ToolCall]) -> str:
 def _schema_line(schema: dict[str, Any]) -> str:
     fn = schema.get("function", schema)
     compact = {"name": fn["name"], "description": fn.get("description", "")}
-    compact["parameters"] = fn.get("parameters", {"type": "object", "properties": {}})
+    params = dict(fn.get("parameters") or {"type": "object", "properties": {}})
+    if not params.get("required"):
+        params.pop("required", None)
+    compact["parameters"] = params
     return json.dumps(compact, separators=(",", ":"))
 
 

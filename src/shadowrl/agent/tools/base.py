@@ -89,7 +89,7 @@ class FunctionTool:
     description: str
     read_only: bool
     fn: Callable[..., str]
-    params: dict[str, str]  # parameter -> one-line description
+    params: dict[str, str]  # parameter -> short description (optional)
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -97,7 +97,9 @@ class FunctionTool:
         sig = inspect.signature(self.fn)
         props, required = {}, []
         for p in list(sig.parameters.values())[1:]:  # skip ctx
-            props[p.name] = {**_json_type(hints[p.name]), "description": self.params[p.name]}
+            props[p.name] = _json_type(hints[p.name])
+            if p.name in self.params:  # only where the name and type do not say it all
+                props[p.name]["description"] = self.params[p.name]
             if p.default is inspect.Parameter.empty:
                 required.append(p.name)
         parameters = {"type": "object", "properties": props, "required": required}
@@ -117,7 +119,7 @@ class FunctionTool:
 def tool(
     description: str, *, read_only: bool, **params: str
 ) -> Callable[[Callable[..., str]], FunctionTool]:
-    """Decorator: `@tool("Read a file.", read_only=True, path="File path.")`."""
+    """Decorator: `@tool("Show a file.", read_only=True, start_line="1-based")`."""
 
     def wrap(fn: Callable[..., str]) -> FunctionTool:
         return FunctionTool(fn.__name__, description, read_only, fn, params)

@@ -8,10 +8,11 @@ so a small model can correct itself in one more turn.
 from __future__ import annotations
 
 import difflib
+import re
 
 from shadowrl.agent.tools.base import ToolContext, ToolError, tool
 
-_SKIP_DIRS = (".git/", "__pycache__/", ".pytest_cache/")
+_SKIP = frozenset({".git", "__pycache__", ".pytest_cache"})
 
 
 def _numbered(lines: list[str], first: int) -> str:
@@ -21,9 +22,8 @@ def _numbered(lines: list[str], first: int) -> str:
 @tool(
     "Show a file with line numbers.",
     read_only=True,
-    path="File path.",
-    start_line="First line, 1-based.",
-    end_line="Last line, inclusive.",
+    start_line="1-based",
+    end_line="inclusive",
 )
 def read_file(ctx: ToolContext, path: str, start_line: int = 1, end_line: int | None = None) -> str:
     lines = ctx.read_text(path).splitlines()
@@ -59,11 +59,8 @@ def _not_found_hint(text: str, old: str) -> str:
 
 
 @tool(
-    "Replace one exact, unique occurrence of `old` with `new` in a file.",
+    "Replace the exact text `old`, which must occur once, with `new`.",
     read_only=False,
-    path="File path.",
-    old="Exact text to replace (include enough context to be unique).",
-    new="Replacement text.",
 )
 def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
     if not old:
@@ -75,12 +72,9 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
     if count == 0:
         raise ToolError(f"`old` not found in {path}." + _not_found_hint(text, old))
     if count > 1:
-        starts, at = [], text.find(old)
-        while at != -1:
-            starts.append(str(_line_of(text, at)))
-            at = text.find(old, at + 1)
+        lines = sorted({_line_of(text, m.start()) for m in re.finditer(re.escape(old), text)})
         raise ToolError(
-            f"`old` occurs {count} times in {path} (lines {', '.join(starts)}); "
+            f"`old` occurs {count} times in {path} (lines {', '.join(map(str, lines))}); "
             "include more surrounding lines to make it unique"
         )
     at = text.index(old)
@@ -91,24 +85,19 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
     return f"Edited {path}. Lines now:\n{shown}"
 
 
-@tool(
-    "Create or overwrite a file.",
-    read_only=False,
-    path="File path.",
-    content="Full file content.",
-)
+@tool("Create or overwrite a file.", read_only=False)
 def write_file(ctx: ToolContext, path: str, content: str) -> str:
     ctx.sandbox.write_file(path, content)
     return f"Wrote {len(content.splitlines())} lines to {path}."
 
 
-@tool("List a directory (recursive entries collapsed).", read_only=True, path="Directory.")
+@tool("List a directory.", read_only=True)
 def list_dir(ctx: ToolContext, path: str = ".") -> str:
     prefix = path.strip("/").removeprefix("./").removeprefix(".")
     prefix = f"{prefix}/" if prefix else ""
     entries: set[str] = set()
     for f in ctx.sandbox.list_files():
-        if not f.startswith(prefix) or any(d in f"/{f}" for d in ("/" + s for s in _SKIP_DIRS)):
+        if not f.startswith(prefix) or any(part in _SKIP for part in f.split("/")[:-1]):
             continue
         head, sep, _ = f[len(prefix) :].partition("/")
         entries.add(head + sep)

@@ -30,11 +30,10 @@ def _in_scope(path: str, root: str, glob: str | None) -> bool:
 
 
 @tool(
-    "Regex search in files; prints path:line:text.",
+    "Regex search; prints path:line:text.",
     read_only=True,
-    pattern="Python regular expression.",
-    path="File or directory to search.",
-    glob="Only files matching this glob, e.g. '*.py'.",
+    path="file or directory",
+    glob="e.g. *.py",
 )
 def grep(ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = None) -> str:
     note = ""
@@ -65,10 +64,9 @@ def grep(ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = Non
 
 
 @tool(
-    "Find code by meaning (natural-language query).",
+    "Find code by meaning, e.g. 'where is the config parsed'.",
     read_only=True,
-    query="What the code does, e.g. 'parse the config file'.",
-    k="Number of results.",
+    k="number of results",
 )
 def semantic_search(ctx: ToolContext, query: str, k: int = 5) -> str:
     from shadowrl.search import SemanticIndex, changed_texts, get_embedder, sandbox_texts

@@ -17,11 +17,7 @@ from shadowrl.agent.tools.base import ToolContext, ToolError, tool
 _RUFF_RULES = "E4,E7,E9,F"
 
 
-@tool(
-    "Run a shell command in the workspace root.",
-    read_only=False,
-    command="Shell command, e.g. 'python -m pytest -x -q'.",
-)
+@tool("Run a shell command in the workspace root.", read_only=False)
 def run(ctx: ToolContext, command: str) -> str:
     timeout = min(ctx.config.run_timeout_s, max(ctx.remaining_s(), 1.0))
     r = ctx.sandbox.exec(command, timeout=timeout)
@@ -51,11 +47,7 @@ def _ruff(path: str, source: str) -> str:
     return "\n".join(line for line in proc.stdout.splitlines() if line.startswith(f"{path}:"))
 
 
-@tool(
-    "Lint Python files with ruff (default: the files you changed).",
-    read_only=True,
-    paths="Files to lint.",
-)
+@tool("Lint Python files with ruff.", read_only=True, paths="default: files you changed")
 def lint(ctx: ToolContext, paths: list[str] | None = None) -> str:
     if paths is None:  # changed files that still exist
         paths = sorted(set(ctx.sandbox.changed_files()) & set(ctx.sandbox.list_files()))
