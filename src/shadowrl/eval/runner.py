@@ -162,26 +162,23 @@ async def _task(run: _Run, task: Task, samples: int, cache_dir: Path) -> TaskRes
 
     sandbox_cfg = run.config.sandbox
     start = time.perf_counter()
-    try:
-        async with run.gate:  # preparing is heavy (unpack, env build): count it as a slot
-            prepared = await asyncio.to_thread(prepare, task, cache_dir)
-            root = await asyncio.to_thread(
-                prepared.sandbox, sandbox_cfg.backend, sandbox_cfg.limits
-            )
-    except Exception as err:
-        for _ in range(samples):
-            run.advance(False)
-        return result([_crash(i, err, time.perf_counter() - start) for i in range(samples)])
-    try:
-        snap = await asyncio.to_thread(root.snapshot)
+    async with contextlib.AsyncExitStack() as cleanup:  # release the snapshot, then close root
         try:
-            rows = await asyncio.gather(
-                *(_sample(run, task, prepared, snap, i) for i in range(samples))
-            )
-        finally:
-            await asyncio.to_thread(snap.release)
-    finally:
-        await asyncio.to_thread(root.close)
+            async with run.gate:  # preparing is heavy (unpack, env build): it takes a slot
+                prepared = await asyncio.to_thread(prepare, task, cache_dir)
+                root = await asyncio.to_thread(
+                    prepared.sandbox, sandbox_cfg.backend, sandbox_cfg.limits
+                )
+                cleanup.push_async_callback(asyncio.to_thread, root.close)
+                snap = await asyncio.to_thread(root.snapshot)
+                cleanup.push_async_callback(asyncio.to_thread, snap.release)
+        except Exception as err:
+            for _ in range(samples):
+                run.advance(False)
+            return result([_crash(i, err, time.perf_counter() - start) for i in range(samples)])
+        rows = await asyncio.gather(
+            *(_sample(run, task, prepared, snap, i) for i in range(samples))
+        )
     return result(rows)
 
 
