@@ -1,10 +1,74 @@
-"""Isolated, forkable workspaces: `create_sandbox(workspace, backend="auto")`."""
+"""Isolated, forkable workspaces: `create_sandbox(workspace, backend="auto")`.
+
+    overlay  namespaces + overlayfs + seccomp + cgroups; O(1) snapshot/fork (`overlay.py`)
+    local    a copied directory and a plain subprocess; isolates nothing (`local.py`)
+
+"auto" picks `overlay` where the machine allows it and otherwise falls back to
+`local` with a loud warning.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 from shadowrl.sandbox.base import ExecResult, Limits, Sandbox, Snapshot
 
-__all__ = ["ExecResult", "Limits", "Sandbox", "Snapshot", "create_sandbox"]
+__all__ = ["BACKENDS", "ExecResult", "Limits", "Sandbox", "Snapshot", "create_sandbox"]
+
+log = logging.getLogger(__name__)
 
 
-def create_sandbox(workspace, backend: str = "auto", limits: Limits | None = None) -> Sandbox:  # type: ignore[no-untyped-def]
-    """Placeholder until the sandbox backends land (being implemented now)."""
-    raise NotImplementedError
+def _overlay(workspace: Path, limits: Limits, **kw: object) -> Sandbox:
+    from shadowrl.sandbox.overlay import OverlaySandbox
+
+    return OverlaySandbox.create(workspace, limits, **kw)  # type: ignore[arg-type]
+
+
+def _local(workspace: Path, limits: Limits, **kw: object) -> Sandbox:
+    from shadowrl.sandbox.local import LocalSandbox
+
+    return LocalSandbox.create(workspace, limits, **kw)  # type: ignore[arg-type]
+
+
+BACKENDS: dict[str, Callable[..., Sandbox]] = {"overlay": _overlay, "local": _local}
+
+
+def _auto(workspace: Path, limits: Limits, **kw: object) -> Sandbox:
+    from shadowrl.sandbox.overlay import unavailable_reason
+
+    reason = unavailable_reason()
+    if reason is None:
+        try:
+            return _overlay(workspace, limits, **kw)
+        except OSError as e:
+            reason = str(e)
+    log.warning("overlay sandbox unavailable (%s); FALLING BACK TO 'local', NO ISOLATION", reason)
+    return _local(workspace, limits, **kw)
+
+
+def create_sandbox(
+    workspace: str | Path,
+    backend: str = "auto",
+    limits: Limits | None = None,
+    *,
+    extra_ro_layers: Sequence[Path] = (),
+    ro_binds: Mapping[str, Path] | None = None,
+    workdir: str = "/workspace",
+    squash_depth: int = 32,
+) -> Sandbox:
+    """A sandbox whose workspace starts as a copy-on-write view of `workspace`.
+
+    `workspace` is never modified. `extra_ro_layers` are stacked beneath it (e.g. files
+    the task adds); `ro_binds` maps an absolute path inside the sandbox to a host dir
+    mounted read-only there (e.g. a prepared virtualenv). Commands run in `workdir`.
+    `squash_depth` bounds how many snapshot layers stack up before they are merged.
+    """
+    if backend != "auto" and backend not in BACKENDS:
+        raise ValueError(f"unknown sandbox backend {backend!r}; choose from {[*BACKENDS, 'auto']}")
+    make = _auto if backend == "auto" else BACKENDS[backend]
+    return make(
+        Path(workspace), limits or Limits.model_validate({}), extra_ro_layers=extra_ro_layers,
+        ro_binds=ro_binds, workdir=workdir, squash_depth=squash_depth,
+    )  # fmt: skip

@@ -1,0 +1,239 @@
+"""The `overlay` backend: namespaces + overlayfs layers, forkable in O(1).
+
+A sandbox is an overlay mount: a private tmpfs upper over a stack of shared
+read-only layers (see `layers.py`), with the pristine workspace at the bottom.
+
+    snapshot(): unmount, freeze the upper (it joins the stack), mount a fresh upper
+                (skipped when nothing changed since the last snapshot)
+    fork():     mount a fresh upper over the snapshot's stack
+
+Neither copies a file. Past `squash_depth` frozen layers (overlayfs allows ~500) the
+frozen uppers are merged into one, in O(files changed). Commands run through
+`bwrap.py` as an unprivileged user in fresh namespaces, inside the sandbox's cgroup.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import platform
+import shutil
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shadowrl.sandbox import fsview, layerfs, seccomp, syscalls
+from shadowrl.sandbox.base import ExecResult, Limits
+from shadowrl.sandbox.bwrap import SANDBOX_ENV, launcher_argv
+from shadowrl.sandbox.cgroups import Cgroup
+from shadowrl.sandbox.layers import Layer, LayerStore, get_store
+from shadowrl.sandbox.process import run_captured
+
+
+def unavailable_reason() -> str | None:
+    """Why this machine cannot run the overlay backend, or None if it can."""
+    if platform.system() != "Linux":
+        return "not Linux"
+    if os.geteuid() != 0:
+        return "not root (needed for overlay and idmapped mounts)"
+    missing = [tool for tool in ("bwrap", "setpriv", "unshare") if shutil.which(tool) is None]
+    if missing:
+        return f"missing tools: {', '.join(missing)}"
+    if "overlay" not in Path("/proc/filesystems").read_text():
+        return "overlayfs not available"
+    if not seccomp.supported():
+        return f"no seccomp filter for {platform.machine()}"
+    return None
+
+
+@functools.cache
+def _filter() -> bytes:
+    return seccomp.deny_filter()
+
+
+def _seccomp_fd() -> int:
+    fd = os.memfd_create("shadowrl-seccomp", os.MFD_CLOEXEC)
+    os.write(fd, _filter())
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """What a root sandbox and every sandbox forked from it share."""
+
+    store: LayerStore
+    base: tuple[Layer, ...]  # workspace + extra read-only layers, top first
+    limits: Limits
+    workdir: str
+    ro_binds: Mapping[str, Path] = field(default_factory=dict)
+    squash_depth: int = 32
+
+
+class OverlaySnapshot:
+    """A frozen layer stack; holds a reference on each layer until released."""
+
+    def __init__(self, spec: _Spec, lowers: tuple[Layer, ...]) -> None:
+        self._spec, self._lowers, self._released = spec, lowers, False
+
+    @property
+    def depth(self) -> int:
+        """Number of frozen upper layers in the stack (bounded by squashing)."""
+        return sum(layer.is_upper for layer in self._lowers)
+
+    def fork(self) -> OverlaySandbox:
+        if self._released:
+            raise RuntimeError("fork() of a released snapshot")
+        self._spec.store.acquire(self._lowers)
+        return OverlaySandbox(self._spec, self._lowers)
+
+    def release(self) -> None:
+        if not self._released:
+            self._released = True
+            self._spec.store.release(self._lowers)
+
+
+class OverlaySandbox:
+    """One isolated workspace: an overlay mount plus (from the first exec) a cgroup."""
+
+    backend = "overlay"
+
+    def __init__(self, spec: _Spec, lowers: tuple[Layer, ...]) -> None:
+        """Takes over one reference on each of `lowers`."""
+        self._spec, self._lowers = spec, lowers
+        self.workdir = spec.workdir
+        self._cgroup: Cgroup | None = None
+        self._closed = False
+        store = spec.store
+        self._dir = store.new_path("s")
+        self._upper = store.upper(self._disk_left_mb(), like=spec.base[0].dir)
+        try:
+            store.mount_overlay(lowers, self._upper, self._dir)
+        except BaseException:
+            store.release([self._upper, *lowers])
+            self._dir.rmdir()
+            raise
+
+    @classmethod
+    def create(
+        cls,
+        workspace: Path,
+        limits: Limits,
+        *,
+        extra_ro_layers: Sequence[Path] = (),
+        ro_binds: Mapping[str, Path] | None = None,
+        workdir: str = "/workspace",
+        squash_depth: int = 32,
+    ) -> OverlaySandbox:
+        """A root sandbox over `workspace` (left untouched) and `extra_ro_layers` beneath it."""
+        store = get_store()
+        base: list[Layer] = []
+        try:
+            for path in (workspace, *extra_ro_layers):
+                base.append(store.base(Path(path).resolve(strict=True)))
+            binds = {k: Path(v).resolve(strict=True) for k, v in (ro_binds or {}).items()}
+            spec = _Spec(store, tuple(base), limits, workdir, binds, squash_depth)
+            return cls(spec, tuple(base))
+        except BaseException:
+            store.release(base)
+            raise
+
+    def _disk_left_mb(self) -> float:
+        used = sum(layer.used_bytes() for layer in self._lowers if layer.is_upper)
+        return max(1.0, self._spec.limits.disk_mb - used / 2**20)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("sandbox is closed")
+
+    def exec(self, cmd: str, timeout: float = 30.0) -> ExecResult:
+        self._check_open()
+        spec = self._spec
+        if self._cgroup is None and spec.store.cgroups is not None:
+            self._cgroup = Cgroup(spec.store.cgroups, self._dir.name, spec.limits)
+        procs = self._cgroup.procs_files if self._cgroup else []
+        fd = _seccomp_fd()
+        try:
+            argv = launcher_argv(
+                cmd, merged=self._dir, workdir=spec.workdir, uid=spec.store.uid,
+                limits=spec.limits, cgroup_procs=procs, ro_binds=spec.ro_binds, seccomp_fd=fd,
+            )  # fmt: skip
+            return run_captured(
+                argv, timeout=timeout, output_bytes=spec.limits.output_bytes,
+                kill=self._kill, env=SANDBOX_ENV, pass_fds=(fd,),
+            )  # fmt: skip
+        finally:
+            os.close(fd)
+            if self._cgroup is not None:
+                self._cgroup.kill_all()
+
+    def _kill(self, proc: subprocess.Popen[bytes]) -> None:
+        # bwrap dies -> its pid-1 child gets SIGKILL (--die-with-parent) -> the whole
+        # pid namespace goes; the cgroup sweep catches anything mid-fork.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        if self._cgroup is not None:
+            self._cgroup.kill_all()
+
+    def read_file(self, path: str | Path) -> bytes:
+        self._check_open()
+        return fsview.read_file(self._dir, fsview.relative(path, self.workdir))
+
+    def write_file(self, path: str | Path, data: str | bytes) -> None:
+        self._check_open()
+        rel = fsview.relative(path, self.workdir)
+        uid = self._spec.store.uid
+        fsview.write_file(self._dir, rel, data, owner=(uid, uid))
+
+    def list_files(self) -> list[str]:
+        self._check_open()
+        return fsview.list_files(self._dir)
+
+    def changed_files(self) -> list[str]:
+        self._check_open()
+        uppers = [self._upper.dir, *(layer.dir for layer in self._lowers if layer.is_upper)]
+        bases = [layer.dir for layer in self._spec.base]
+        return layerfs.changed(uppers, bases, self._dir)
+
+    def snapshot(self) -> OverlaySnapshot:
+        self._check_open()
+        if not self._upper.is_empty():
+            self._freeze_upper()
+        self._spec.store.acquire(self._lowers)
+        return OverlaySnapshot(self._spec, self._lowers)
+
+    def _freeze_upper(self) -> None:
+        """Move the upper into the lower stack and continue on a fresh, empty upper."""
+        store = self._spec.store
+        syscalls.umount(self._dir)
+        store.freeze(self._upper)
+        lowers = (self._upper, *self._lowers)
+        uppers = [layer for layer in lowers if layer.is_upper]
+        if len(uppers) > self._spec.squash_depth:
+            lowers = (store.squash(uppers), *self._spec.base)
+            store.release(uppers)
+        self._lowers = lowers
+        self._upper = store.upper(self._disk_left_mb(), like=self._spec.base[0].dir)
+        store.mount_overlay(self._lowers, self._upper, self._dir)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._cgroup is not None:
+            self._cgroup.remove()
+        try:
+            syscalls.umount(self._dir)
+        except OSError:  # still busy (e.g. a host thread's open file): detach it instead
+            syscalls.umount(self._dir, lazy=True)
+        self._dir.rmdir()
+        self._spec.store.release([self._upper, *self._lowers])
+
+    def __enter__(self) -> OverlaySandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
