@@ -4,10 +4,29 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class EngineConfig(BaseModel):
-    """The batched generation engine."""
+    """The batched generation engine (`shadowrl.inference.engine.Engine`)."""
 
     model_config = ConfigDict(extra="forbid")
-    max_batch: int = Field(32, description="Sequences decoded together in one step.")
+    max_batch: int = Field(default=32, ge=1, description="Sequences decoded together in one step.")
+    max_seq_len: int = Field(
+        default=8192, ge=16, description="Longest prompt + completion; longer requests finish 'length'."
+    )
+    initial_kv_len: int = Field(
+        default=1024,
+        ge=16,
+        description="Starting KV capacity per slot; it doubles on demand up to max_seq_len, "
+        "so short workloads do not reserve max_batch * max_seq_len of memory.",
+    )
+    prefill_tokens_per_step: int = Field(
+        default=4096,
+        ge=1,
+        description="Prompt tokens admitted between two decode steps (at least one request), "
+        "bounding how long a burst of new prompts stalls running decodes.",
+    )
     recompute_kv_on_swap: bool = Field(
-        False, description="Re-run the KV cache of running requests after a weight swap."
+        default=False,
+        description="After a weight swap, re-run the prefill of every running request so its "
+        "KV comes from the new weights. Off: the swap is a pure copy (milliseconds) and old "
+        "KV stays (slightly stale keys/values; logprobs still come from the new weights). "
+        "On: exact new-policy KV at the cost of one prefill per running request.",
     )

@@ -1,0 +1,424 @@
+"""The in-process generation engine: continuous batching, KV cache, in-flight weight swaps.
+
+One background thread owns the model and runs this loop until stopped:
+
+    apply queued weight swaps  ->  admit waiting requests (prefill, shared per prompt)
+        ->  one decode step for every running request  ->  retire finished ones
+
+Requests join and leave between decode steps, so a short completion never waits for a
+long one and a new rollout never waits for a batch to drain. Every token records its
+logprob (under the distribution it was drawn from) and the weights version that made
+it; a swap lands between two steps, so versions change exactly where it happened and no
+request is dropped or restarted. Identical prompts (a GRPO group) are prefilled once and
+their KV is copied, including a prompt still held by a running request.
+
+Callers: `await engine.generate(ids, sampling)` (the `Policy` protocol, safe from many
+asyncio tasks at once), `async for delta in engine.generate_stream(...)`, or the blocking
+`engine.generate_batch(prompts, sampling)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from shadowrl.inference.config import EngineConfig
+from shadowrl.inference.forward import Decoder
+from shadowrl.inference.kv import KVCache
+from shadowrl.inference.requests import Done, OnDelta, Request, TokenDelta
+from shadowrl.inference.sampling import BatchSampling, select_tokens
+from shadowrl.types import FinishReason, Generation, SamplingParams
+
+
+@dataclass(eq=False)
+class _Swap:
+    state: Mapping[str, Tensor]
+    version: int
+    delta: bool
+    done: threading.Event = field(default_factory=threading.Event)
+    pause_s: float = 0.0
+    error: BaseException | None = None
+
+
+class Engine:
+    """Batched generation over one Llama/Qwen-family Hugging Face model."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any = None,
+        config: EngineConfig | None = None,
+        *,
+        version: int = 0,
+        seed: int | None = None,
+    ) -> None:
+        self.config = config or EngineConfig()
+        self.model = model.eval()
+        self.tokenizer = tokenizer  # only needed for stop strings
+        self.decoder = Decoder(model)
+        self.version = version
+        param = next(model.parameters())
+        self.device = param.device
+        shape = self.decoder.shape
+        self.cache = KVCache(
+            layers=shape.layers,
+            slots=self.config.max_batch,
+            kv_heads=shape.kv_heads,
+            head_dim=shape.head_dim,
+            capacity=self.config.initial_kv_len,
+            max_capacity=self.config.max_seq_len,
+            dtype=param.dtype,
+            device=self.device,
+        )
+        self.default_stop_ids = _eos_ids(model, tokenizer)
+        self._tensors = dict(model.state_dict(keep_vars=True))
+        self._rng = torch.Generator()
+        if seed is not None:
+            self._rng.manual_seed(seed)
+        else:
+            self._rng.seed()
+        self._cv = threading.Condition()
+        self._inbox: list[Request] = []
+        self._swaps: list[_Swap] = []
+        self._pending: list[Request] = []
+        self._running: list[Request] = []  # running[i] lives in KV slot i
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> Engine:
+        if self._thread is None:
+            self._stopping = False
+            self._thread = threading.Thread(target=self._loop, name="shadowrl-engine", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the loop; running and waiting requests finish with reason 'abort'."""
+        if self._thread is None:
+            return
+        with self._cv:
+            self._stopping = True
+            self._cv.notify()
+        self._thread.join()
+        self._thread = None
+
+    def __enter__(self) -> Engine:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -------------------------------------------------------------------- callers
+
+    def submit(
+        self,
+        prompt_ids: Sequence[int],
+        sampling: SamplingParams,
+        on_done: Done,
+        on_delta: OnDelta | None = None,
+    ) -> Request:
+        """Queue one request (thread-safe); callbacks run on the engine thread."""
+        return self._submit_all([(prompt_ids, sampling, on_done, on_delta)])[0]
+
+    def abort(self, request: Request) -> None:
+        """Finish a request early with reason 'abort' (no-op once it has finished)."""
+        request.aborted = True
+        with self._cv:
+            self._cv.notify()
+
+    async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams) -> Generation:
+        """Continue `prompt_ids` (the `Policy` protocol); cancelling the task aborts it."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Generation] = loop.create_future()
+
+        def done(result: Generation | BaseException) -> None:
+            loop.call_soon_threadsafe(_resolve, fut, result)
+
+        request = self.submit(prompt_ids, sampling, done)
+        try:
+            return await fut
+        finally:
+            self.abort(request)
+
+    async def generate_stream(
+        self, prompt_ids: Sequence[int], sampling: SamplingParams
+    ) -> AsyncIterator[TokenDelta]:
+        """Yield one `TokenDelta` per new token, then an empty one carrying finish_reason."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[TokenDelta | BaseException] = asyncio.Queue()
+
+        def put(item: TokenDelta | BaseException) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        def done(result: Generation | BaseException) -> None:
+            if isinstance(result, BaseException):
+                put(result)
+
+        request = self.submit(prompt_ids, sampling, done, put)
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+                if item.finish_reason is not None:
+                    return
+        finally:
+            self.abort(request)
+
+    def generate_batch(
+        self, prompts: Sequence[Sequence[int]], sampling: SamplingParams | Sequence[SamplingParams]
+    ) -> list[Generation]:
+        """Blocking: run all prompts together (starting the engine for the call if needed)."""
+        params = [sampling] * len(prompts) if isinstance(sampling, SamplingParams) else sampling
+        futures: list[Future[Generation]] = [Future() for _ in prompts]
+        specs = [
+            (p, s, _future_setter(f), None)
+            for p, s, f in zip(prompts, params, futures, strict=True)
+        ]
+        owns_thread = self._thread is None
+        self.start()
+        try:
+            self._submit_all(specs)
+            return [f.result() for f in futures]
+        finally:
+            if owns_thread:
+                self.stop()
+
+    def update_weights(
+        self, state: Mapping[str, Tensor], version: int, *, delta: bool = False
+    ) -> float:
+        """Load new weights (or add `delta` to the current ones) between two decode steps.
+
+        Blocks until applied; returns the decode pause in seconds. Keys may be a subset
+        of the model's (a shard); unknown keys raise before anything changes.
+        """
+        unknown = sorted(set(state) - set(self._tensors))
+        if unknown:
+            raise KeyError(f"not parameters of this model: {unknown[:5]}")
+        swap = _Swap(state, version, delta)
+        if self._thread is None:
+            with torch.inference_mode():
+                self._apply_swap(swap)
+        else:
+            with self._cv:
+                self._swaps.append(swap)
+                self._cv.notify()
+            swap.done.wait()
+        if swap.error is not None:
+            raise swap.error
+        return swap.pause_s
+
+    def _submit_all(
+        self, specs: Sequence[tuple[Sequence[int], SamplingParams, Done, OnDelta | None]]
+    ) -> list[Request]:
+        requests = [self._make_request(*spec) for spec in specs]
+        with self._cv:  # one lock: a group submitted together is admitted together
+            if self._thread is None:
+                raise RuntimeError("engine is not running; call start() or use `with engine:`")
+            self._inbox.extend(requests)
+            self._cv.notify()
+        return requests
+
+    def _make_request(
+        self,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        on_done: Done,
+        on_delta: OnDelta | None,
+    ) -> Request:
+        if not prompt or len(prompt) >= self.config.max_seq_len:
+            raise ValueError(f"prompt length {len(prompt)} not in [1, {self.config.max_seq_len})")
+        if sampling.stop and self.tokenizer is None:
+            raise ValueError("stop strings need an engine built with a tokenizer")
+        generator = None
+        if sampling.temperature > 0:
+            generator = torch.Generator(device=self.device)
+            seed = sampling.seed
+            if seed is None:
+                with self._cv:
+                    seed = int(torch.randint(2**62, (1,), generator=self._rng))
+            generator.manual_seed(seed)
+        stop_ids = frozenset(sampling.stop_token_ids) | self.default_stop_ids
+        return Request(tuple(prompt), sampling, stop_ids, generator, on_done, on_delta)
+
+    # --------------------------------------------------------------- engine thread
+
+    def _loop(self) -> None:
+        with torch.inference_mode():
+            while True:
+                with self._cv:
+                    while not (self._stopping or self._inbox or self._swaps or self._running):
+                        self._cv.wait()
+                    if self._stopping:
+                        break
+                    self._pending += self._inbox
+                    swaps, self._inbox, self._swaps = self._swaps, [], []
+                for swap in swaps:
+                    self._apply_swap(swap)
+                try:
+                    self._step()
+                except Exception as error:  # fail loudly to every caller, keep serving
+                    for request in self._running + self._pending:
+                        request.fail(error)
+                    self._running, self._pending = [], []
+        for request in self._running + self._pending + self._inbox:
+            request.finish("abort")
+        self._running, self._pending, self._inbox = [], [], []
+
+    def _step(self) -> None:
+        for request in [r for r in self._pending if r.aborted]:
+            self._pending.remove(request)
+            request.finish("abort")
+        self._retire([(i, "abort") for i, r in enumerate(self._running) if r.aborted])
+        self._admit()
+        if self._running:
+            self._decode()
+
+    def _admit(self) -> None:
+        """Prefill waiting requests into free slots, once per distinct prompt."""
+        budget = self.config.prefill_tokens_per_step
+        while self._pending and len(self._running) < self.config.max_batch and budget > 0:
+            prompt = self._pending[0].prompt
+            free = self.config.max_batch - len(self._running)
+            group = [r for r in self._pending if r.prompt == prompt][:free]
+            for request in group:
+                self._pending.remove(request)
+            first = len(self._running)
+            self._running += group
+            logits, source = self._shared_prompt(prompt)
+            if logits is None:
+                logits = self.decoder.prefill(
+                    torch.tensor(prompt, device=self.device), first, self.cache
+                )
+                budget -= len(prompt)
+                source = first
+            if source != first:
+                self.cache.move(source, first, len(prompt))
+            self.cache.broadcast(first, list(range(first + 1, first + len(group))), len(prompt))
+            group[0].prompt_logits, group[0].prompt_version = logits, self.version
+            self._sample(group, logits.expand(len(group), -1))
+            self._retire_done(range(first, first + len(group)))
+
+    def _shared_prompt(self, prompt: tuple[int, ...]) -> tuple[Tensor | None, int]:
+        """A running request's KV for the same prompt under the current weights, if any."""
+        for slot, request in enumerate(self._running):
+            if request.prompt_version == self.version and request.prompt == prompt:
+                return request.prompt_logits, slot
+        return None, -1
+
+    def _decode(self) -> None:
+        running = self._running
+        tokens = torch.tensor([r.tokens[-1] for r in running], device=self.device)
+        lengths = torch.tensor([r.cached for r in running], device=self.device)
+        self.cache.reserve(max(r.cached for r in running) + 1)
+        logits = self.decoder.decode(tokens, lengths, self.cache)
+        self._sample(running, logits)
+        self._retire_done(range(len(running)))
+
+    def _sample(self, requests: Sequence[Request], logits: Tensor) -> None:
+        params = BatchSampling(
+            temperature=self._column([r.sampling.temperature for r in requests], torch.float32),
+            top_k=self._column([r.sampling.top_k for r in requests], torch.int64),
+            top_p=self._column([r.sampling.top_p for r in requests], torch.float32),
+            generators=[r.generator for r in requests],
+        )
+        ids, logprobs = select_tokens(logits, params)
+        for request, token, logprob in zip(requests, ids.tolist(), logprobs.tolist(), strict=True):
+            request.append(token, logprob, self.version)
+
+    def _column(self, values: list[Any], dtype: torch.dtype) -> Tensor:
+        return torch.tensor(values, dtype=dtype, device=self.device)
+
+    def _retire_done(self, slots: range) -> None:
+        finished = [(slot, self._finish_reason(self._running[slot])) for slot in slots]
+        self._retire([(slot, reason) for slot, reason in finished if reason is not None])
+
+    def _finish_reason(self, request: Request) -> FinishReason | None:
+        if request.tokens[-1] in request.stop_ids or self._hit_stop_string(request):
+            return "stop"
+        full = len(request.prompt) + len(request.tokens) >= self.config.max_seq_len
+        if len(request.tokens) >= request.sampling.max_new_tokens or full:
+            return "length"
+        return None
+
+    def _hit_stop_string(self, request: Request) -> bool:
+        stops = request.sampling.stop
+        if not stops:
+            return False
+        window = max(len(s) for s in stops) + 4  # a new match ends in the newest token
+        tail = self.tokenizer.decode(request.tokens[-window:])
+        return any(s in tail for s in stops)
+
+    def _retire(self, finished: list[tuple[int, FinishReason]]) -> None:
+        """Remove finished requests, moving the last slot into each hole to stay packed."""
+        for slot, reason in sorted(finished, reverse=True):
+            request = self._running[slot]
+            last = len(self._running) - 1
+            if slot != last:
+                mover = self._running[last]
+                self.cache.move(last, slot, mover.cached + 1)
+                self._running[slot] = mover
+            self._running.pop()
+            request.finish(reason)
+
+    def _apply_swap(self, swap: _Swap) -> None:
+        start = time.perf_counter()
+        try:
+            seen: set[int] = set()
+            for name, value in swap.state.items():
+                target = self._tensors[name]
+                if target.data_ptr() in seen:  # tied weights: apply a delta only once
+                    continue
+                seen.add(target.data_ptr())
+                value = value.to(device=target.device, dtype=target.dtype)
+                if swap.delta:
+                    target.data.add_(value)
+                else:
+                    target.data.copy_(value)
+            self.version = swap.version
+            if self.config.recompute_kv_on_swap:
+                for slot, request in enumerate(self._running):
+                    ids = (request.prompt + tuple(request.tokens))[: request.cached]
+                    self.decoder.prefill(torch.tensor(ids, device=self.device), slot, self.cache)
+        except Exception as error:
+            swap.error = error
+        swap.pause_s = time.perf_counter() - start
+        swap.done.set()
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> frozenset[int]:
+    eos = model.generation_config.eos_token_id if model.generation_config is not None else None
+    ids = set(eos if isinstance(eos, list) else [] if eos is None else [eos])
+    if tokenizer is not None and tokenizer.eos_token_id is not None:
+        ids.add(tokenizer.eos_token_id)
+    return frozenset(ids)
+
+
+def _resolve(fut: asyncio.Future[Generation], result: Generation | BaseException) -> None:
+    if fut.done():
+        return
+    if isinstance(result, BaseException):
+        fut.set_exception(result)
+    else:
+        fut.set_result(result)
+
+
+def _future_setter(fut: Future[Generation]) -> Done:
+    def done(result: Generation | BaseException) -> None:
+        if isinstance(result, BaseException):
+            fut.set_exception(result)
+        else:
+            fut.set_result(result)
+
+    return done

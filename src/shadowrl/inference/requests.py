@@ -1,0 +1,72 @@
+"""What the engine tracks per request, and how results travel back to callers.
+
+The decode loop runs on its own thread; callers live on an asyncio loop (the agent
+harness, the HTTP server) or a plain thread (benchmarks). A request therefore carries
+two callbacks that the engine thread invokes, `on_delta` for each new token and
+`on_done` once at the end; the caller decides how to hop threads (for asyncio:
+`loop.call_soon_threadsafe`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from shadowrl.types import FinishReason, Generation, SamplingParams
+
+
+@dataclass(frozen=True)
+class TokenDelta:
+    """New tokens of one streamed request; `finish_reason` is set on the last delta only."""
+
+    token_ids: tuple[int, ...]
+    logprobs: tuple[float, ...]
+    versions: tuple[int, ...]
+    finish_reason: FinishReason | None = None
+
+
+Done = Callable[[Generation | BaseException], None]
+OnDelta = Callable[[TokenDelta], None]
+
+
+@dataclass(eq=False)
+class Request:
+    """One generation in flight; mutated only by the engine thread (except `aborted`)."""
+
+    prompt: tuple[int, ...]
+    sampling: SamplingParams
+    stop_ids: frozenset[int]
+    generator: torch.Generator | None
+    on_done: Done
+    on_delta: OnDelta | None = None
+    tokens: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    versions: list[int] = field(default_factory=list)
+    aborted: bool = False
+    # The prompt's last-position logits and the weights version that made them, kept so a
+    # later request with the same prompt can reuse this request's KV instead of prefilling.
+    prompt_logits: torch.Tensor | None = None
+    prompt_version: int = -1
+
+    @property
+    def cached(self) -> int:
+        """Positions in the KV cache: everything but the newest token, which is fed next."""
+        return len(self.prompt) + len(self.tokens) - 1
+
+    def append(self, token: int, logprob: float, version: int) -> None:
+        self.tokens.append(token)
+        self.logprobs.append(logprob)
+        self.versions.append(version)
+        if self.on_delta is not None:
+            self.on_delta(TokenDelta((token,), (logprob,), (version,)))
+
+    def finish(self, reason: FinishReason) -> None:
+        if self.on_delta is not None:
+            self.on_delta(TokenDelta((), (), (), reason))
+        gen = Generation(tuple(self.tokens), tuple(self.logprobs), tuple(self.versions), reason)
+        self.on_done(gen)
+
+    def fail(self, error: BaseException) -> None:
+        self.on_done(error)
