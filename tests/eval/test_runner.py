@@ -1,13 +1,26 @@
-"""The runner records failures as crashes with their traceback, never as silent zeros."""
+"""The runner grades episodes through the real harness and records crashes, never silent zeros."""
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from shadowrl.config import Config
 from shadowrl.eval.policies import ReferencePolicy
 from shadowrl.eval.runner import evaluate
+from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.task import Task
+from shadowrl.types import Policy
+
+CACHE = Path(
+    os.environ.get("SHADOWRL_TEST_CACHE", Path(tempfile.gettempdir()) / "shadowrl-test-cache")
+)
 
 
 async def test_unpreparable_task_is_recorded_as_crashed_samples(tmp_path: Path) -> None:
@@ -41,3 +54,79 @@ async def test_unpreparable_task_is_recorded_as_crashed_samples(tmp_path: Path) 
     assert result.pins.policy == "reference:noop"
     assert result.pins.config_digest == config.digest()
     assert result.behaviour.episodes == 0  # no trajectory to describe
+
+
+CALC = "def add(a, b):\n    return a + b\n"
+HIDDEN = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+FIX = {"name": "edit_file", "arguments": {"path": "calc.py", "old": "a - b", "new": "a + b"}}
+SUBMIT = {"name": "submit", "arguments": {}}
+
+
+def _call(call: dict[str, object]) -> str:
+    return f"<tool_call>\n{json.dumps(call)}\n</tool_call>"
+
+
+def tiny_task(root: Path) -> Task:
+    from shadowrl.tasks.patch import make_patch
+
+    (root / "calc.py").write_text(CALC)
+    buggy = CALC.replace("a + b", "a - b")
+    record = {
+        "instance_id": "tiny__add-1",
+        "repo": "local/tiny",
+        "problem_statement": "`calc.add(2, 3)` returns -1 instead of 5.",
+        "patch": make_patch({"calc.py": buggy}, {"calc.py": CALC}),
+        "bug_patch": make_patch({"calc.py": CALC}, {"calc.py": buggy}),
+        "test_patch": make_patch({}, {"test_add.py": HIDDEN}),
+        "FAIL_TO_PASS": ["test_add.py::test_add"],
+        "seed": {"path": str(root)},
+        "tier": "easy",
+        "timeout_s": 60,
+    }
+    return Task.model_validate(record)
+
+
+@dataclass
+class Scripted:
+    """Per-episode scripted policies: sample i follows `scripts[i % len(scripts)]`."""
+
+    scripts: list[list[str]]
+    tokenizer: Any
+    made: int = 0
+    description: str = "scripted"
+
+    def __call__(self, task: Task, prepared: PreparedTask) -> Policy:
+        from shadowrl.agent.policies import ScriptedPolicy
+
+        script = self.scripts[self.made % len(self.scripts)]
+        self.made += 1
+        return ScriptedPolicy(self.tokenizer, script)
+
+
+@pytest.mark.slow
+async def test_real_harness_grades_fix_and_no_fix(tmp_path: Path) -> None:
+    from shadowrl.models import load_tokenizer
+
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    config = Config.model_validate(
+        {"tasks": {"cache_dir": str(CACHE)}, "sandbox": {"backend": "local"}}
+    )
+    fixer = [_call(FIX), _call(SUBMIT)]
+    quitter = [_call(SUBMIT)]
+    factory = Scripted(
+        [fixer, quitter, fixer, ["not a tool call", _call(SUBMIT)]], load_tokenizer()
+    )
+    result = await evaluate(
+        [tiny_task(seed)], factory, samples=4, concurrency=4, config=config, progress=False
+    )
+    (task,) = result.tasks
+    assert [s.error for s in task.samples] == [None] * 4
+    assert sorted(s.resolved for s in task.samples) == [False, False, True, True]
+    assert result.overall.pass1.value == 0.5
+    assert result.overall.pass_k[4].value == 1.0  # some sample of 4 passes
+    assert result.overall.pass_k[2].value == pytest.approx(1 - 1 / 6)  # 1 - C(2,2)/C(4,2)
+    assert result.behaviour.episodes == 4
+    assert result.behaviour.tool_mix["edit_file"] == pytest.approx(2 / 6)
+    assert result.behaviour.edit_before_read_rate == 0.5  # the fixers never read calc.py
+    assert sum(s.tool_errors for s in task.samples) >= 1  # the reply without a call
