@@ -9,7 +9,9 @@ SCHEMAS = ToolSet.from_names(["read_file", "run", "submit", "lint"]).schemas()
 
 
 def test_single_call_and_content() -> None:
-    text = 'Looking.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a.py"}}\n</tool_call>'
+    text = (
+        'Looking.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a.py"}}\n</tool_call>'
+    )
     content, calls, errors = parse_tool_calls(text, SCHEMAS, id_prefix="t3")
     assert content == "Looking."
     assert errors == []
@@ -69,16 +71,22 @@ def test_missing_extra_and_wrong_type_arguments() -> None:
     assert "read_file: missing required argument(s) 'path'" in _error(
         '<tool_call>{"name": "read_file", "arguments": {}}</tool_call>'
     )
-    err = _error('<tool_call>{"name": "run", "arguments": {"command": "ls", "cwd": "/"}}</tool_call>')
+    err = _error(
+        '<tool_call>{"name": "run", "arguments": {"command": "ls", "cwd": "/"}}</tool_call>'
+    )
     assert "unexpected argument(s) 'cwd'; allowed: command" in err
-    err = _error('<tool_call>{"name": "read_file", "arguments": {"path": "a", "start_line": "3"}}</tool_call>')
+    err = _error(
+        '<tool_call>{"name": "read_file", "arguments": {"path": "a", "start_line": "3"}}</tool_call>'
+    )
     assert "argument 'start_line' must be integer, got string" in err
     err = _error('<tool_call>{"name": "lint", "arguments": {"paths": "a.py"}}</tool_call>')
     assert "'paths' must be array, got string" in err
 
 
 def test_bool_is_not_an_integer_and_wrong_top_level_field() -> None:
-    err = _error('<tool_call>{"name": "read_file", "arguments": {"path": "a", "end_line": true}}</tool_call>')
+    err = _error(
+        '<tool_call>{"name": "read_file", "arguments": {"path": "a", "end_line": true}}</tool_call>'
+    )
     assert "must be integer, got boolean" in err
     err = _error('<tool_call>{"name": "run", "parameters": {"command": "ls"}}</tool_call>')
     assert "unexpected field(s) 'parameters'" in err

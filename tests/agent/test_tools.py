@@ -29,7 +29,11 @@ def test_schemas_come_from_signatures() -> None:
     lint = TOOLS["lint"].schema["function"]["parameters"]["properties"]["paths"]
     assert lint["type"] == "array" and lint["items"] == {"type": "string"}
     assert {n for n, t in TOOLS.items() if t.read_only} == {
-        "read_file", "list_dir", "grep", "semantic_search", "lint"
+        "read_file",
+        "list_dir",
+        "grep",
+        "semantic_search",
+        "lint",
     }
 
 
@@ -56,7 +60,13 @@ def test_read_file_errors(ctx: ToolContext) -> None:
 
 
 def test_edit_file_replaces_unique_text(ctx: ToolContext) -> None:
-    r = call(ctx, "edit_file", path="stats.py", old="    n = len(values)", new="    n = len(list(values))")
+    r = call(
+        ctx,
+        "edit_file",
+        path="stats.py",
+        old="    n = len(values)",
+        new="    n = len(list(values))",
+    )
     assert not r.is_error and "11\t    n = len(list(values))" in r.output
     assert b"n = len(list(values))" in ctx.sandbox.read_file("stats.py")
 
@@ -105,7 +115,9 @@ def test_semantic_search_sees_new_files(ctx: ToolContext) -> None:
     ctx.index = SemanticIndex.build(sandbox_texts(ctx.sandbox), get_embedder("hash"))
     hits = call(ctx, "semantic_search", query="middle value median", k=3).output
     assert "stats.py:9-15 median (" in hits and hits.count("\n\n") == 2
-    ctx.sandbox.write_file("checksum.py", "def compute_checksum(data):\n    return sum(data) % 255\n")
+    ctx.sandbox.write_file(
+        "checksum.py", "def compute_checksum(data):\n    return sum(data) % 255\n"
+    )
     hit = call(ctx, "semantic_search", query="checksum", k=1).output
     assert hit.startswith("checksum.py:1-2 compute_checksum")
     assert call(ctx, "semantic_search", query="x", k=0).is_error

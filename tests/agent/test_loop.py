@@ -1,0 +1,167 @@
+"""The agent loop: token exactness, concurrency, budgets, malformed calls, the demo task."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from shadowrl.agent.config import AgentConfig
+from shadowrl.agent.demo import demo_expert_replies, load_dir_task
+from shadowrl.agent.loop import NUDGE, run_episode
+from shadowrl.agent.policies import ScriptedPolicy
+from shadowrl.agent.prompt import Renderer
+from shadowrl.agent.tools import TOOLS, ToolContext, ToolSet, tool
+from shadowrl.types import Generation, SamplingParams, Trajectory
+
+CFG = AgentConfig()
+READ = '<tool_call>{"name": "read_file", "arguments": {"path": "stats.py"}}</tool_call>'
+SUBMIT = '<tool_call>{"name": "submit", "arguments": {}}</tool_call>'
+
+
+def episode(policy: Any, sandbox: Any, tokenizer: Any, **kw: Any) -> Trajectory:
+    tools = kw.pop("tools", None)
+    config = CFG.model_copy(update=kw)
+    return asyncio.run(
+        run_episode(policy, sandbox, "Fix it.", tokenizer=tokenizer, config=config, tools=tools)
+    )
+
+
+def test_scripted_expert_solves_the_demo_task(demo_sandbox: Any, tokenizer: Any) -> None:
+    task = load_dir_task("demo")
+    assert demo_sandbox.exec(task.test_cmd).exit_code != 0
+    traj = episode(ScriptedPolicy(tokenizer, demo_expert_replies()), demo_sandbox, tokenizer)
+    assert traj.end == "submitted" and traj.num_turns == 4 and traj.tool_errors == 0
+    assert [c.name for s in traj.steps for c in s.tool_calls] == [
+        "read_file",
+        "read_file",
+        "edit_file",
+        "run",
+        "submit",
+    ]
+    assert traj.steps[2].results[0].output.startswith("exit code 0")
+    assert demo_sandbox.exec(task.test_cmd).exit_code == 0
+
+
+def test_segment_holds_exactly_what_the_model_saw(demo_sandbox: Any, tokenizer: Any) -> None:
+    policy = ScriptedPolicy(tokenizer, demo_expert_replies(), version=7)
+    traj = episode(policy, demo_sandbox, tokenizer)
+    (seg,) = traj.segments
+    renderer = Renderer(tokenizer, ToolSet.from_names(CFG.tools).schemas())
+    # Re-rendering the conversation up to the last reply gives the same ids (plus "\n").
+    assert traj.messages[-1].content == "Submitted."  # the result the model never saw
+    full = renderer.encode(renderer.text(traj.messages[:-1], add_generation_prompt=False))
+    assert list(seg.token_ids) == full[: len(seg.token_ids)]
+    assert tokenizer.decode(full[len(seg.token_ids) :]) == "\n"
+    # The loss mask covers exactly the generated replies, each ending with <|im_end|>.
+    runs, cur = [], []
+    for tok, m in zip(seg.token_ids, seg.loss_mask, strict=True):
+        if m:
+            cur.append(tok)
+        elif cur:
+            runs, cur = [*runs, cur], []
+    runs.append(cur)
+    assert [tokenizer.decode(r) for r in runs] == [s.text + "<|im_end|>" for s in traj.steps]
+    assert [s.text for s in traj.steps] == demo_expert_replies()
+    assert all(v == 7 for v, m in zip(seg.versions, seg.loss_mask, strict=True) if m)
+    assert all(
+        v == -1 and lp == 0.0
+        for v, lp, m in zip(seg.versions, seg.logprobs, seg.loss_mask, strict=True)
+        if not m
+    )
+    assert seg.num_generated == traj.num_generated == sum(s.num_generated for s in traj.steps)
+
+
+def test_malformed_calls_are_answered_and_counted(demo_sandbox: Any, tokenizer: Any) -> None:
+    replies = [
+        '<tool_call>{"name": "read_file", "arguments": {"path": "stats.py"</tool_call>',
+        '<tool_call>{"name": "cat", "arguments": {}}</tool_call>' + READ,
+        "I think it is fine.",
+        SUBMIT,
+    ]
+    traj = episode(ScriptedPolicy(tokenizer, replies), demo_sandbox, tokenizer)
+    assert traj.end == "submitted" and traj.tool_errors == 2 and traj.info["nudges"] == 1
+    feedback = [m.content for m in traj.messages if m.role != "assistant"][2:]
+    assert feedback[0].startswith("Error: tool call 1: invalid JSON")
+    assert feedback[1].startswith("1\t") and feedback[2].startswith(
+        "Error: tool call 1: unknown tool 'cat'"
+    )
+    assert feedback[3] == NUDGE
+
+
+def test_read_only_calls_run_concurrently_results_in_call_order(
+    demo_sandbox: Any, tokenizer: Any
+) -> None:
+    both_started = threading.Barrier(2, timeout=10)  # breaks unless the two reads overlap
+    second_done = threading.Event()
+    log: list[str] = []
+
+    @tool("Slow read.", read_only=True)
+    def slow(ctx: ToolContext, name: str) -> str:
+        both_started.wait()
+        if name == "first":
+            second_done.wait(10)  # the first call finishes last
+        else:
+            second_done.set()
+        log.append(name)
+        return name
+
+    @tool("Mutate.", read_only=False)
+    def mutate(ctx: ToolContext) -> str:
+        log.append("mutate")
+        return "mutated"
+
+    calls = [
+        ("slow", '"name": "first"'),
+        ("slow", '"name": "second"'),
+        ("mutate", ""),
+        ("submit", ""),
+    ]
+    reply = "".join(
+        f'<tool_call>{{"name": "{n}", "arguments": {{{a}}}}}</tool_call>' for n, a in calls
+    )
+    tools = ToolSet([slow, mutate, TOOLS["submit"]])
+    traj = episode(ScriptedPolicy(tokenizer, [reply]), demo_sandbox, tokenizer, tools=tools)
+    assert [r.output for r in traj.steps[0].results] == ["first", "second", "mutated", "Submitted."]
+    assert log == ["second", "first", "mutate"]
+
+
+def test_max_turns(demo_sandbox: Any, tokenizer: Any) -> None:
+    traj = episode(
+        ScriptedPolicy(tokenizer, lambda prompt: READ), demo_sandbox, tokenizer, max_turns=3
+    )
+    assert traj.end == "max_turns" and traj.num_turns == 3
+
+
+def test_episode_token_budget_cuts_generation(demo_sandbox: Any, tokenizer: Any) -> None:
+    long = "thinking " * 40 + READ
+    traj = episode(
+        ScriptedPolicy(tokenizer, lambda p: long),
+        demo_sandbox,
+        tokenizer,
+        max_new_tokens=30,
+        max_episode_tokens=50,
+    )
+    assert traj.end == "max_tokens" and traj.num_generated == 50
+    assert [s.num_generated for s in traj.steps] == [30, 20]
+    assert "cut off" in traj.messages[3].content
+
+
+def test_context_budget(demo_sandbox: Any, tokenizer: Any) -> None:
+    traj = episode(
+        ScriptedPolicy(tokenizer, lambda p: READ), demo_sandbox, tokenizer, max_context_tokens=1200
+    )
+    assert traj.end == "context_full"
+    assert len(traj.segments[0].token_ids) <= 1200
+
+
+class _Stuck:
+    async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams) -> Generation:
+        await asyncio.sleep(60)
+        raise AssertionError("unreachable")
+
+
+def test_episode_timeout(demo_sandbox: Any, tokenizer: Any) -> None:
+    traj = episode(_Stuck(), demo_sandbox, tokenizer, episode_timeout_s=0.05)
+    assert traj.end == "timeout" and traj.num_turns == 0
