@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,7 @@ FIX = {"name": "edit_file", "arguments": {"path": "calc.py", "old": "a - b", "ne
 SUBMIT = {"name": "submit", "arguments": {}}
 
 
-def _call(call: dict[str, object]) -> str:
+def _call(call: Mapping[str, object]) -> str:
     return f"<tool_call>\n{json.dumps(call)}\n</tool_call>"
 
 
