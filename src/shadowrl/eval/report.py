@@ -18,13 +18,13 @@ def _pct(e: Estimate) -> str:
 
 
 def _score_rows(name: str, s: Scores) -> str:
-    ks = " | ".join(f"pass@{k} {_pct(e)}" for k, e in s.pass_k.items() if k > 1)
+    ks = "; ".join(f"@{k} {_pct(e)}" for k, e in s.pass_k.items() if k > 1)
     return f"| {name} | {s.tasks} | {s.episodes} | {_pct(s.pass1)} | {ks or '-'} | {s.mean_reward:.3f} | {s.errors} |"
 
 
 def _scores_table(r: EvalResult) -> list[str]:
     lines = [
-        "| tasks | n tasks | episodes | pass@1 (Wilson 95%) | pass@k (bootstrap 95%) | reward | crashed |",
+        "| tier | tasks | episodes | pass@1 (Wilson 95%) | pass@k (bootstrap 95%) | reward | crashed |",
         "|---|---|---|---|---|---|---|",
         _score_rows("**all**", r.overall),
     ]
