@@ -31,6 +31,13 @@ def is_opaque(path: Path) -> bool:
         return False
 
 
+def _is_whiteout_path(path: Path) -> bool:
+    try:
+        return is_whiteout(path.lstat())
+    except FileNotFoundError:
+        return False
+
+
 def _remove(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
@@ -54,11 +61,15 @@ def _merge_dir(src: Path, dst: Path) -> None:
         s, d = Path(entry.path), dst / entry.name
         st = entry.stat(follow_symlinks=False)
         if stat.S_ISDIR(st.st_mode):
-            if is_opaque(s) or not (d.is_dir() and not d.is_symlink()):
+            # A directory over a whiteout or file hid everything beneath it in the stack
+            # (lookup stops there), so it must become opaque once the layers are merged.
+            covers = d.is_symlink() or (d.exists() and not d.is_dir())
+            if is_opaque(s) or covers or _is_whiteout_path(d):
                 _remove(d)
                 d.mkdir()
-                if is_opaque(s):
-                    os.setxattr(d, _OPAQUE, b"y", follow_symlinks=False)
+                os.setxattr(d, _OPAQUE, b"y", follow_symlinks=False)
+            elif not d.exists():
+                d.mkdir()
             _merge_dir(s, d)
             shutil.copystat(s, d, follow_symlinks=False)
             os.chown(d, st.st_uid, st.st_gid)

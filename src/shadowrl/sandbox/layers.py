@@ -55,7 +55,7 @@ class LayerStore:
         self.uid = uid
         self.root = Path(tempfile.mkdtemp(prefix="shadowrl-sb-"))
         self.root.chmod(0o711)  # bwrap, running as the sandbox user, must reach its mount
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # release() may run from a GC finalizer
         self._ids = itertools.count()
         self._userns_fd: int | None = None
         self._live: set[Layer] = set()

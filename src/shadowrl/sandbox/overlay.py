@@ -21,6 +21,7 @@ import platform
 import shutil
 import signal
 import subprocess
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,15 +70,21 @@ class _Spec:
     base: tuple[Layer, ...]  # workspace + extra read-only layers, top first
     limits: Limits
     workdir: str
-    ro_binds: Mapping[str, Path] = field(default_factory=dict)
+    binds: Mapping[str, Layer] = field(default_factory=dict)  # sandbox path -> read-only layer
     squash_depth: int = 32
+
+    def held(self, lowers: tuple[Layer, ...]) -> tuple[Layer, ...]:
+        """Every layer a sandbox or snapshot over `lowers` keeps a reference on."""
+        return (*lowers, *self.binds.values())
 
 
 class OverlaySnapshot:
     """A frozen layer stack; holds a reference on each layer until released."""
 
     def __init__(self, spec: _Spec, lowers: tuple[Layer, ...]) -> None:
-        self._spec, self._lowers, self._released = spec, lowers, False
+        self._spec, self._lowers = spec, lowers
+        # `sb.snapshot().fork()` drops the snapshot at once: free its layers on collection.
+        self._finalizer = weakref.finalize(self, spec.store.release, spec.held(lowers))
 
     @property
     def depth(self) -> int:
@@ -85,15 +92,13 @@ class OverlaySnapshot:
         return sum(layer.is_upper for layer in self._lowers)
 
     def fork(self) -> OverlaySandbox:
-        if self._released:
+        if not self._finalizer.alive:
             raise RuntimeError("fork() of a released snapshot")
-        self._spec.store.acquire(self._lowers)
+        self._spec.store.acquire(self._spec.held(self._lowers))
         return OverlaySandbox(self._spec, self._lowers)
 
     def release(self) -> None:
-        if not self._released:
-            self._released = True
-            self._spec.store.release(self._lowers)
+        self._finalizer()  # runs at most once
 
 
 class OverlaySandbox:
@@ -102,7 +107,7 @@ class OverlaySandbox:
     backend = "overlay"
 
     def __init__(self, spec: _Spec, lowers: tuple[Layer, ...]) -> None:
-        """Takes over one reference on each of `lowers`."""
+        """Takes over one reference on each of `spec.held(lowers)`."""
         self._spec, self._lowers = spec, lowers
         self.workdir = spec.workdir
         self._cgroup: Cgroup | None = None
@@ -113,7 +118,7 @@ class OverlaySandbox:
         try:
             store.mount_overlay(lowers, self._upper, self._dir)
         except BaseException:
-            store.release([self._upper, *lowers])
+            store.release([self._upper, *spec.held(lowers)])
             self._dir.rmdir()
             raise
 
@@ -131,14 +136,16 @@ class OverlaySandbox:
         """A root sandbox over `workspace` (left untouched) and `extra_ro_layers` beneath it."""
         store = get_store()
         base: list[Layer] = []
-        try:
+        binds: dict[str, Layer] = {}
+        try:  # binds go through our mount root too: bwrap (the sandbox uid) must reach them
             for path in (workspace, *extra_ro_layers):
                 base.append(store.base(Path(path).resolve(strict=True)))
-            binds = {k: Path(v).resolve(strict=True) for k, v in (ro_binds or {}).items()}
+            for inside, host in (ro_binds or {}).items():
+                binds[inside] = store.base(Path(host).resolve(strict=True))
             spec = _Spec(store, tuple(base), limits, workdir, binds, squash_depth)
             return cls(spec, tuple(base))
         except BaseException:
-            store.release(base)
+            store.release([*base, *binds.values()])
             raise
 
     def _disk_left_mb(self) -> float:
@@ -159,7 +166,8 @@ class OverlaySandbox:
         try:
             argv = launcher_argv(
                 cmd, merged=self._dir, workdir=spec.workdir, uid=spec.store.uid,
-                limits=spec.limits, cgroup_procs=procs, ro_binds=spec.ro_binds, seccomp_fd=fd,
+                limits=spec.limits, cgroup_procs=procs,
+                ro_binds={k: layer.dir for k, layer in spec.binds.items()}, seccomp_fd=fd,
             )  # fmt: skip
             return run_captured(
                 argv, timeout=timeout, output_bytes=spec.limits.output_bytes,
@@ -202,7 +210,7 @@ class OverlaySandbox:
         self._check_open()
         if not self._upper.is_empty():
             self._freeze_upper()
-        self._spec.store.acquire(self._lowers)
+        self._spec.store.acquire(self._spec.held(self._lowers))
         return OverlaySnapshot(self._spec, self._lowers)
 
     def _freeze_upper(self) -> None:
@@ -230,7 +238,7 @@ class OverlaySandbox:
         except OSError:  # still busy (e.g. a host thread's open file): detach it instead
             syscalls.umount(self._dir, lazy=True)
         self._dir.rmdir()
-        self._spec.store.release([self._upper, *self._lowers])
+        self._spec.store.release([self._upper, *self._spec.held(self._lowers)])
 
     def __enter__(self) -> OverlaySandbox:
         return self

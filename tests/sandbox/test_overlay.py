@@ -1,0 +1,115 @@
+"""Overlay-only behaviour: O(1) layering, squashing, quotas and leak-free cleanup."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+from shadowrl.sandbox import Limits, create_sandbox
+from shadowrl.sandbox.layers import get_store
+from shadowrl.sandbox.overlay import OverlaySandbox
+
+from .conftest import needs_overlay
+
+pytestmark = needs_overlay
+
+
+def _leftovers() -> tuple[list[str], list[Path], list[Path]]:
+    gc.collect()  # snapshots dropped without release() free their layers when collected
+    store = get_store()
+    mounts = [m for m in Path("/proc/mounts").read_text().splitlines() if str(store.root) in m]
+    groups = [c for p in (store.cgroups.parents if store.cgroups else ()) for c in p.iterdir()]
+    return mounts, list(store.root.iterdir()), [g for g in groups if g.is_dir()]
+
+
+def test_close_leaves_no_mounts_dirs_groups_or_processes(workspace: Path) -> None:
+    assert _leftovers() == ([], [], [])
+    sb = create_sandbox(workspace, "overlay")
+    sb.exec("sleep 60 & echo started")
+    snap = sb.snapshot()
+    kids = [snap.fork() for _ in range(3)]
+    kids[0].exec("touch x")
+    grand = kids[0].snapshot()
+    assert _leftovers() != ([], [], [])
+    for s in [sb, *kids]:
+        s.close()
+    snap.release()
+    assert _leftovers()[0] != []  # `grand` still holds its layers
+    grand.release()
+    assert _leftovers() == ([], [], [])
+
+
+def test_snapshot_without_changes_adds_no_layer(workspace: Path) -> None:
+    sb = create_sandbox(workspace, "overlay")
+    assert isinstance(sb, OverlaySandbox)
+    s1, s2 = sb.snapshot(), sb.snapshot()
+    sb.write_file("x", "1")
+    s3 = sb.snapshot()
+    assert (s1.depth, s2.depth, s3.depth) == (0, 0, 1)
+    for s in (s1, s2, s3):
+        s.release()
+    sb.close()
+
+
+def test_squash_keeps_content_and_bounds_depth(workspace: Path) -> None:
+    sb = create_sandbox(workspace, "overlay", squash_depth=3)
+    snaps = []
+    for i in range(8):
+        sb.exec(f"echo {i} > f{i}; echo {i} > README.md")
+        if i == 2:
+            sb.exec("rm -r tests src/pkg/mod.py")
+        if i == 4:
+            sb.exec("mkdir tests && echo back > tests/new.py")
+        snaps.append(sb.snapshot())
+    assert max(s.depth for s in snaps) <= 4  # type: ignore[attr-defined]
+    child = snaps[-1].fork()
+    assert child.read_file("README.md") == b"7\n"
+    assert [f"f{i}" for i in range(8)] == [f for f in child.list_files() if f.startswith("f")]
+    assert "src/pkg/mod.py" not in child.list_files()
+    assert child.exec("ls tests").stdout == "new.py\n"
+    assert child.changed_files() == sorted(
+        [*(f"f{i}" for i in range(8)), "README.md", "src/pkg/mod.py", "tests/new.py",
+         "tests/test_mod.py"]  # fmt: skip
+    )
+    assert snaps[1].fork().read_file("README.md") == b"1\n"  # older snapshots still intact
+    for s in snaps:
+        s.release()
+    child.close()
+    sb.close()
+
+
+def test_disk_quota_spans_snapshot_layers(workspace: Path) -> None:
+    sb = create_sandbox(workspace, "overlay", Limits(disk_mb=8))
+    assert sb.exec("head -c 5000000 /dev/zero > a").exit_code == 0
+    snap = sb.snapshot()
+    res = sb.exec("head -c 5000000 /dev/zero > b")
+    assert res.exit_code != 0 and "No space" in res.stderr
+    snap.release()
+    sb.close()
+
+
+def test_ro_binds(tmp_path: Path, workspace: Path) -> None:
+    env = tmp_path / "venv"
+    (env / "bin").mkdir(parents=True)
+    (env / "bin" / "tool").write_text("#!/bin/sh\necho from-env\n")
+    (env / "bin" / "tool").chmod(0o755)
+    sb = create_sandbox(workspace, "overlay", ro_binds={"/opt/env": env})
+    try:
+        assert sb.exec("/opt/env/bin/tool").stdout == "from-env\n"
+        assert sb.exec("touch /opt/env/x").exit_code != 0
+        child = sb.snapshot().fork()
+        assert child.exec("/opt/env/bin/tool").stdout == "from-env\n"
+        child.close()
+    finally:
+        sb.close()
+
+
+def test_cannot_fork_released_snapshot(workspace: Path) -> None:
+    sb = create_sandbox(workspace, "overlay")
+    snap = sb.snapshot()
+    snap.release()
+    with pytest.raises(RuntimeError):
+        snap.fork()
+    sb.close()
