@@ -116,7 +116,8 @@ async def test_real_harness_grades_fix_and_no_fix(tmp_path: Path) -> None:
     fixer = [_call(FIX), _call(SUBMIT)]
     quitter = [_call(SUBMIT)]
     factory = Scripted(
-        [fixer, quitter, fixer, ["not a tool call", _call(SUBMIT)]], load_tokenizer()
+        [fixer, quitter, fixer, ["<tool_call>\n{oops\n</tool_call>", _call(SUBMIT)]],
+        load_tokenizer(),
     )
     result = await evaluate(
         [tiny_task(seed)], factory, samples=4, concurrency=4, config=config, progress=False
@@ -130,4 +131,4 @@ async def test_real_harness_grades_fix_and_no_fix(tmp_path: Path) -> None:
     assert result.behaviour.episodes == 4
     assert result.behaviour.tool_mix["edit_file"] == pytest.approx(2 / 6)
     assert result.behaviour.edit_before_read_rate == 0.5  # the fixers never read calc.py
-    assert sum(s.tool_errors for s in task.samples) >= 1  # the reply without a call
+    assert sum(s.tool_errors for s in task.samples) >= 1  # the malformed call

@@ -81,8 +81,8 @@ async def _local(spec: str, config: Config) -> AsyncIterator[PolicyFactory]:
     from shadowrl.models import load_model
 
     model, tokenizer = load_model(config.model.model_copy(update={"path": spec}))
-    engine = Engine(model, tokenizer, config.engine)
-    yield SharedPolicy(engine, tokenizer, f"model:{spec}")
+    with Engine(model, tokenizer, config.engine, seed=config.seed) as engine:  # decode thread
+        yield SharedPolicy(engine, tokenizer, f"model:{spec}")
 
 
 Opener = Callable[[str, "Config"], contextlib.AbstractAsyncContextManager["PolicyFactory"]]
