@@ -1,18 +1,20 @@
 """`RemotePolicy` against a real `shadowrl serve` app: the tokens must round-trip exactly.
 
-The served policy is the tiny random Llama; greedy decoding through HTTP must give the
-same token ids, logprobs and versions as calling the policy directly.
+The served policy is the tiny random Llama in the batching engine; greedy decoding
+through HTTP must give the same token ids, logprobs and versions as the engine itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from shadowrl.inference.config import EngineConfig
+from shadowrl.inference.engine import Engine
 from shadowrl.inference.remote import RemoteError, RemotePolicy, request_body
 from shadowrl.inference.serve_cli import serve_in_thread
 from shadowrl.inference.server import create_app
@@ -22,40 +24,18 @@ from shadowrl.types import Generation, SamplingParams
 MODEL = "tiny-test"
 
 
-class GreedyTiny:
-    """Greedy decoding of the tiny model, one full forward per token (slow but obviously right)."""
-
-    def __init__(self, model: Any, version: int = 3) -> None:
-        self.model, self.version = model, version
-
-    async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams) -> Generation:
-        import torch
-
-        ids, lps = list(prompt_ids), []
-        finish = "length"
-        with torch.no_grad():
-            for _ in range(sampling.max_new_tokens):
-                logits = self.model(torch.tensor([ids])).logits[0, -1].float()
-                tok = int(logits.argmax())
-                ids.append(tok)
-                lps.append(float(torch.log_softmax(logits, -1)[tok]))
-                if tok in sampling.stop_token_ids:
-                    finish = "stop"
-                    break
-        new = tuple(ids[len(prompt_ids) :])
-        return Generation(new, tuple(lps), (self.version,) * len(new), finish)  # type: ignore[arg-type]
-
-
 @pytest.fixture(scope="module")
-def served() -> Iterator[tuple[GreedyTiny, Any, str]]:
+def served() -> Iterator[tuple[Engine, Any, str]]:
     model, tokenizer = tiny_model(seed=0)
-    policy = GreedyTiny(model)
-    with serve_in_thread(create_app(policy, tokenizer, MODEL, max_context_tokens=512)) as url:
-        yield policy, tokenizer, url
+    config = EngineConfig(max_batch=8, max_seq_len=1024, initial_kv_len=128)
+    with Engine(model, tokenizer, config, version=3) as engine:
+        app = create_app(engine, tokenizer, MODEL, max_context_tokens=512, version=3)
+        with serve_in_thread(app) as url:
+            yield engine, tokenizer, url
 
 
 def test_greedy_tokens_logprobs_and_versions_round_trip(
-    served: tuple[GreedyTiny, Any, str],
+    served: tuple[Engine, Any, str],
 ) -> None:
     policy, tokenizer, url = served
     prompt = tokenizer.encode("def add(a, b):", add_special_tokens=False)
@@ -75,7 +55,7 @@ def test_greedy_tokens_logprobs_and_versions_round_trip(
     assert got.finish_reason == "length"
 
 
-def test_concurrent_calls_share_one_client(served: tuple[GreedyTiny, Any, str]) -> None:
+def test_concurrent_calls_share_one_client(served: tuple[Engine, Any, str]) -> None:
     _, tokenizer, url = served
     remote = RemotePolicy(f"{url}/v1", MODEL)
     prompts = [tokenizer.encode(t, add_special_tokens=False) for t in ("a", "b c", "d e f")]
@@ -91,7 +71,7 @@ def test_concurrent_calls_share_one_client(served: tuple[GreedyTiny, Any, str]) 
     assert [len(g.token_ids) for g in asyncio.run(run())] == [4, 4, 4]
 
 
-def test_client_errors_are_raised_not_retried(served: tuple[GreedyTiny, Any, str]) -> None:
+def test_client_errors_are_raised_not_retried(served: tuple[Engine, Any, str]) -> None:
     _, _, url = served
     remote = RemotePolicy(f"{url}/v1", "no-such-model", max_retries=5)
     with pytest.raises(RemoteError, match="404"):
@@ -105,7 +85,7 @@ def test_unreachable_server_fails_after_retries() -> None:
 
 
 def test_vllm_style_choices_are_decoded_without_our_extra_fields(
-    served: tuple[GreedyTiny, Any, str],
+    served: tuple[Engine, Any, str],
 ) -> None:
     _, tokenizer, _ = served
     remote = RemotePolicy("http://unused/v1", MODEL, tokenizer=tokenizer, version=9)

@@ -18,6 +18,7 @@ import openai
 import pytest
 
 from shadowrl.agent.prompt import render_prompt
+from shadowrl.inference.requests import TokenDelta
 from shadowrl.inference.serve_cli import serve_in_thread
 from shadowrl.inference.server import create_app
 from shadowrl.models import load_tokenizer
@@ -57,9 +58,9 @@ class ScriptedPolicy:
         ids = self.tokenizer.encode(self.reply, add_special_tokens=False)
         return [*ids[: sampling.max_new_tokens - 1], *sampling.stop_token_ids[:1]]
 
-    async def stream(
+    async def generate_stream(
         self, prompt_ids: Sequence[int], sampling: SamplingParams
-    ) -> AsyncIterator[Generation]:
+    ) -> AsyncIterator[TokenDelta]:
         self.prompts.append(list(prompt_ids))
         self.samplings.append(sampling)
         self.in_flight += 1
@@ -68,12 +69,13 @@ class ScriptedPolicy:
             ids = self._tokens(sampling)
             for k, tid in enumerate(ids):
                 await asyncio.sleep(self.delay_s)
-                yield Generation((tid,), (-0.5 - k / 100,), (self.version,), "stop")
+                yield TokenDelta((tid,), (-0.5 - k / 100,), (self.version,))
+            yield TokenDelta((), (), (), "stop")
         finally:
             self.in_flight -= 1
 
     async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams) -> Generation:
-        parts = [p async for p in self.stream(prompt_ids, sampling)]
+        parts = [p async for p in self.generate_stream(prompt_ids, sampling)]
         return Generation(
             tuple(t for p in parts for t in p.token_ids),
             tuple(x for p in parts for x in p.logprobs),
@@ -339,3 +341,104 @@ def test_admin_load_weights_bumps_the_policy_version(
     assert httpx.get(f"{url}/health").json()["version"] == 1
     out = client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
     assert set((out.choices[0].model_extra or {})["policy_versions"]) == {1}
+
+
+# ---------------------------------------------------------------- the real engine
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[Any]:
+    from shadowrl.inference.config import EngineConfig
+    from shadowrl.inference.engine import Engine
+    from shadowrl.models import tiny_model
+
+    model, tok = tiny_model(seed=0)
+    config = EngineConfig(max_batch=8, max_seq_len=1024, initial_kv_len=128)
+    with Engine(model, tok, config) as eng:
+        yield eng
+
+
+def _record_batch_sizes(engine: Any) -> list[int]:
+    """Spy on the engine's decode step (calls through) to see how many sequences each step ran."""
+    sizes: list[int] = []
+    decode = engine.decoder.decode
+
+    def spy(tokens: Any, *args: Any) -> Any:
+        sizes.append(len(tokens))
+        return decode(tokens, *args)
+
+    engine.decoder.decode = spy
+    return sizes
+
+
+def test_engine_greedy_chat_streamed_or_not_matches_the_engine(
+    serve: Any, tokenizer: Any, engine: Any
+) -> None:
+    client, _ = serve(engine)
+    messages = [{"role": "user", "content": "Write a haiku about tests."}]
+    out = client.chat.completions.create(
+        model=MODEL, messages=messages, temperature=0, max_tokens=16, logprobs=True
+    )
+    prompt = render_prompt(tokenizer, [Message("user", "Write a haiku about tests.")], None)
+    sp = SamplingParams(16, 0.0, stop_token_ids=(tokenizer.eos_token_id,))
+    direct = asyncio.run(engine.generate(prompt, sp))
+    choice = out.choices[0]
+    assert (choice.model_extra or {})["token_ids"] == list(direct.token_ids)
+    assert choice.message.content == tokenizer.decode(
+        list(direct.token_ids), skip_special_tokens=True
+    )
+    assert [t.logprob for t in choice.logprobs.content or []] == pytest.approx(
+        direct.logprobs, abs=1e-4
+    )
+    assert out.usage.completion_tokens == len(direct.token_ids)
+    stream = client.chat.completions.create(
+        model=MODEL, messages=messages, temperature=0, max_tokens=16, stream=True
+    )
+    assert (
+        "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+        == choice.message.content
+    )
+
+
+def test_engine_batches_concurrent_requests(serve: Any, engine: Any) -> None:
+    _, url = serve(engine)
+    sizes = _record_batch_sizes(engine)
+
+    async def main() -> list[int]:
+        client = openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)
+        calls = [
+            client.completions.create(
+                model=MODEL, prompt=[10 + i, 20, 30], max_tokens=24, temperature=0
+            )
+            for i in range(6)
+        ]
+        return [r.usage.completion_tokens for r in await asyncio.gather(*calls)]
+
+    try:
+        assert all(n >= 1 for n in asyncio.run(main()))
+    finally:
+        del engine.decoder.decode  # drop the spy, back to the bound method
+    assert max(sizes) > 1
+
+
+def test_engine_admin_checkpoint_load_changes_version_and_output(
+    serve: Any, engine: Any, tmp_path: Path
+) -> None:
+    from shadowrl.models import tiny_model
+
+    client, url = serve(engine, version=engine.version)
+    ask = dict(model=MODEL, prompt=[5, 6, 7], max_tokens=8, temperature=0)
+    before = client.completions.create(**ask).choices[0].model_extra or {}
+    other, _ = tiny_model(seed=1)
+    other.save_pretrained(tmp_path / "ckpt")
+    reply = httpx.post(
+        f"{url}/admin/load_weights", json={"path": str(tmp_path / "ckpt"), "version": 7}, timeout=60
+    )
+    assert reply.status_code == 200, reply.text
+    after = client.completions.create(**ask).choices[0].model_extra or {}
+    assert set(after["policy_versions"]) == {7} and set(before["policy_versions"]) != {7}
+    assert after["token_ids"] != before["token_ids"]
+    bad = httpx.post(
+        f"{url}/admin/load_weights", json={"path": str(tmp_path / "ckpt"), "delta": "x"}
+    )
+    assert bad.status_code == 400

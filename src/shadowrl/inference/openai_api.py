@@ -8,13 +8,17 @@ shapes. Nothing here touches a model; `server.py` does the work.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from shadowrl.types import Generation, Message, ToolCall
+
+if TYPE_CHECKING:
+    from shadowrl.inference.requests import TokenDelta
 
 
 class APIError(Exception):
@@ -140,7 +144,7 @@ def token_extras(gen: Generation) -> dict[str, Any]:
     return {"token_ids": list(gen.token_ids), "policy_versions": list(gen.versions)}
 
 
-def chat_logprobs(gen: Generation, tokenizer: Any) -> dict[str, Any]:
+def chat_logprobs(gen: Generation | TokenDelta, tokenizer: Any) -> dict[str, Any]:
     content = []
     for tid, lp in zip(gen.token_ids, gen.logprobs, strict=True):
         tok = tokenizer.decode([tid])
@@ -164,6 +168,76 @@ def completion_logprobs(gen: Generation, tokenizer: Any, as_ids: bool) -> dict[s
         "top_logprobs": None,
         "text_offset": offsets,
     }
+
+
+@dataclass(frozen=True)
+class Served:
+    """One finished choice: the raw generation and what the client is shown of it."""
+
+    gen: Generation
+    text: str
+    finish: str
+    calls: tuple[ToolCall, ...] = ()
+
+
+def chat_choice(index: int, s: Served, tokenizer: Any, logprobs: bool) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": s.text if s.text or not s.calls else None,
+    }
+    if s.calls:
+        message["tool_calls"] = [tool_call_json(c) for c in s.calls]
+    lps = chat_logprobs(s.gen, tokenizer) if logprobs else None
+    return {
+        "index": index,
+        "message": message,
+        "finish_reason": s.finish,
+        "logprobs": lps,
+        **token_extras(s.gen),
+    }
+
+
+def completion_choice(
+    index: int, s: Served, tokenizer: Any, req: CompletionRequest
+) -> dict[str, Any]:
+    lps = None
+    if req.logprobs is not None:
+        lps = completion_logprobs(s.gen, tokenizer, req.return_tokens_as_token_ids)
+    return {
+        "index": index,
+        "text": s.text,
+        "finish_reason": s.finish,
+        "logprobs": lps,
+        **token_extras(s.gen),
+    }
+
+
+def usage(prompt_tokens: int, served: Sequence[Served]) -> dict[str, int]:
+    done = sum(len(s.gen.token_ids) for s in served)
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": done,
+        "total_tokens": prompt_tokens + done,
+    }
+
+
+def sse(events: AsyncIterator[dict[str, Any]]) -> StreamingResponse:
+    """Server-sent events as OpenAI streams them: one JSON per `data:` line, then [DONE]."""
+
+    async def body() -> AsyncIterator[str]:
+        async for event in events:
+            yield f"data: {json.dumps(event)}\n\n"
+        yield "data: [DONE]\n\n"
+
+    return StreamingResponse(body(), media_type="text/event-stream")
+
+
+def validation_error(errors: Sequence[Any]) -> APIError:
+    """pydantic's first complaint about a request body, as a 400 naming the field."""
+    err = next(iter(errors), {"msg": "invalid request", "loc": ()})
+    param = ".".join(str(x) for x in err.get("loc", ())[1:]) or None
+    code = "invalid_json" if err.get("type") == "json_invalid" else "invalid_value"
+    return APIError(400, f"{err['msg']} ({param or 'body'})", param, code)
 
 
 # ------------------------------------------------------------------ text helpers

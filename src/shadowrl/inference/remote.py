@@ -50,7 +50,8 @@ class RemotePolicy:
         max_retries: int = 3,
         max_connections: int = 256,
     ) -> None:
-        self.url = base_url.rstrip("/") + "/completions"  # base_url as in `openai`: ".../v1"
+        base = base_url.rstrip("/")  # like `openai`'s base_url; "/v1" is added if missing
+        self.url = f"{base if base.endswith('/v1') else base + '/v1'}/completions"
         self.model, self.tokenizer, self.version = model, tokenizer, version
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0))

@@ -31,7 +31,9 @@ class ServeConfig(BaseModel):
         default="127.0.0.1", description="Interface to bind; 0.0.0.0 to listen on all."
     )
     port: int = Field(default=8000, ge=0, le=65535, description="TCP port (0 picks a free one).")
-    model_name: str = Field(default="shadowrl", description="The `model` id clients must ask for.")
+    model_name: str | None = Field(
+        default=None, description="The `model` id clients ask for; None: the `model.path` served."
+    )
     admin_token: str | None = Field(
         default=None,
         description="Bearer token required by /admin/*; None leaves admin open (localhost only!).",
@@ -59,19 +61,21 @@ def serve_config(args: argparse.Namespace, config: Config) -> ServeConfig:
 
 def cmd_serve(args: argparse.Namespace, config: Config) -> int:
     import uvicorn
-    from shadowrl.inference.engine import Engine
 
+    from shadowrl.inference.engine import Engine
     from shadowrl.inference.server import create_app
     from shadowrl.models import load_model
 
     cfg = serve_config(args, config)
     model, tokenizer = load_model(config.model)
-    engine = Engine(model, tokenizer, config.engine)
-    context = cfg.max_context_tokens or int(model.config.max_position_embeddings)
-    app = create_app(
-        engine, tokenizer, cfg.model_name, max_context_tokens=context, admin_token=cfg.admin_token
-    )
-    uvicorn.run(app, host=cfg.host, port=cfg.port, log_level=cfg.log_level)
+    positions = min(int(model.config.max_position_embeddings), config.engine.max_seq_len)
+    context = min(cfg.max_context_tokens or positions, positions)
+    name = cfg.model_name or config.model.path  # what `eval`'s remote opener asks for
+    with Engine(model, tokenizer, config.engine) as engine:
+        app = create_app(
+            engine, tokenizer, name, max_context_tokens=context, admin_token=cfg.admin_token
+        )
+        uvicorn.run(app, host=cfg.host, port=cfg.port, log_level=cfg.log_level)
     return 0
 
 

@@ -15,17 +15,16 @@ batches whatever is in flight. Client mistakes get OpenAI-shaped 4xx errors.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from fastapi import FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 
 from shadowrl.agent.parsing import parse_tool_calls
 from shadowrl.agent.prompt import Renderer
@@ -36,14 +35,20 @@ from shadowrl.inference.openai_api import (
     IncrementalDetokenizer,
     LoadWeightsRequest,
     SamplingRequest,
+    Served,
+    chat_choice,
     chat_logprobs,
-    completion_logprobs,
+    completion_choice,
     cut_at_stop,
     held_back,
+    sse,
     to_messages,
     token_extras,
     tool_call_json,
+    usage,
+    validation_error,
 )
+from shadowrl.inference.requests import TokenDelta
 from shadowrl.types import Generation, Policy, SamplingParams, ToolCall
 
 TOOL_TAG = "<tool_call>"
@@ -53,32 +58,22 @@ Emit = Callable[..., None]  # (choice index, delta, **choice fields) -> one SSE 
 
 @runtime_checkable
 class StreamingPolicy(Protocol):
-    """A policy that can hand out tokens as they are decoded (the engine)."""
+    """A policy that hands out tokens as they are decoded (`Engine.generate_stream`)."""
 
-    def stream(
+    def generate_stream(
         self, prompt_ids: Sequence[int], sampling: SamplingParams
-    ) -> AsyncIterator[Generation]:
-        """Yield partial generations: new tokens only, finish_reason set on the last."""
+    ) -> AsyncIterator[TokenDelta]:
+        """New tokens as they come; the last delta carries the finish_reason."""
         ...
 
 
 @runtime_checkable
 class WeightSink(Protocol):
-    """A policy whose weights can be replaced between decode steps."""
+    """A policy whose weights can be replaced between decode steps (blocks until done)."""
 
     def update_weights(
         self, state: Mapping[str, Any], version: int, *, delta: bool = False
     ) -> Any: ...
-
-
-@dataclass(frozen=True)
-class Served:
-    """One finished choice: the raw generation and what the client is shown of it."""
-
-    gen: Generation
-    text: str
-    finish: str
-    calls: tuple[ToolCall, ...] = ()
 
 
 class OpenAIServer:
@@ -142,13 +137,11 @@ class OpenAIServer:
         text = self.tokenizer.decode(list(gen.token_ids), skip_special_tokens=True)
         return self.finish(gen, text, sp.stop, tools)
 
-    @staticmethod
-    def usage(prompt_tokens: int, served: Sequence[Served]) -> dict[str, int]:
-        done = sum(len(s.gen.token_ids) for s in served)
+    def head(self, kind: str) -> dict[str, Any]:
         return {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": done,
-            "total_tokens": prompt_tokens + done,
+            "id": f"{kind}-{uuid.uuid4().hex}",
+            "created": int(time.time()),
+            "model": self.model_name,
         }
 
     # -------------------------------------------------- /v1/chat/completions
@@ -163,32 +156,16 @@ class OpenAIServer:
             req, len(prompt), req.max_completion_tokens or req.max_tokens, "messages"
         )
         sps = [self.sampling(req, limit, i, renderer.stop_token_ids) for i in range(req.n)]
-        head = {
-            "id": f"chatcmpl-{uuid.uuid4().hex}",
-            "created": int(time.time()),
-            "model": self.model_name,
-        }
+        head = self.head("chatcmpl")
         if req.stream:
             return sse(self.chat_stream(req, head, prompt, sps, tools))
         served = await asyncio.gather(*(self.run(prompt, sp, tools) for sp in sps))
-        choices = [self.chat_choice(i, s, req.logprobs) for i, s in enumerate(served)]
-        usage = self.usage(len(prompt), served)
-        return {**head, "object": "chat.completion", "choices": choices, "usage": usage}
-
-    def chat_choice(self, index: int, s: Served, logprobs: bool) -> dict[str, Any]:
-        message: dict[str, Any] = {
-            "role": "assistant",
-            "content": s.text if s.text or not s.calls else None,
-        }
-        if s.calls:
-            message["tool_calls"] = [tool_call_json(c) for c in s.calls]
-        lps = chat_logprobs(s.gen, self.tokenizer) if logprobs else None
+        choices = [chat_choice(i, s, self.tokenizer, req.logprobs) for i, s in enumerate(served)]
         return {
-            "index": index,
-            "message": message,
-            "finish_reason": s.finish,
-            "logprobs": lps,
-            **token_extras(s.gen),
+            **head,
+            "object": "chat.completion",
+            "choices": choices,
+            "usage": usage(len(prompt), served),
         }
 
     async def chat_stream(
@@ -221,7 +198,7 @@ class OpenAIServer:
         finally:
             everything.cancel()  # a client that hangs up frees its engine slots
         if (req.stream_options or {}).get("include_usage"):
-            yield {**chunk, "choices": [], "usage": self.usage(len(prompt), served)}
+            yield {**chunk, "choices": [], "usage": usage(len(prompt), served)}
 
     async def stream_choice(
         self,
@@ -234,19 +211,24 @@ class OpenAIServer:
     ) -> Served:
         """Stream one choice, holding back text that may still become a stop or tool tag."""
         emit(i, {"role": "assistant", "content": ""})
-        detok, text, sent, parts = IncrementalDetokenizer(self.tokenizer), "", 0, list[Generation]()
+        detok, text, sent, parts = IncrementalDetokenizer(self.tokenizer), "", 0, list[TokenDelta]()
         markers = sp.stop if tools is None else (*sp.stop, TOOL_TAG)
-        async for part in stream_generate(self.policy, prompt, sp):
-            parts.append(part)
-            text += detok.push(part.token_ids)
-            visible, hit = cut_at_stop(text, markers)
-            upto = len(visible) if hit else len(text) - held_back(text, markers)
-            lps = {"logprobs": chat_logprobs(part, self.tokenizer)} if logprobs else {}
-            if upto > sent or lps:
-                emit(i, {"content": text[sent:upto]}, **lps)
-                sent = max(sent, upto)
-            if cut_at_stop(text, sp.stop)[1]:
-                break  # the engine stops on stop strings too; nothing after one is shown
+        async with aclosing(stream_generate(self.policy, prompt, sp)) as stream:
+            async for part in stream:
+                parts.append(part)
+                text += detok.push(part.token_ids)
+                visible, hit = cut_at_stop(text, markers)
+                upto = len(visible) if hit else len(text) - held_back(text, markers)
+                lps = (
+                    {"logprobs": chat_logprobs(part, self.tokenizer)}
+                    if logprobs and part.token_ids
+                    else {}
+                )
+                if upto > sent or lps:
+                    emit(i, {"content": text[sent:upto]}, **lps)
+                    sent = max(sent, upto)
+                if cut_at_stop(text, sp.stop)[1]:
+                    break  # the engine stops on stop strings too; nothing after one is shown
         served = self.finish(concat(parts), text, sp.stop, tools)
         if not served.calls and len(served.text) > sent:
             emit(i, {"content": served.text[sent:]})
@@ -259,17 +241,10 @@ class OpenAIServer:
 
     async def complete(self, req: CompletionRequest) -> dict[str, Any]:
         if req.logprobs:
-            raise APIError(
-                400,
-                "top alternatives (logprobs > 0) are not supported; use 0",
-                "logprobs",
-                "unsupported",
-            )
+            raise APIError(400, "logprobs > 0 is not supported; use 0", "logprobs", "unsupported")
         if req.echo or req.stream:
             param = "echo" if req.echo else "stream"
-            raise APIError(
-                400, f"`{param}` is not supported on /v1/completions", param, "unsupported"
-            )
+            raise APIError(400, f"`{param}` is not supported here", param, "unsupported")
         prompts = self.prompt_ids(req.prompt)
         limits = [self.budget(req, len(p), req.max_tokens or 16, "prompt") for p in prompts]
         runs = [
@@ -278,26 +253,9 @@ class OpenAIServer:
             for i in range(req.n)
         ]
         served = await asyncio.gather(*runs)
-        choices = [self.completion_choice(k, s, req) for k, s in enumerate(served)]
-        usage = self.usage(sum(map(len, prompts)) * req.n, served)
-        head = {
-            "id": f"cmpl-{uuid.uuid4().hex}",
-            "created": int(time.time()),
-            "model": self.model_name,
-        }
-        return {**head, "object": "text_completion", "choices": choices, "usage": usage}
-
-    def completion_choice(self, index: int, s: Served, req: CompletionRequest) -> dict[str, Any]:
-        lps = None
-        if req.logprobs is not None:
-            lps = completion_logprobs(s.gen, self.tokenizer, req.return_tokens_as_token_ids)
-        return {
-            "index": index,
-            "text": s.text,
-            "finish_reason": s.finish,
-            "logprobs": lps,
-            **token_extras(s.gen),
-        }
+        choices = [completion_choice(k, s, self.tokenizer, req) for k, s in enumerate(served)]
+        used = usage(sum(map(len, prompts)) * req.n, served)
+        return {**self.head("cmpl"), "object": "text_completion", "choices": choices, "usage": used}
 
     def prompt_ids(self, prompt: str | list[str] | list[int] | list[list[int]]) -> list[list[int]]:
         """Text, token ids, or a batch of either -> token id lists (as vLLM accepts)."""
@@ -322,17 +280,17 @@ class OpenAIServer:
         """Swap weights in flight: running requests continue, later tokens get the new version."""
         if self.admin_token and authorization != f"Bearer {self.admin_token}":
             raise APIError(
-                401,
-                "admin endpoints need `Authorization: Bearer <admin token>`",
-                None,
-                "invalid_api_key",
+                401, "admin needs `Authorization: Bearer <token>`", None, "invalid_api_key"
             )
         if not isinstance(self.policy, WeightSink):
             raise APIError(400, "this policy cannot swap weights in flight", "path", "unsupported")
         async with self.swap_lock:
             version = self.version + 1 if req.version is None else req.version
             state = await asyncio.to_thread(read_safetensors, req.path)
-            self.policy.update_weights(state, version, delta=req.delta)
+            try:  # the engine applies it between two decode steps; wait off the event loop
+                await asyncio.to_thread(self.policy.update_weights, state, version, delta=req.delta)
+            except (KeyError, ValueError, RuntimeError) as e:  # wrong names or shapes
+                raise APIError(400, f"weights do not fit this model: {e}", "path") from e
             self.version = version
         return {"version": version, "tensors": len(state), "delta": req.delta}
 
@@ -348,20 +306,22 @@ def parse_reply(text: str, tools: Sequence[dict[str, Any]]) -> tuple[str, tuple[
 
 async def stream_generate(
     policy: Policy, prompt: Sequence[int], sp: SamplingParams
-) -> AsyncIterator[Generation]:
-    """Token chunks as they are decoded if the policy streams; one chunk otherwise."""
+) -> AsyncIterator[TokenDelta]:
+    """Token deltas as they are decoded if the policy streams; one delta otherwise."""
     if isinstance(policy, StreamingPolicy):
-        async for part in policy.stream(prompt, sp):
-            yield part
+        async for delta in policy.generate_stream(prompt, sp):
+            yield delta
     else:
-        yield await policy.generate(prompt, sp)
+        gen = await policy.generate(prompt, sp)
+        yield TokenDelta(gen.token_ids, gen.logprobs, gen.versions, gen.finish_reason)
 
 
-def concat(parts: Sequence[Generation]) -> Generation:
+def concat(parts: Sequence[TokenDelta]) -> Generation:
     ids = tuple(t for p in parts for t in p.token_ids)
     lps = tuple(x for p in parts for x in p.logprobs)
     versions = tuple(v for p in parts for v in p.versions)
-    return Generation(ids, lps, versions, parts[-1].finish_reason if parts else "abort")
+    finish = next((p.finish_reason for p in reversed(parts) if p.finish_reason), "abort")
+    return Generation(ids, lps, versions, finish)
 
 
 def read_safetensors(path: str) -> dict[str, Any]:
@@ -376,15 +336,6 @@ def read_safetensors(path: str) -> dict[str, Any]:
     for f in files:
         state.update(load_file(str(f)))
     return state
-
-
-def sse(events: AsyncIterator[dict[str, Any]]) -> StreamingResponse:
-    async def body() -> AsyncIterator[str]:
-        async for event in events:
-            yield f"data: {json.dumps(event)}\n\n"
-        yield "data: [DONE]\n\n"
-
-    return StreamingResponse(body(), media_type="text/event-stream")
 
 
 def create_app(
@@ -408,10 +359,7 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, e: RequestValidationError) -> JSONResponse:
-        err = next(iter(e.errors()), {"msg": "invalid request", "loc": ()})
-        param = ".".join(str(x) for x in err.get("loc", ())[1:]) or None
-        code = "invalid_json" if err.get("type") == "json_invalid" else "invalid_value"
-        return APIError(400, f"{err['msg']} ({param or 'body'})", param, code).response()
+        return validation_error(e.errors()).response()
 
     app.post("/v1/chat/completions")(srv.chat)
     app.post("/v1/completions")(srv.complete)
