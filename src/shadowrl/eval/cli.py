@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from shadowrl.tasks.task import Task
 
 
+# Agent budgets the scripted reference policies need; prompt and tools stay as configured.
+REFERENCE_BUDGETS = {"max_turns", "max_new_tokens", "max_context_tokens", "max_episode_tokens"}
+
+
 def add_eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--suite",
@@ -76,8 +80,14 @@ def effective_config(config: Config, args: argparse.Namespace, suite: str, polic
     )
     tasks = config.tasks.model_copy(update={"suite": name, "split": split or "all"})
     update = {"eval": ev, "tasks": tasks}
-    if policy_kind(policy) == "local":
+    kind = policy_kind(policy)
+    if kind == "local":
         update["model"] = config.model.model_copy(update={"path": policy})
+    if kind == "reference":  # gold types whole files in one turn: give it room (pinned)
+        from shadowrl.tasks.reference import reference_agent_config
+
+        budgets = reference_agent_config().model_dump(include=REFERENCE_BUDGETS)
+        update["agent"] = config.agent.model_copy(update=budgets)
     return config.model_copy(update=update)
 
 
