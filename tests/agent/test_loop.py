@@ -7,6 +7,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.demo import demo_expert_replies, load_dir_task
 from shadowrl.agent.loop import NUDGE, run_episode
@@ -165,3 +167,19 @@ class _Stuck:
 def test_episode_timeout(demo_sandbox: Any, tokenizer: Any) -> None:
     traj = episode(_Stuck(), demo_sandbox, tokenizer, episode_timeout_s=0.05)
     assert traj.end == "timeout" and traj.num_turns == 0
+
+
+def test_scripted_expert_in_the_overlay_sandbox(tokenizer: Any) -> None:
+    from shadowrl.sandbox import create_sandbox
+    from shadowrl.sandbox.overlay import unavailable_reason
+
+    if (reason := unavailable_reason()) is not None:
+        pytest.skip(f"overlay sandbox unavailable: {reason}")
+    task = load_dir_task("demo")
+    sb = create_sandbox(task.repo, backend="overlay")
+    try:
+        traj = episode(ScriptedPolicy(tokenizer, demo_expert_replies()), sb, tokenizer)
+        assert traj.end == "submitted" and "stats.py" in sb.changed_files()
+        assert sb.exec(task.test_cmd).exit_code == 0
+    finally:
+        sb.close()

@@ -66,7 +66,11 @@ def _print_step(console: Console, step: Step, index: int) -> None:
     from rich.markup import escape
     from rich.panel import Panel
 
-    body = [escape(step.text.strip()) or "[dim](no text)[/dim]"]
+    from shadowrl.agent.parsing import parse_tool_calls
+
+    # The prose; the raw reply only when a call was malformed, to show what went wrong.
+    text = step.text if step.parse_errors else parse_tool_calls(step.text).content
+    body = [escape(text.strip()) or "[dim](no text)[/dim]"]
     for call, result in zip(step.tool_calls, step.results, strict=True):
         style = "red" if result.is_error else "green"
         args = escape(json.dumps(call.arguments)[:300])
@@ -78,10 +82,12 @@ def _print_step(console: Console, step: Step, index: int) -> None:
 
 
 def workspace_diff(sandbox: Sandbox, original: Any) -> str:
-    """Unified diff of every changed file against the task's original `repo/`."""
+    """Unified diff of every changed text file against the task's original `repo/`."""
     present = set(sandbox.list_files())
     chunks: list[str] = []
     for path in sandbox.changed_files():
+        if path.endswith(".pyc") or "__pycache__/" in path:
+            continue
         old_file = original / path
         old = old_file.read_text(errors="replace").splitlines(True) if old_file.is_file() else []
         new = (
