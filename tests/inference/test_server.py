@@ -442,3 +442,15 @@ def test_engine_admin_checkpoint_load_changes_version_and_output(
         f"{url}/admin/load_weights", json={"path": str(tmp_path / "ckpt"), "delta": "x"}
     )
     assert bad.status_code == 400
+
+
+def test_cli_flags_override_the_serve_section() -> None:
+    import argparse
+
+    from shadowrl.config import Config
+    from shadowrl.inference.serve_cli import add_serve_args, serve_config
+
+    parser = argparse.ArgumentParser()
+    add_serve_args(parser)
+    cfg = serve_config(parser.parse_args(["--port", "0", "--model-name", "m"]), Config())
+    assert (cfg.host, cfg.port, cfg.model_name) == ("127.0.0.1", 0, "m")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -49,7 +49,7 @@ from shadowrl.inference.openai_api import (
     validation_error,
 )
 from shadowrl.inference.requests import TokenDelta
-from shadowrl.types import Generation, Policy, SamplingParams, ToolCall
+from shadowrl.types import FinishReason, Generation, Policy, SamplingParams, ToolCall
 
 TOOL_TAG = "<tool_call>"
 Tools = Sequence[dict[str, Any]] | None  # OpenAI tool schemas; None: reply is plain text
@@ -306,7 +306,7 @@ def parse_reply(text: str, tools: Sequence[dict[str, Any]]) -> tuple[str, tuple[
 
 async def stream_generate(
     policy: Policy, prompt: Sequence[int], sp: SamplingParams
-) -> AsyncIterator[TokenDelta]:
+) -> AsyncGenerator[TokenDelta, None]:
     """Token deltas as they are decoded if the policy streams; one delta otherwise."""
     if isinstance(policy, StreamingPolicy):
         async for delta in policy.generate_stream(prompt, sp):
@@ -320,7 +320,9 @@ def concat(parts: Sequence[TokenDelta]) -> Generation:
     ids = tuple(t for p in parts for t in p.token_ids)
     lps = tuple(x for p in parts for x in p.logprobs)
     versions = tuple(v for p in parts for v in p.versions)
-    finish = next((p.finish_reason for p in reversed(parts) if p.finish_reason), "abort")
+    finish: FinishReason = next(
+        (p.finish_reason for p in reversed(parts) if p.finish_reason), "abort"
+    )
     return Generation(ids, lps, versions, finish)
 
 
