@@ -1,23 +1,19 @@
-"""Shared fixtures: a persistent prepare cache and a sandbox on a prepared workspace.
+"""Shared fixtures: a persistent prepare cache, real sandboxes, and a tiny task.
 
-The sandbox comes from `shadowrl.sandbox` (the `local` backend) when it is
-available; until then a minimal copy-on-fork directory sandbox stands in for the
-other side of the interface, with the same semantics the grader relies on.
+The prepare cache survives test sessions (envs take seconds to build the first
+time, then are reused); set SHADOWRL_TEST_CACHE to move it.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import signal
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from shadowrl.sandbox import ExecResult, Sandbox
+from shadowrl.sandbox import Sandbox
 from shadowrl.tasks.patch import make_patch
 from shadowrl.tasks.prepare import PreparedTask, prepare
 from shadowrl.tasks.task import Seed, Task
@@ -27,83 +23,10 @@ CACHE = Path(
 )
 
 
-class DirSandbox:
-    """A sandbox that is just a directory; snapshot and fork copy it."""
+def overlay_available() -> bool:
+    from shadowrl.sandbox.overlay import unavailable_reason
 
-    backend = "dir"
-
-    def __init__(self, root: Path, origin: Path) -> None:
-        self.root, self.origin = root, origin
-
-    def exec(self, cmd: str, timeout: float = 30.0) -> ExecResult:
-        proc = subprocess.Popen(
-            ["/bin/sh", "-c", cmd],
-            cwd=self.root,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        try:
-            out, err = proc.communicate(timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
-            timed_out = True
-        return ExecResult(
-            proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"), timed_out
-        )
-
-    def read_file(self, path: str | Path) -> bytes:
-        return (self.root / path).read_bytes()
-
-    def write_file(self, path: str | Path, data: str | bytes) -> None:
-        target = self.root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data.encode() if isinstance(data, str) else data)
-
-    def list_files(self) -> list[str]:
-        return sorted(str(p.relative_to(self.root)) for p in self.root.rglob("*") if p.is_file())
-
-    def changed_files(self) -> list[str]:
-        mine = set(self.list_files())
-        base = {str(p.relative_to(self.origin)) for p in self.origin.rglob("*") if p.is_file()}
-        return sorted(
-            p
-            for p in mine | base
-            if p not in mine
-            or p not in base
-            or (self.root / p).read_bytes() != (self.origin / p).read_bytes()
-        )
-
-    def snapshot(self) -> DirSnapshot:
-        dest = Path(tempfile.mkdtemp(prefix="snap-"))
-        shutil.copytree(self.root, dest, dirs_exist_ok=True, symlinks=True)
-        return DirSnapshot(dest, self.origin)
-
-    def close(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-class DirSnapshot:
-    def __init__(self, root: Path, origin: Path) -> None:
-        self.root, self.origin = root, origin
-
-    def fork(self) -> DirSandbox:
-        dest = Path(tempfile.mkdtemp(prefix="fork-"))
-        shutil.copytree(self.root, dest, dirs_exist_ok=True, symlinks=True)
-        return DirSandbox(dest, self.origin)
-
-    def release(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-def open_sandbox(prepared: PreparedTask) -> Sandbox:
-    """The real local sandbox if it has landed, else the directory stand-in."""
-    try:
-        return prepared.sandbox("local")
-    except (NotImplementedError, TypeError, ImportError, ValueError):
-        return DirSnapshot(prepared.workspace, prepared.workspace).fork()
+    return unavailable_reason() is None
 
 
 @pytest.fixture(scope="session")
@@ -113,11 +36,14 @@ def cache_dir() -> Path:
 
 
 @pytest.fixture
-def sandbox_for() -> Iterator[Callable[[PreparedTask], Sandbox]]:
+def sandbox_for() -> Iterator[Callable[..., Sandbox]]:
+    """Opens sandboxes on prepared tasks (local backend unless asked) and closes them."""
     opened: list[Sandbox] = []
 
-    def make(prepared: PreparedTask) -> Sandbox:
-        box = open_sandbox(prepared)
+    def make(prepared: PreparedTask, backend: str = "local") -> Sandbox:
+        if backend == "overlay" and not overlay_available():
+            pytest.skip("overlay sandbox unavailable here")
+        box = prepared.sandbox(backend)
         opened.append(box)
         return box
 

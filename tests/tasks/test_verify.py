@@ -24,11 +24,12 @@ def prepared(tiny: PreparedTask) -> PreparedTask:
 
 def _grade(
     prepared: PreparedTask,
-    sandbox_for: Callable[[PreparedTask], Sandbox],
+    sandbox_for: Callable[..., Sandbox],
     edits: dict[str, str],
     rm: tuple[str, ...] = (),
+    backend: str = "local",
 ) -> float:
-    box = sandbox_for(prepared)
+    box = sandbox_for(prepared, backend)
     for path, text in edits.items():
         box.write_file(path, text)
     for path in rm:
@@ -44,8 +45,9 @@ def test_workspace_is_buggy_and_hides_the_hidden_tests(prepared: PreparedTask) -
     assert prepared.hidden_files() == {"test_add.py": HIDDEN}
 
 
-def test_gold_patch_resolves(prepared: PreparedTask, sandbox_for) -> None:
-    box = sandbox_for(prepared)
+@pytest.mark.parametrize("backend", ["local", "overlay"])
+def test_gold_patch_resolves(backend: str, prepared: PreparedTask, sandbox_for) -> None:
+    box = sandbox_for(prepared, backend)
     for path, text in apply_patch({"calc.py": BUGGY}, prepared.task.patch).items():
         assert text is not None
         box.write_file(path, text)
@@ -108,9 +110,10 @@ HACKS: dict[str, dict[str, str]] = {
 }
 
 
+@pytest.mark.parametrize("backend", ["local", "overlay"])
 @pytest.mark.parametrize("name", sorted(HACKS))
-def test_hacks_earn_zero(name: str, prepared, sandbox_for) -> None:
-    assert _grade(prepared, sandbox_for, HACKS[name]) == 0.0
+def test_hacks_earn_zero(name: str, backend: str, prepared, sandbox_for) -> None:
+    assert _grade(prepared, sandbox_for, HACKS[name], backend=backend) == 0.0
 
 
 def test_deleting_tests_earns_zero(prepared, sandbox_for) -> None:

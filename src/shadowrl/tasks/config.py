@@ -20,10 +20,14 @@ class ShapingConfig(BaseModel):
     """Optional terms added to the 0/1 outcome reward (all off by default)."""
 
     model_config = ConfigDict(extra="forbid")
-    tool_error: float = Field(0.0, description="Penalty subtracted per malformed tool call.")
-    max_penalty: float = Field(0.5, description="Cap on the total shaping penalty of one episode.")
+    tool_error: float = Field(
+        default=0.0, description="Penalty subtracted per malformed tool call."
+    )
+    max_penalty: float = Field(
+        default=0.5, description="Cap on the total shaping penalty of one episode."
+    )
     forbidden_patterns: tuple[str, ...] = Field(
-        DEFAULT_FORBIDDEN,
+        default=DEFAULT_FORBIDDEN,
         description="Regexes that, newly added to a non-test file, void the episode (reward 0).",
     )
 
@@ -32,9 +36,10 @@ class TasksConfig(BaseModel):
     """Which tasks to run, where prepared workspaces/envs are cached, how rewards are shaped."""
 
     model_config = ConfigDict(extra="forbid")
-    suite: str = Field("easy", description="Built-in suite name or a JSONL path.")
-    split: str = Field("train", description="'train' or 'heldout'.")
+    suite: str = Field(default="easy", description="Built-in suite name or a JSONL path.")
+    split: str = Field(default="train", description="'train' or 'heldout'.")
     cache_dir: str = Field(
-        "~/.cache/shadowrl/tasks", description="Where sdists, workspaces and test envs are built."
+        default="~/.cache/shadowrl/tasks",
+        description="Where sdists, workspaces and test envs are built.",
     )
     shaping: ShapingConfig = Field(default_factory=ShapingConfig, description="Reward shaping.")

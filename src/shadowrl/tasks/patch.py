@@ -123,12 +123,12 @@ def apply_patch(files: Mapping[str, str], patch: str) -> dict[str, str | None]:
         if fp.old is None:
             if fp.path in files and files[fp.path] != "":
                 raise PatchError(f"{fp.path}: patch creates a file that exists")
-            current = ""
+            current: str | None = ""
         else:
             current = changes[fp.old] if fp.old in changes else files.get(fp.old)
             if current is None:
                 raise PatchError(f"{fp.old}: patch modifies a file that does not exist")
-        changes[fp.path] = _apply_one(fp, current)
+        changes[fp.path] = _apply_one(fp, current or "")
         if fp.old is not None and fp.new is not None and fp.old != fp.new:
             changes[fp.old] = None  # a rename
     return changes

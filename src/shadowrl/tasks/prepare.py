@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,6 +105,39 @@ def _apply_to_dir(root: Path, patch: str) -> None:
             target.write_text(text)
 
 
+def _build_atomically(final: Path, build: Callable[[Path], None]) -> Path:
+    """Run `build(tmp)` then rename tmp to `final`; a complete `final` is never rebuilt."""
+    if final.exists():
+        return final
+    tmp = final.with_name(f".tmp-{final.name}-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        build(tmp)
+        try:
+            tmp.rename(final)
+        except OSError:
+            if not final.exists():  # else another process won the race: use its copy
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp.with_name(tmp.name + ".unpack"), ignore_errors=True)
+    return final
+
+
+def seed_dir(seed: Seed, cache_dir: Path) -> Path:
+    """The pristine seed tree (unpacked sdist or copied directory), built once."""
+    key = hashlib.sha256(json.dumps(seed.model_dump(), sort_keys=True).encode()).hexdigest()[:16]
+
+    def build(tmp: Path) -> None:
+        if seed.sdist is not None:
+            _unpack(fetch_sdist(seed.sdist, str(seed.sha256), cache_dir), tmp)
+        else:
+            _copy_path_seed(seed, tmp)
+
+    return _build_atomically(cache_dir / "seeds" / key, build)
+
+
 def workspace_key(task: Task) -> str:
     blob = json.dumps([task.seed.model_dump(), task.bug_patch, task.test_patch]).encode()
     return f"{task.instance_id}-{hashlib.sha256(blob).hexdigest()[:12]}"
@@ -111,30 +145,16 @@ def workspace_key(task: Task) -> str:
 
 def build_workspace(task: Task, cache_dir: Path) -> Path:
     """The buggy workspace of `task` (hidden tests removed), built once under the cache."""
-    final = cache_dir / "workspaces" / workspace_key(task)
-    if final.exists():
-        return final
-    tmp = final.with_name(f".tmp-{final.name}-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        if task.seed.sdist is not None:
-            _unpack(fetch_sdist(task.seed.sdist, str(task.seed.sha256), cache_dir), tmp)
-        else:
-            _copy_path_seed(task.seed, tmp)
+    source = seed_dir(task.seed, cache_dir)
+
+    def build(tmp: Path) -> None:
+        shutil.copytree(source, tmp, symlinks=True)
         if task.bug_patch:
             _apply_to_dir(tmp, task.bug_patch)
         for path in created_paths(task.test_patch):
             (tmp / path).unlink(missing_ok=True)
-        try:
-            tmp.rename(final)
-        except OSError:
-            if not final.exists():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(tmp.with_name(tmp.name + ".unpack"), ignore_errors=True)
-    return final
+
+    return _build_atomically(cache_dir / "workspaces" / workspace_key(task), build)
 
 
 @dataclass(frozen=True)
@@ -164,7 +184,7 @@ class PreparedTask:
         """A fresh root sandbox on the workspace, with the env visible read-only."""
         from shadowrl.sandbox import create_sandbox
 
-        return create_sandbox(self.workspace, backend, limits, ro_paths=[self.env])
+        return create_sandbox(self.workspace, backend, limits, ro_binds={str(self.env): self.env})
 
 
 def prepare(task: Task, cache_dir: str | Path) -> PreparedTask:

@@ -90,6 +90,31 @@ def all_passed(results: Mapping[str, Outcome]) -> bool:
     return bool(results) and all(v == "passed" for v in results.values())
 
 
+def junit_outcomes(xml_text: str) -> dict[str, Outcome]:
+    """Every test case of an xunit1 report, keyed by its pytest node id (for discovery)."""
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError:
+        return {}
+    out: dict[str, Outcome] = {}
+    for case in root.iter("testcase"):
+        path, classname, name = (
+            case.get("file", ""),
+            case.get("classname", ""),
+            case.get("name", ""),
+        )
+        module = re.sub(r"\.py$", "", path.replace("/", "."))
+        if not path.endswith(".py") or not (
+            classname == module or classname.startswith(module + ".")
+        ):
+            continue  # collection errors and doctests have no clean node id
+        classes = classname[len(module) + 1 :].split(".") if classname != module else []
+        node_id = "::".join([path, *classes, name])
+        if out.get(node_id, "passed") == "passed":
+            out[node_id] = _case_outcome(case)
+    return out
+
+
 @dataclass(frozen=True)
 class LocalRun:
     """Outcome of a test run on the host: per-id results and the captured output."""
@@ -97,6 +122,7 @@ class LocalRun:
     results: dict[str, Outcome]
     output: str
     timed_out: bool
+    xml: str
 
 
 def run_tests_local(
@@ -124,4 +150,4 @@ def run_tests_local(
             os.killpg(proc.pid, signal.SIGKILL)  # stragglers the tests spawned
     xml = junit.read_text() if junit.exists() else ""
     junit.unlink(missing_ok=True)
-    return LocalRun(parse_junit(xml, ids), out.decode(errors="replace"), timed_out)
+    return LocalRun(parse_junit(xml, ids), out.decode(errors="replace"), timed_out, xml)

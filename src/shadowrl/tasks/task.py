@@ -27,14 +27,16 @@ class Seed(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     sdist: str | None = Field(
-        None, description="'name==version' of a PyPI sdist; its root is the workspace."
+        default=None, description="'name==version' of a PyPI sdist; its root is the workspace."
     )
     sha256: str | None = Field(
-        None, description="sha256 of the sdist file, checked after download."
+        default=None, description="sha256 of the sdist file, checked after download."
     )
-    path: str | None = Field(None, description="Directory (or git repo) copied as the workspace.")
+    path: str | None = Field(
+        default=None, description="Directory (or git repo) copied as the workspace."
+    )
     base_commit: str = Field(
-        "", description="Commit checked out when `path` is a git repo ('' = as is)."
+        default="", description="Commit checked out when `path` is a git repo ('' = as is)."
     )
 
     @model_validator(mode="after")
@@ -54,22 +56,32 @@ class Task(BaseModel):
     repo: str = Field(description="Project the code comes from, e.g. 'pytoolz/toolz'.")
     problem_statement: str = Field(description="What the agent is told is wrong.")
     patch: str = Field(description="Gold fix: a unified diff against the buggy workspace.")
-    test_patch: str = Field("", description="Hidden tests, applied only when grading.")
+    test_patch: str = Field(default="", description="Hidden tests, applied only when grading.")
     FAIL_TO_PASS: tuple[str, ...] = Field(description="pytest node ids that fail before the fix.")
-    PASS_TO_PASS: tuple[str, ...] = Field((), description="pytest node ids that must keep passing.")
+    PASS_TO_PASS: tuple[str, ...] = Field(
+        default=(), description="pytest node ids that must keep passing."
+    )
     bug_patch: str = Field(
-        "", description="Diff that introduced the bug into the seed ('' = natural bug)."
+        default="", description="Diff that introduced the bug into the seed ('' = natural bug)."
     )
     seed: Seed = Field(description="Where the starting source comes from.")
-    tier: str = Field("custom", description="'easy', 'medium', 'hard' or anything else.")
-    source: str = Field("", description="How the task was made, e.g. 'humaneval+ast', 'swe-smith'.")
-    split: Split = Field("train", description="Training split or held-out evaluation split.")
+    tier: str = Field(default="custom", description="'easy', 'medium', 'hard' or anything else.")
+    source: str = Field(
+        default="", description="How the task was made, e.g. 'humaneval+ast', 'swe-smith'."
+    )
+    split: Split = Field(
+        default="train", description="Training split or held-out evaluation split."
+    )
     test_cmd: tuple[str, ...] = Field(
-        ("python", "-P", "-m", "pytest"),
+        default=("python", "-P", "-m", "pytest"),
         description="Test command argv run from the workspace root; 'python' means the env's interpreter.",
     )
-    timeout_s: float = Field(120.0, description="Hard wall-clock limit of one test run, seconds.")
-    env: tuple[str, ...] = Field(("pytest",), description="pip requirements the tests need.")
+    timeout_s: float = Field(
+        default=120.0, description="Hard wall-clock limit of one test run, seconds."
+    )
+    env: tuple[str, ...] = Field(
+        default=("pytest",), description="pip requirements the tests need."
+    )
 
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", "env", "test_cmd", mode="before")
     @classmethod

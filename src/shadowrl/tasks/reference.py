@@ -1,0 +1,123 @@
+"""Reference policies that validate a suite through the real harness.
+
+`gold` types the gold patch in through the agent's own tools (`edit_file` for each
+hunk whose text is unique in the file, `write_file` otherwise) and submits; `noop`
+submits at once. Run through `run_episode` and graded by `verify`, a sound suite
+gives gold 100% and noop 0%: this checks the task records, the workspaces, the
+harness's tool plumbing and the grader end to end, with no model in the loop.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+from typing import Any
+
+from shadowrl.tasks.patch import apply_patch, parse_patch
+from shadowrl.tasks.prepare import PreparedTask
+from shadowrl.tasks.task import Task
+from shadowrl.types import Policy
+
+
+def _call(text: str, name: str, arguments: dict[str, Any]) -> str:
+    return (
+        f"{text}\n<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
+    )
+
+
+def _edits(path: str, before: str, hunks: list[tuple[str, str]], after: str | None) -> list[str]:
+    """edit_file calls when every hunk's old text is unique, else one write_file (or rm)."""
+    if after is None:
+        return [_call(f"Delete {path}.", "run", {"command": f"rm -f -- {shlex.quote(path)}"})]
+    text, calls = before, []
+    for old, new in hunks:
+        if not old or text.count(old) != 1:
+            return [_call(f"Rewrite {path}.", "write_file", {"path": path, "content": after})]
+        text = text.replace(old, new, 1)
+        calls.append(_call(f"Fix {path}.", "edit_file", {"path": path, "old": old, "new": new}))
+    return (
+        calls
+        if text == after
+        else [_call(f"Rewrite {path}.", "write_file", {"path": path, "content": after})]
+    )
+
+
+def gold_replies(task: Task, prepared: PreparedTask) -> list[str]:
+    """Tool-call replies that apply `task.patch` to the workspace, then submit."""
+    before = {
+        fp.path: prepared.read(fp.old) or "" for fp in parse_patch(task.patch) if fp.old is not None
+    }
+    after = apply_patch(before, task.patch)
+    replies: list[str] = []
+    for fp in parse_patch(task.patch):
+        hunks = [
+            (
+                "".join(line[1:] + "\n" for line in body if line[:1] in " -"),
+                "".join(line[1:] + "\n" for line in body if line[:1] in " +"),
+            )
+            for _, body in fp.hunks
+        ]
+        replies += _edits(fp.path, before.get(fp.path, ""), hunks, after[fp.path])
+    return [*replies, _call("Done.", "submit", {})]
+
+
+def noop_replies(task: Task, prepared: PreparedTask) -> list[str]:
+    return [_call("Nothing to do.", "submit", {})]
+
+
+REFERENCE_POLICIES: dict[str, Callable[[Task, PreparedTask], list[str]]] = {
+    "gold": gold_replies,
+    "noop": noop_replies,
+}
+
+
+def reference_policy(name: str, task: Task, prepared: PreparedTask, tokenizer: Any) -> Policy:
+    """A scripted policy that plays `name`'s replies through the real agent loop."""
+    from shadowrl.agent.policies import ScriptedPolicy
+
+    if name not in REFERENCE_POLICIES:
+        raise ValueError(
+            f"unknown reference policy {name!r}; choose from {sorted(REFERENCE_POLICIES)}"
+        )
+    return ScriptedPolicy(tokenizer, REFERENCE_POLICIES[name](task, prepared))
+
+
+def reference_agent_config() -> Any:
+    """Budgets large enough to type in a whole gold file in one turn."""
+    from shadowrl.agent.config import AgentConfig
+
+    budgets = {
+        "max_new_tokens": 32_768,
+        "max_context_tokens": 262_144,
+        "max_episode_tokens": 262_144,
+    }
+    return AgentConfig.model_validate({"max_turns": 64, **budgets})
+
+
+async def run_reference(
+    name: str, prepared: PreparedTask, tokenizer: Any, backend: str = "auto"
+) -> tuple[bool, float]:
+    """(resolved, reward) of reference policy `name` on one prepared task, via the real loop."""
+    import asyncio
+
+    from shadowrl.agent.loop import run_episode
+    from shadowrl.tasks.prepare import task_prompt
+    from shadowrl.tasks.verify import verify
+
+    task = prepared.task
+    sandbox = await asyncio.to_thread(prepared.sandbox, backend)
+    try:
+        policy = reference_policy(name, task, prepared, tokenizer)
+        traj = await run_episode(
+            policy, sandbox, task_prompt(task), tokenizer=tokenizer,
+            config=reference_agent_config(), task_id=task.instance_id,
+        )  # fmt: skip
+        if traj.end != "submitted" or traj.tool_errors:
+            raise RuntimeError(
+                f"{task.instance_id}: {name} episode ended {traj.end!r}, {traj.tool_errors} tool errors"
+            )
+        verdict = await asyncio.to_thread(verify, task, prepared, sandbox)
+    finally:
+        await asyncio.to_thread(sandbox.close)
+    return verdict.resolved, verdict.reward

@@ -1,0 +1,62 @@
+"""Reference policies through the real harness: gold resolves every task, noop none."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shadowrl.tasks.prepare import PreparedTask, prepare
+from shadowrl.tasks.reference import gold_replies, run_reference
+from shadowrl.tasks.task import SUITES_DIR, load_suite
+
+
+@pytest.fixture(scope="session")
+def tokenizer() -> Any:
+    from shadowrl.models import load_tokenizer
+
+    return load_tokenizer("smollm2")
+
+
+def _check(prepared: PreparedTask, tokenizer: Any, backend: str = "local") -> None:
+    assert asyncio.run(run_reference("gold", prepared, tokenizer, backend)) == (True, 1.0)
+    assert asyncio.run(run_reference("noop", prepared, tokenizer, backend)) == (False, 0.0)
+
+
+def test_gold_uses_targeted_edits(tiny: PreparedTask) -> None:
+    replies = gold_replies(tiny.task, tiny)
+    assert '"edit_file"' in replies[0] and '"submit"' in replies[-1] and len(replies) == 2
+
+
+@pytest.mark.parametrize("backend", ["local", "overlay"])
+def test_tiny_task(backend: str, tiny: PreparedTask, tokenizer: Any) -> None:
+    from .conftest import overlay_available
+
+    if backend == "overlay" and not overlay_available():
+        pytest.skip("overlay sandbox unavailable")
+    _check(tiny, tokenizer, backend)
+
+
+SUITES = [s for s in ("easy", "medium", "hard") if (SUITES_DIR / f"{s}.jsonl").exists()]
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_builtin_suite_sample(suite: str, cache_dir: Path, tokenizer: Any) -> None:
+    tasks = load_suite(suite)
+    for task in tasks[:: max(1, len(tasks) // 2)][:2]:
+        _check(prepare(task, cache_dir), tokenizer)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("suite", SUITES)
+def test_builtin_suite_all(suite: str, cache_dir: Path, tokenizer: Any) -> None:
+    failures = []
+    for task in load_suite(suite):
+        prepared = prepare(task, cache_dir)
+        gold = asyncio.run(run_reference("gold", prepared, tokenizer, "local"))
+        noop = asyncio.run(run_reference("noop", prepared, tokenizer, "local"))
+        if gold != (True, 1.0) or noop != (False, 0.0):
+            failures.append(task.instance_id)
+    assert not failures
