@@ -15,6 +15,9 @@ from collections.abc import Callable, Sequence
 # name -> (module, function, help). Each function takes (args, config) and returns an exit code.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("shadowrl.agent.cli", "cmd_run", "run one agent episode and print its transcript"),
+    "serve": ("shadowrl.inference.serve_cli", "cmd_serve", "serve the policy behind an OpenAI-compatible HTTP API"),
+    "eval": ("shadowrl.eval.cli", "cmd_eval", "run a pinned benchmark and write eval.json + report.md"),
+    "gate": ("shadowrl.eval.cli", "cmd_gate", "promote or reject a candidate eval against the incumbent"),
 }
 
 

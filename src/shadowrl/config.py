@@ -19,7 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from shadowrl.agent.config import AgentConfig
 from shadowrl.eval.config import EvalConfig
 from shadowrl.inference.config import EngineConfig
+from shadowrl.inference.serve_cli import ServeConfig
 from shadowrl.models import ModelConfig
+from shadowrl.rl.orchestrator import OrchestratorConfig
 from shadowrl.rl.config import TrainConfig
 from shadowrl.sandbox.base import Limits
 from shadowrl.tasks.config import TasksConfig
@@ -46,6 +48,10 @@ class Config(BaseModel):
     tasks: TasksConfig = Field(default_factory=TasksConfig, description="Task suites and environments.")
     eval: EvalConfig = Field(default_factory=EvalConfig, description="Evaluation and gate settings.")
     train: TrainConfig = Field(default_factory=TrainConfig, description="SFT and RL training settings.")
+    loop: OrchestratorConfig = Field(
+        default_factory=OrchestratorConfig, description="How rollouts and training steps interleave."
+    )
+    serve: ServeConfig = Field(default_factory=ServeConfig, description="OpenAI-compatible server settings.")
 
     def digest(self) -> str:
         """Stable short hash of the config, recorded with every result."""

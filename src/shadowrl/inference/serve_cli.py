@@ -53,8 +53,8 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
 
 
 def serve_config(args: argparse.Namespace, config: Config) -> ServeConfig:
-    """The `serve` section (once the root config has one) with CLI flags on top."""
-    base: ServeConfig = getattr(config, "serve", None) or ServeConfig()
+    """The `serve` section with CLI flags on top."""
+    base = config.serve
     flags = {"host": args.host, "port": args.port, "model_name": args.model_name}
     return base.model_copy(update={k: v for k, v in flags.items() if v is not None})
 

@@ -24,14 +24,16 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shadowrl.rl.rollout import Group, RolloutSpec, rollout_group
-from shadowrl.types import Policy
+from shadowrl.rl.rollout import Group
+
+# (task, prepared, current policy version) -> a graded group; see rollout.rollout_group.
+RolloutFn = Callable[[Any, Any, int], Awaitable[Group]]
 
 
 class TrainerService(Protocol):
@@ -122,21 +124,18 @@ class Orchestrator:
         self,
         *,
         cfg: OrchestratorConfig,
-        policy: Policy,
+        rollout: RolloutFn,
         engine: WeightSink,
         trainer: TrainerService,
         store: WeightPublisher,
         tasks: TaskSampler,
-        spec: RolloutSpec,
-        tokenizer: Any,
         on_step: Callable[[int, dict[str, Any]], None] = lambda step, m: None,
         on_error: Callable[[Group], None] = lambda g: None,
     ) -> None:
         if cfg.mode not in ("async", "sync"):
             raise ValueError(f"mode must be 'async' or 'sync', got {cfg.mode!r}")
-        self.cfg, self.policy, self.engine = cfg, policy, engine
+        self.cfg, self.rollout, self.engine = cfg, rollout, engine
         self.trainer, self.store, self.tasks = trainer, store, tasks
-        self.spec, self.tokenizer = spec, tokenizer
         self.on_step, self.on_error = on_step, on_error
         self.stats = LoopStats()
         self._ready: asyncio.Queue[Group] = asyncio.Queue()
@@ -167,22 +166,13 @@ class Orchestrator:
         limit = self.cfg.inflight_groups if self.cfg.mode == "async" else self.cfg.groups_per_step
         while len(self._inflight) + self._ready.qsize() < limit:
             task, prepared = next(self.tasks)
-            coro = rollout_group(
-                self.policy,
-                task,
-                prepared,
-                group_size=self.cfg.group_size,
-                tokenizer=self.tokenizer,
-                spec=self.spec,
-                version=self.trainer.version,
-            )
+            coro = self.rollout(task, prepared, self.trainer.version)
             fut = asyncio.create_task(self._run_group(coro))
             self._inflight.add(fut)
             fut.add_done_callback(self._inflight.discard)
 
-    async def _run_group(self, coro: Any) -> None:
-        group: Group = await coro
-        await self._ready.put(group)
+    async def _run_group(self, coro: Awaitable[Group]) -> None:
+        await self._ready.put(await coro)
 
     async def _collect(self, n: int) -> list[Group]:
         """Wait for `n` trainable groups, dropping failed and too-stale ones."""

@@ -1,0 +1,124 @@
+"""The RL loop's scheduling: staleness bound, failures, weight sync, sync vs async.
+
+The rollout side is a fake (it is the other side of the interface); the loop under
+test is the real Orchestrator.
+"""
+
+import asyncio
+
+import pytest
+
+from shadowrl.rl.orchestrator import Orchestrator, OrchestratorConfig, TaskSampler
+from shadowrl.rl.rollout import Group
+from shadowrl.types import Segment, Trajectory
+
+
+def _traj(task_id: str, version: int, reward: float) -> Trajectory:
+    seg = Segment((1, 2, 3), (False, True, True), (0.0, -1.0, -1.0), (-1, version, version))
+    return Trajectory(task_id, (), (), (seg,), "submitted", reward=reward, info={"resolved": reward > 0})
+
+
+class FakeTrainer:
+    def __init__(self):
+        self.version = 0
+        self.trained: list[list[list[Trajectory]]] = []
+
+    def train_groups(self, groups):
+        self.trained.append([list(g) for g in groups])
+        self.version += 1
+        return {"loss": 0.0}
+
+    def state_dict(self):
+        return {"w": self.version}
+
+
+class FakeStore:
+    def __init__(self):
+        self.published = []
+
+    def publish(self, state, version):
+        self.published.append(version)
+        return {"bytes": 1}
+
+    def fetch(self, version, base=None):
+        return {"w": version}
+
+
+class FakeEngine:
+    def __init__(self):
+        self.versions = []
+
+    def update_weights(self, state, version, *, delta=False):
+        self.versions.append(version)
+
+
+def _make(mode, *, delays=None, fail=(), max_staleness=1, steps=4, inflight=4):
+    trainer, store, engine = FakeTrainer(), FakeStore(), FakeEngine()
+    launched = []
+
+    async def rollout(task, prepared, version):
+        i = len(launched)
+        launched.append(version)
+        await asyncio.sleep((delays or {}).get(i, 0.001))
+        if i in fail:
+            return Group(task, [], ["boom"], version)
+        return Group(task, [_traj(task, version, float(i % 2)), _traj(task, version, 0.0)], [], version)
+
+    cfg = OrchestratorConfig(
+        mode=mode, steps=steps, group_size=2, groups_per_step=2, inflight_groups=inflight,
+        max_staleness=max_staleness,
+    )
+    errors = []
+    orch = Orchestrator(
+        cfg=cfg, rollout=rollout, engine=engine, trainer=trainer, store=store,
+        tasks=TaskSampler([(f"t{i}", None) for i in range(5)], seed=0), on_error=errors.append,
+    )
+    return orch, trainer, store, engine, launched, errors
+
+
+def test_sync_mode_trains_only_on_policy_groups():
+    orch, trainer, store, engine, launched, _ = _make("sync")
+    stats = asyncio.run(orch.run())
+    assert len(trainer.trained) == 4
+    assert launched == [0, 0, 1, 1, 2, 2, 3, 3]  # each step's rollouts use the newest weights
+    assert stats.staleness == [0] * 8
+    assert engine.versions == store.published == [1, 2, 3, 4]
+
+
+def test_async_mode_drops_groups_beyond_max_staleness():
+    # group 0 is very slow: by the time it finishes the trainer has moved on
+    orch, trainer, _, _, launched, _ = _make("async", delays={0: 0.3}, max_staleness=1, steps=5)
+    stats = asyncio.run(orch.run())
+    assert stats.groups_stale >= 1
+    assert all(lag <= 1 for lag in stats.staleness)
+    assert sum(len(step) for step in trainer.trained) == 10
+
+
+def test_async_mode_keeps_rollouts_in_flight_across_steps():
+    orch, trainer, _, _, launched, _ = _make("async", max_staleness=3, steps=3, inflight=4)
+    asyncio.run(orch.run())
+    # the pipeline is refilled before each step, so more groups start than are trained
+    assert len(launched) > 6
+    assert launched[:4] == [0, 0, 0, 0]
+
+
+def test_failed_group_is_reported_not_trained_as_zero():
+    orch, trainer, _, _, _, errors = _make("sync", fail={1})
+    stats = asyncio.run(orch.run())
+    assert stats.groups_failed == 1 and len(errors) == 1 and errors[0].errors == ["boom"]
+    trained_ids = [t.task_id for step in trainer.trained for g in step for t in g]
+    assert len(trained_ids) == 4 * 2 * 2  # replacement group launched, nothing trained as reward 0
+
+
+def test_task_sampler_is_deterministic_and_resumable():
+    items = [(i, None) for i in range(7)]
+    a = TaskSampler(items, seed=3)
+    first = [next(a)[0] for _ in range(10)]
+    b = TaskSampler(items, seed=3, position=4)
+    assert [next(b)[0] for _ in range(6)] == first[4:]
+    assert sorted(first[:7]) == list(range(7))
+
+
+def test_rejects_unknown_mode():
+    with pytest.raises(ValueError):
+        OrchestratorConfig(mode="bogus")
