@@ -122,13 +122,11 @@ class _Episode:
             self._record(
                 Step(text, reply.calls, tuple(results), tuple(reply.errors), len(gen.token_ids))
             )
+            conv = [*self.messages, assistant]
+            self.messages = [*conv, *feedback]
             if self.ctx.submitted:
-                self.messages += [assistant, *feedback]
                 return "submitted"
-            more = self.renderer.continuation_ids(
-                [*self.messages, assistant], feedback, gen.token_ids
-            )
-            self.messages += [assistant, *feedback]
+            more = self.renderer.continuation_ids(conv, feedback, gen.token_ids)
             if len(self.tokens.ids) + len(more) >= cfg.max_context_tokens:
                 return "context_full"
             self.tokens.add_context(more)
