@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from shadowrl.sandbox import Limits, Sandbox, create_sandbox
+
 from .conftest import BACKENDS, tree_digest
 
 

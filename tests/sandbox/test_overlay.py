@@ -70,8 +70,13 @@ def test_squash_keeps_content_and_bounds_depth(workspace: Path) -> None:
     assert "src/pkg/mod.py" not in child.list_files()
     assert child.exec("ls tests").stdout == "new.py\n"
     assert child.changed_files() == sorted(
-        [*(f"f{i}" for i in range(8)), "README.md", "src/pkg/mod.py", "tests/new.py",
-         "tests/test_mod.py"]  # fmt: skip
+        [
+            *(f"f{i}" for i in range(8)),
+            "README.md",
+            "src/pkg/mod.py",
+            "tests/new.py",
+            "tests/test_mod.py",
+        ]
     )
     assert snaps[1].fork().read_file("README.md") == b"1\n"  # older snapshots still intact
     for s in snaps:
