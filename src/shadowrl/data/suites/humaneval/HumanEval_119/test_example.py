@@ -1,0 +1,5 @@
+from match_parens import match_parens
+
+
+def test_example():
+    assert match_parens(['()(', ')']) == 'Yes'

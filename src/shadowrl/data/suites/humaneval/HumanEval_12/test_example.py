@@ -1,0 +1,5 @@
+from longest import longest
+
+
+def test_example():
+    assert longest([]) == None

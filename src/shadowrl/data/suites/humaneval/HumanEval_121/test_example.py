@@ -1,0 +1,5 @@
+from solution import solution
+
+
+def test_example():
+    assert solution([5, 8, 7, 1])    == 12

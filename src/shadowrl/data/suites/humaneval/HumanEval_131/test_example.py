@@ -1,0 +1,5 @@
+from digits import digits
+
+
+def test_example():
+    assert digits(5) == 5

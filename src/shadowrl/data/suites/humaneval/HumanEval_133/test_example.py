@@ -1,0 +1,5 @@
+from sum_squares import sum_squares
+
+
+def test_example():
+    assert sum_squares([1,2,3])==14, "This prints if this assert fails 1 (good for debugging!)"

@@ -1,0 +1,5 @@
+from all_prefixes import all_prefixes
+
+
+def test_example():
+    assert all_prefixes('') == []

@@ -1,0 +1,5 @@
+from solve import solve
+
+
+def test_example():
+    assert solve("AsDf") == "aSdF"

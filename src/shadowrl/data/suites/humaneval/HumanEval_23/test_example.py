@@ -1,0 +1,5 @@
+from strlen import strlen
+
+
+def test_example():
+    assert strlen('') == 0

@@ -1,0 +1,5 @@
+from remove_duplicates import remove_duplicates
+
+
+def test_example():
+    assert remove_duplicates([]) == []

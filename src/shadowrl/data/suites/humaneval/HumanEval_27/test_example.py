@@ -1,0 +1,5 @@
+from flip_case import flip_case
+
+
+def test_example():
+    assert flip_case('') == ''

@@ -1,0 +1,5 @@
+from concatenate import concatenate
+
+
+def test_example():
+    assert concatenate([]) == ''

@@ -1,0 +1,5 @@
+from prime_fib import prime_fib
+
+
+def test_example():
+    assert prime_fib(1) == 2

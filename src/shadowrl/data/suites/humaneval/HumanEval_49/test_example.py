@@ -1,0 +1,5 @@
+from modp import modp
+
+
+def test_example():
+    assert modp(3, 5) == 3

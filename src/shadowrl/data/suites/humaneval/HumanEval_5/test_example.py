@@ -1,0 +1,5 @@
+from intersperse import intersperse
+
+
+def test_example():
+    assert intersperse([], 7) == []

@@ -1,0 +1,5 @@
+from pluck import pluck
+
+
+def test_example():
+    assert pluck([4,2,3]) == [2, 1], "Error"

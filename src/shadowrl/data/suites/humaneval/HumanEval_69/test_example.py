@@ -1,0 +1,5 @@
+from search import search
+
+
+def test_example():
+    assert search([5, 5, 5, 5, 1]) == 1

@@ -1,0 +1,5 @@
+from sort_array import sort_array
+
+
+def test_example():
+    assert sort_array([]) == [], "Error"

@@ -1,0 +1,161 @@
+"""`shadowrl tasks ...`: generate, validate and export task suites.
+
+    shadowrl tasks make --seed toolz==1.0.0 --n 10 --tier medium --out toolz.jsonl
+    shadowrl tasks make --seed ./myrepo --tests tests/test_core.py --n 5 --tier hard --out x.jsonl
+    shadowrl tasks easy --out easy.jsonl           # rebuild the HumanEval tier
+    shadowrl tasks validate --suite medium          # gold must resolve 100%, noop 0%
+    shadowrl tasks export --suite easy --out easy.swebench.jsonl
+
+Heavy imports happen inside the command functions so `shadowrl --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shadowrl.config import Config
+    from shadowrl.tasks.task import Task
+
+TIERS = {"easy": (1, "easy"), "medium": (1, "medium"), "hard": (2, "hard")}  # mutations, statement
+
+
+def add_tasks_args(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True)
+    make = sub.add_parser("make", help="generate validated tasks by AST bug injection")
+    make.add_argument("--seed", required=True, help="'name==version' (PyPI sdist) or a directory")
+    make.add_argument("--n", type=int, default=10, help="number of tasks to keep")
+    make.add_argument("--tier", choices=sorted(TIERS), default="medium")
+    make.add_argument("--mutations", type=int, default=0, help="bugs per task (0 = tier default)")
+    make.add_argument("--out", required=True, help="JSONL file to write")
+    make.add_argument("--repo", default="", help="repo name recorded in the tasks")
+    make.add_argument(
+        "--module", action="append", default=[], help="source file to mutate (repeatable)"
+    )
+    make.add_argument("--tests", action="append", default=[], help="test file to run (repeatable)")
+    make.add_argument("--env", action="append", default=[], help="pip requirement (default pytest)")
+    make.add_argument("--rng-seed", type=int, default=0)
+    make.add_argument("--workers", type=int, default=2)
+    make.add_argument("--timeout", type=float, default=60.0, help="test run limit, seconds")
+    easy = sub.add_parser("easy", help="rebuild the HumanEval easy tier")
+    easy.add_argument("--out", default="", help="JSONL file (default: the built-in suite)")
+    easy.add_argument("--limit", type=int, default=None, help="first N problems only")
+    easy.add_argument("--workers", type=int, default=2)
+    validate = sub.add_parser("validate", help="gold must resolve every task, noop none")
+    validate.add_argument("--suite", required=True, help="built-in suite name or JSONL path")
+    validate.add_argument("--limit", type=int, default=None)
+    validate.add_argument("--backend", default="auto")
+    export = sub.add_parser("export", help="write a SWE-bench-format JSONL")
+    export.add_argument("--suite", required=True)
+    export.add_argument("--out", required=True)
+
+
+def _progress_callback(label: str):  # type: ignore[no-untyped-def]
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    bar = Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TextColumn("{task.fields[stats]}")
+    )
+    counts = {"kept": 0, "rejected": 0}
+    tid = bar.add_task(label, total=None, stats="")
+
+    def on_result(task: Task | None) -> None:
+        counts["kept" if task is not None else "rejected"] += 1
+        bar.update(tid, stats=f"kept {counts['kept']}, rejected {counts['rejected']}")
+
+    return bar, on_result
+
+
+def _make(args: argparse.Namespace, cache: Path) -> int:
+    from shadowrl.tasks.env import build_env, env_python
+    from shadowrl.tasks.make import MakeSpec, make_tasks
+    from shadowrl.tasks.prepare import pin_sdist, seed_dir
+    from shadowrl.tasks.task import Seed, save_tasks
+
+    is_dir = Path(args.seed).is_dir()
+    seed = Seed(path=str(Path(args.seed).resolve())) if is_dir else pin_sdist(args.seed, cache)
+    mutations, statement = TIERS[args.tier]
+    spec = MakeSpec(
+        seed=seed,
+        repo=args.repo or (Path(args.seed).name if is_dir else args.seed.split("==")[0]),
+        tier=args.tier,
+        n=args.n,
+        mutations=args.mutations or mutations,
+        modules=tuple(args.module),
+        tests=tuple(args.tests),
+        env=tuple(args.env) or ("pytest",),
+        rng_seed=args.rng_seed,
+        timeout_s=args.timeout,
+        statement=statement,
+    )
+    base = seed_dir(seed, cache)
+    python = env_python(build_env(spec.env, cache))
+    bar, on_result = _progress_callback(f"making {args.tier} tasks from {args.seed}")
+    with bar:
+        tasks = make_tasks(spec, base, python, workers=args.workers, on_result=on_result)
+    save_tasks(tasks, args.out)
+    print(f"wrote {len(tasks)} tasks to {args.out}")
+    return 0 if tasks else 1
+
+
+def _easy(args: argparse.Namespace, cache: Path) -> int:
+    from shadowrl.tasks.env import build_env, env_python
+    from shadowrl.tasks.humaneval import build_easy
+    from shadowrl.tasks.task import SUITES_DIR, save_tasks
+
+    out = Path(args.out) if args.out else SUITES_DIR / "easy.jsonl"
+    python = env_python(build_env(("pytest",), cache))
+    bar, on_result = _progress_callback("making easy tasks from HumanEval")
+    with bar:
+        tasks = build_easy(
+            out.parent / "humaneval",
+            python,
+            workers=args.workers,
+            limit=args.limit,
+            on_result=on_result,
+        )
+    save_tasks(tasks, out)
+    print(f"wrote {len(tasks)} tasks to {out}")
+    return 0
+
+
+def _validate(args: argparse.Namespace, cache: Path) -> int:
+    import asyncio
+
+    from rich.progress import track
+
+    from shadowrl.models import load_tokenizer
+    from shadowrl.tasks.prepare import prepare
+    from shadowrl.tasks.reference import run_reference
+    from shadowrl.tasks.task import load_suite
+
+    tokenizer = load_tokenizer("smollm2")
+    bad = []
+    tasks = load_suite(args.suite)[: args.limit]
+    for task in track(tasks, description=f"validating {args.suite}"):
+        prepared = prepare(task, cache)
+        gold = asyncio.run(run_reference("gold", prepared, tokenizer, args.backend))
+        noop = asyncio.run(run_reference("noop", prepared, tokenizer, args.backend))
+        if gold != (True, 1.0) or noop != (False, 0.0):
+            bad.append(f"{task.instance_id}: gold={gold} noop={noop}")
+    print("\n".join(bad) or f"all {len(tasks)} tasks valid: gold 100%, noop 0%")
+    return 1 if bad else 0
+
+
+def _export(args: argparse.Namespace, cache: Path) -> int:
+    from shadowrl.tasks.task import export_swebench, load_suite
+
+    tasks = load_suite(args.suite)
+    export_swebench(tasks, args.out)
+    print(f"wrote {len(tasks)} SWE-bench records to {args.out}")
+    return 0
+
+
+ACTIONS = {"make": _make, "easy": _easy, "validate": _validate, "export": _export}
+
+
+def cmd_tasks(args: argparse.Namespace, config: Config) -> int:
+    cache = Path(config.tasks.cache_dir).expanduser().resolve()
+    return ACTIONS[args.action](args, cache)
