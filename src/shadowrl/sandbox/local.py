@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -42,14 +43,16 @@ class LocalSnapshot:
         self._dir = Path(tempfile.mkdtemp(prefix="shadowrl-local-snap-"))
         _copy_into(src, self._dir)
         self._bases, self._limits = bases, limits
+        # `sb.snapshot().fork()` drops the snapshot at once: delete its copy on collection.
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)
 
     def fork(self) -> LocalSandbox:
-        if not self._dir.exists():
+        if not self._finalizer.alive:
             raise RuntimeError("fork() of a released snapshot")
         return LocalSandbox(self._dir, self._bases, self._limits)
 
     def release(self) -> None:
-        shutil.rmtree(self._dir, ignore_errors=True)
+        self._finalizer()  # runs at most once
 
 
 class LocalSandbox:
