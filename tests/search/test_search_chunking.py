@@ -68,6 +68,15 @@ def test_python_module_is_split_into_definitions_and_gaps():
     assert chunks[1].text.startswith("# Parses a date.\n@cache\n@other(1)\ndef parse")
 
 
+def test_line_numbers_follow_python_line_breaks_only():
+    source = "import os\r\n\x0c\n# page break above\ndef f():\n    return '\u2028'\n"
+    (gap, func) = chunk_file("ff.py", source)
+    assert (gap.start_line, gap.end_line, func.symbol, func.start_line, func.end_line) == (
+        1, 1, "f", 3, 5
+    )  # fmt: skip
+    assert func.text.startswith("# page break above\ndef f():")
+
+
 def test_long_definitions_are_split_into_bounded_chunks():
     body = "\n".join(f"    x{i} = {i}" for i in range(25))
     chunks = chunk_file("a.py", f"def big():\n{body}\n", ChunkConfig(max_lines=10))

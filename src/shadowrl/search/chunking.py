@@ -10,12 +10,15 @@ them), and any other text file into fixed, overlapping line windows. Chunks keep
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
 MODULE_SYMBOL = "<module>"
+# The line breaks Python's tokenizer counts; str.splitlines() also splits on \f, \v, \u2028...
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -51,9 +54,9 @@ def chunk_file(path: str, text: str, config: ChunkConfig | None = None) -> list[
     config = config or ChunkConfig()
     if "\x00" in text or len(text.encode("utf-8", "replace")) > config.max_file_bytes:
         return []
-    lines = text.splitlines()
+    lines = _LINE_BREAK.split(text.removesuffix("\n").removesuffix("\r")) if text else []
     if path.endswith((".py", ".pyi")):
-        spans = _python_spans(text, len(lines))
+        spans = _python_spans(text, lines)
         if spans is not None:
             return _bounded(path, lines, spans, config.max_lines)
     return _windows(path, lines, config.window_lines, config.window_overlap)
@@ -63,14 +66,13 @@ def chunk_file(path: str, text: str, config: ChunkConfig | None = None) -> list[
 _Span = tuple[int, int, str]
 
 
-def _python_spans(source: str, n_lines: int) -> list[_Span] | None:
+def _python_spans(source: str, lines: list[str]) -> list[_Span] | None:
     """Definition and gap spans of a module, or None if it does not parse."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):  # ValueError: NUL bytes, bad encodings
         return None
-    lines = source.splitlines()
-    return sorted(_container_spans(tree.body, lines, 1, n_lines, "", MODULE_SYMBOL))
+    return sorted(_container_spans(tree.body, lines, 1, len(lines), "", MODULE_SYMBOL))
 
 
 def _container_spans(
