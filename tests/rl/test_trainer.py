@@ -143,3 +143,14 @@ def test_sft_learns_the_demonstration():
     history = run_sft(trainer, demos, epochs=8, batch_tokens=64)
     assert len(history) == 8 and trainer.version == 8
     assert history[-1]["nll"] < 0.5 * history[0]["nll"]
+
+
+def test_state_dict_for_the_engine_drops_tied_aliases():
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(0)
+    tied = LlamaForCausalLM(tiny_config(vocab_size=VOCAB, tie_word_embeddings=True))
+    state = Trainer(tied, cfg()).state_dict()
+    assert "model.embed_tokens.weight" in state and "lm_head.weight" not in state
+    untied = Trainer(tiny(), cfg()).state_dict()
+    assert "lm_head.weight" in untied

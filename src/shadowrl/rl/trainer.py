@@ -136,8 +136,17 @@ class Trainer:
         return self.step(batch)
 
     def state_dict(self) -> dict[str, Tensor]:
-        """The weights to publish to the engine (live tensors; the store copies them)."""
-        return dict(self.model.state_dict())
+        """The weights to publish to the engine (live tensors; the store copies them).
+
+        Tied tensors (lm_head = embed_tokens) appear once: loading one name updates both.
+        """
+        out, seen = {}, set()
+        for name, t in self.model.state_dict().items():
+            key = (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape))
+            if key not in seen:
+                seen.add(key)
+                out[name] = t
+        return out
 
     def _ref_logprobs(self, mb: MicroBatch) -> Tensor | None:
         if self.ref_model is None or self.cfg.kl_coef == 0:
