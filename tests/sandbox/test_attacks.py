@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from shadowrl.sandbox import ExecResult, Limits, Sandbox, create_sandbox
-from shadowrl.sandbox.layers import SANDBOX_UID, get_store
+from shadowrl.sandbox.layers import get_store
 from shadowrl.sandbox.seccomp import DENIED_SYSCALLS
 
 from .conftest import make_workspace, needs_overlay, tree_digest
@@ -88,24 +88,17 @@ def _unharmed(h: Host) -> None:
     res = h.sibling.exec("cat canary")
     assert res.exit_code == 0 and res.stdout == "sibling canary"
     deadline = time.monotonic() + 5  # SIGKILLed processes finish exiting asynchronously
-    while _sandbox_uid_processes() and time.monotonic() < deadline:
+    while _leftover_processes(h) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert _sandbox_uid_processes() == [], "processes outlived the exec"
+    assert _leftover_processes(h) == [], "processes outlived the exec"
 
 
-def _sandbox_uid_processes() -> list[int]:
+def _leftover_processes(h: Host) -> list[int]:
+    """Live members of the two sandboxes' cgroups (other test runs may share the uid)."""
     pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                status = dict(
-                    ln.split(":", 1) for ln in (entry / "status").read_text().splitlines()
-                )
-            except OSError:
-                continue
-            dead = status["State"].split()[0] in ("Z", "X")  # exited, not yet reaped by init
-            if int(status["Uid"].split()[0]) == SANDBOX_UID and not dead:
-                pids.append(int(entry.name))
+    for sb in (h.attacker, h.sibling):
+        for procs in sb._cgroup.procs_files if sb._cgroup else ():  # type: ignore[attr-defined]
+            pids += [int(p) for p in Path(procs).read_text().split()]
     return pids
 
 
