@@ -142,7 +142,12 @@ def _build_atomically(final: Path, build: Callable[[Path], None]) -> Path:
 
 def seed_dir(seed: Seed, cache_dir: Path) -> Path:
     """The pristine seed tree (unpacked sdist or copied directory), built once."""
-    key = hashlib.sha256(json.dumps(seed.model_dump(), sort_keys=True).encode()).hexdigest()[:16]
+    h = hashlib.sha256(json.dumps(seed.model_dump(), sort_keys=True).encode())
+    if seed.path is not None and not seed.base_commit:  # a plain directory can change
+        for f in sorted(Path(seed.path).rglob("*")):
+            if f.is_file() and ".git" not in f.parts:
+                h.update(str(f.relative_to(seed.path)).encode() + b"\0" + f.read_bytes())
+    key = h.hexdigest()[:16]
 
     def build(tmp: Path) -> None:
         if seed.sdist is not None:
@@ -153,14 +158,11 @@ def seed_dir(seed: Seed, cache_dir: Path) -> Path:
     return _build_atomically(cache_dir / "seeds" / key, build)
 
 
-def workspace_key(task: Task) -> str:
-    blob = json.dumps([task.seed.model_dump(), task.bug_patch, task.test_patch]).encode()
-    return f"{task.instance_id}-{hashlib.sha256(blob).hexdigest()[:12]}"
-
-
 def build_workspace(task: Task, cache_dir: Path) -> Path:
     """The buggy workspace of `task` (hidden tests removed), built once under the cache."""
     source = seed_dir(task.seed, cache_dir)
+    blob = json.dumps([source.name, task.bug_patch, task.test_patch]).encode()
+    key = f"{task.instance_id}-{hashlib.sha256(blob).hexdigest()[:12]}"
 
     def build(tmp: Path) -> None:
         shutil.copytree(source, tmp, symlinks=True)
@@ -169,7 +171,7 @@ def build_workspace(task: Task, cache_dir: Path) -> Path:
         for path in created_paths(task.test_patch):
             (tmp / path).unlink(missing_ok=True)
 
-    return _build_atomically(cache_dir / "workspaces" / workspace_key(task), build)
+    return _build_atomically(cache_dir / "workspaces" / key, build)
 
 
 @dataclass(frozen=True)

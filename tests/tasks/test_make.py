@@ -1,0 +1,116 @@
+"""Task generation on a small local repo, test-run kill on timeout, JUnit parsing."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from shadowrl.tasks.env import build_env, env_python
+from shadowrl.tasks.make import MakeSpec, make_tasks
+from shadowrl.tasks.patch import apply_patch
+from shadowrl.tasks.prepare import seed_dir
+from shadowrl.tasks.runner import junit_key, junit_outcomes, parse_junit, run_tests_local
+from shadowrl.tasks.task import Seed, Task
+
+LIB = """def mean(xs):
+    if not xs:
+        raise ValueError("empty")
+    return sum(xs) / len(xs)
+
+
+def span(xs):
+    return max(xs) - min(xs)
+"""
+
+TESTS = """import pytest
+
+from stats import mean, span
+
+
+def test_mean():
+    assert mean([1, 2, 3]) == 2
+
+
+def test_mean_empty():
+    with pytest.raises(ValueError):
+        mean([])
+
+
+@pytest.mark.parametrize("xs,want", [([1, 5], 4), ([2, 2], 0)], ids=["wide one", "flat"])
+def test_span(xs, want):
+    assert span(xs) == want
+"""
+
+
+def test_make_emits_only_validated_tasks(tmp_path: Path, cache_dir: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "stats.py").write_text(LIB)
+    (repo / "test_stats.py").write_text(TESTS)
+    seed = Seed(path=str(repo))
+    spec = MakeSpec(seed=seed, repo="local/stats", n=5, timeout_s=30, tier="medium")
+    python = env_python(build_env(spec.env, cache_dir))
+    tasks = make_tasks(spec, seed_dir(seed, cache_dir), python, workers=1)
+    assert len(tasks) == 2  # at most one task per function
+    assert {t.source.split(":")[0] for t in tasks} == {"ast-mutation"}
+    for task in tasks:
+        assert task.FAIL_TO_PASS and set(task.FAIL_TO_PASS).isdisjoint(task.PASS_TO_PASS)
+        assert "test_stats.py::test_span[wide one]" in task.test_ids
+        buggy = apply_patch({"stats.py": LIB}, task.bug_patch)["stats.py"]
+        assert buggy is not None and apply_patch({"stats.py": buggy}, task.patch)["stats.py"] == LIB
+        assert "These tests fail" in task.problem_statement
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path, cache_dir: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    (tmp_path / "test_loop.py").write_text(
+        "import subprocess, sys\n\ndef test_forever():\n"
+        f"    p = subprocess.Popen([sys.executable, '-c', 'while True: pass'])\n"
+        f"    open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        "    while True:\n        pass\n"
+    )
+    task = Task.model_validate(
+        {"instance_id": "loop", "repo": "r", "problem_statement": "", "patch": "",
+         "FAIL_TO_PASS": ["test_loop.py::test_forever"], "seed": {"path": str(tmp_path)}, "timeout_s": 3}
+    )  # fmt: skip
+    python = env_python(build_env(task.env, cache_dir))
+    run = run_tests_local(task, tmp_path, python, task.FAIL_TO_PASS, tmp_path)
+    assert run.timed_out and run.results == {"test_loop.py::test_forever": "missing"}
+    child = int(pidfile.read_text())
+    for _ in range(50):  # the kill is asynchronous; wait for the zombie to be reaped
+        if not _alive(child):
+            break
+        time.sleep(0.1)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_junit_parsing_matches_node_ids() -> None:
+    xml = (
+        "<testsuites><testsuite>"
+        '<testcase classname="tests.test_a.TestK" name="test_x[a b]" file="tests/test_a.py"/>'
+        '<testcase classname="tests.test_a" name="test_y" file="tests/test_a.py"><failure/></testcase>'
+        '<testcase classname="tests.test_a" name="test_z" file="tests/test_a.py"><skipped/></testcase>'
+        "</testsuite></testsuites>"
+    )
+    ids = [
+        "tests/test_a.py::TestK::test_x[a b]",
+        "tests/test_a.py::test_y",
+        "tests/test_a.py::test_z",
+        "tests/test_a.py::gone",
+    ]
+    assert parse_junit(xml, ids) == dict(
+        zip(ids, ["passed", "failed", "skipped", "missing"], strict=True)
+    )
+    assert junit_outcomes(xml) == dict(zip(ids[:3], ["passed", "failed", "skipped"], strict=True))
+    assert junit_key("a/b.py::C::d[x::y]") == ("a.b.C", "d[x::y]")
+    assert parse_junit("<not xml", ids[:1]) == {ids[0]: "missing"}
+    assert os.sep == "/"
