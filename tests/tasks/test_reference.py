@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -60,3 +61,34 @@ def test_builtin_suite_all(suite: str, cache_dir: Path, tokenizer: Any) -> None:
         if gold != (True, 1.0) or noop != (False, 0.0):
             failures.append(task.instance_id)
     assert not failures
+
+
+@pytest.mark.parametrize("backend", ["local", "overlay"])
+def test_agent_can_run_visible_tests_with_the_prompted_python(
+    backend: str, tiny: PreparedTask, tokenizer: Any, sandbox_for: Any
+) -> None:
+    from shadowrl.agent.loop import run_episode
+    from shadowrl.agent.policies import ScriptedPolicy
+    from shadowrl.tasks.prepare import task_prompt
+    from shadowrl.tasks.reference import reference_agent_config
+
+    prompt = task_prompt(tiny.task, tiny)
+    assert f"{tiny.python} -m pytest" in prompt and tiny.task.problem_statement in prompt
+    run = json.dumps(
+        {"name": "run", "arguments": {"command": f"{tiny.python} -m pytest -q test_calc.py"}}
+    )
+    replies = [
+        f"<tool_call>{run}</tool_call>",
+        '<tool_call>{"name": "submit", "arguments": {}}</tool_call>',
+    ]
+    box = sandbox_for(tiny, backend)
+    traj = asyncio.run(
+        run_episode(
+            ScriptedPolicy(tokenizer, replies),
+            box,
+            prompt,
+            tokenizer=tokenizer,
+            config=reference_agent_config(),
+        )
+    )
+    assert "1 passed" in traj.steps[0].results[0].output

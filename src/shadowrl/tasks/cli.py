@@ -16,6 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rich.progress import Progress
+
     from shadowrl.config import Config
     from shadowrl.tasks.task import Task
 
@@ -52,7 +56,7 @@ def add_tasks_args(parser: argparse.ArgumentParser) -> None:
     export.add_argument("--out", required=True)
 
 
-def _progress_callback(label: str):  # type: ignore[no-untyped-def]
+def _progress_callback(label: str) -> tuple[Progress, Callable[[Task | None], None]]:
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
     bar = Progress(

@@ -210,13 +210,18 @@ def prepare(task: Task, cache_dir: str | Path) -> PreparedTask:
     return PreparedTask(task, build_workspace(task, cache), build_env(task.env, cache))
 
 
-def task_prompt(task: Task) -> str:
-    """What the agent is told: the issue and the rules of the game."""
+def task_prompt(task: Task, prepared: PreparedTask | None = None) -> str:
+    """What the agent is told: the issue and the rules of the game.
+
+    With `prepared`, the prompt names the exact interpreter that has the test
+    dependencies (the sandbox's own `python3` may lack pytest).
+    """
+    python = str(prepared.python) if prepared is not None else "python"
     return (
         "You are working in a Python repository (the current directory).\n"
         "Fix the issue below by editing the source code. Do not modify or add tests:\n"
         "hidden tests are run after you submit, and test files are restored first.\n"
-        "You can run the visible tests with `python -m pytest`.\n"
+        f"You can run the visible tests with `{python} -m pytest -q`.\n"
         "When the fix is done, call the `submit` tool.\n\n"
         f"<issue>\n{task.problem_statement.strip()}\n</issue>"
     )
