@@ -183,3 +183,21 @@ def test_scripted_expert_in_the_overlay_sandbox(tokenizer: Any) -> None:
         assert sb.exec(task.test_cmd).exit_code == 0
     finally:
         sb.close()
+
+
+@pytest.mark.slow
+def test_smollm2_attempts_the_demo_task(demo_sandbox: Any) -> None:
+    """The real model runs a (short) episode; it need not succeed, only be well-formed."""
+    from shadowrl.agent.policies import HFPolicy
+    from shadowrl.models import ModelConfig, load_model
+
+    model, tok = load_model(ModelConfig(path="smollm2"))
+    task = load_dir_task("demo")
+    config = CFG.model_copy(update={"max_turns": 2, "max_new_tokens": 64, "temperature": 0.0})
+    traj = asyncio.run(
+        run_episode(HFPolicy(model, tok), demo_sandbox, task.problem, tokenizer=tok, config=config)
+    )
+    assert traj.num_turns >= 1 and traj.num_generated > 0
+    (seg,) = traj.segments
+    assert sum(seg.loss_mask) == traj.num_generated
+    assert all(lp <= 0 for lp, m in zip(seg.logprobs, seg.loss_mask, strict=True) if m)
