@@ -43,23 +43,31 @@ def test_span(xs, want):
 """
 
 
+TEXT = "def shout(s):\n    return s.upper() + '!'\n"
+TEXT_TESTS = "from text import shout\n\n\ndef test_shout():\n    assert shout('a') == 'A!'\n"
+
+
 def test_make_emits_only_validated_tasks(tmp_path: Path, cache_dir: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    (repo / "stats.py").write_text(LIB)
-    (repo / "test_stats.py").write_text(TESTS)
+    files = {"stats.py": LIB, "test_stats.py": TESTS, "text.py": TEXT, "test_text.py": TEXT_TESTS}
+    for name, text in files.items():
+        (repo / name).write_text(text)
     seed = Seed(path=str(repo))
     spec = MakeSpec(seed=seed, repo="local/stats", n=5, timeout_s=30, tier="medium")
     python = env_python(build_env(spec.env, cache_dir))
-    tasks = make_tasks(spec, seed_dir(seed, cache_dir), python, workers=1)
-    assert len(tasks) == 2  # at most one task per function
-    assert {t.source.split(":")[0] for t in tasks} == {"ast-mutation"}
+    tasks = make_tasks(spec, seed_dir(seed, cache_dir), python, workers=2)
+    assert len(tasks) == 3  # at most one task per function: mean, span, shout
     for task in tasks:
+        (module,) = {p.split("::")[0].removeprefix("test_") for p in task.test_ids}
         assert task.FAIL_TO_PASS and set(task.FAIL_TO_PASS).isdisjoint(task.PASS_TO_PASS)
-        assert "test_stats.py::test_span[wide one]" in task.test_ids
-        buggy = apply_patch({"stats.py": LIB}, task.bug_patch)["stats.py"]
-        assert buggy is not None and apply_patch({"stats.py": buggy}, task.patch)["stats.py"] == LIB
+        assert f"a/{module}" in task.bug_patch  # each task runs only its own module's tests
+        buggy = apply_patch({module: files[module]}, task.bug_patch)[module]
+        assert (
+            buggy is not None and apply_patch({module: buggy}, task.patch)[module] == files[module]
+        )
         assert "These tests fail" in task.problem_statement
+    assert any("test_stats.py::test_span[wide one]" in t.test_ids for t in tasks)
 
 
 def test_timeout_kills_the_whole_process_group(tmp_path: Path, cache_dir: Path) -> None:

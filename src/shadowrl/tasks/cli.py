@@ -3,6 +3,7 @@
     shadowrl tasks make --seed toolz==1.0.0 --n 10 --tier medium --out toolz.jsonl
     shadowrl tasks make --seed ./myrepo --tests tests/test_core.py --n 5 --tier hard --out x.jsonl
     shadowrl tasks easy --out easy.jsonl           # rebuild the HumanEval tier
+    shadowrl tasks suite --tier medium              # rebuild a built-in tier from its recipes
     shadowrl tasks validate --suite medium          # gold must resolve 100%, noop 0%
     shadowrl tasks export --suite easy --out easy.swebench.jsonl
 
@@ -47,6 +48,9 @@ def add_tasks_args(parser: argparse.ArgumentParser) -> None:
     easy.add_argument("--out", default="", help="JSONL file (default: the built-in suite)")
     easy.add_argument("--limit", type=int, default=None, help="first N problems only")
     easy.add_argument("--workers", type=int, default=2)
+    suite = sub.add_parser("suite", help="regenerate the built-in medium or hard suite")
+    suite.add_argument("--tier", choices=["medium", "hard"], required=True)
+    suite.add_argument("--workers", type=int, default=2)
     validate = sub.add_parser("validate", help="gold must resolve every task, noop none")
     validate.add_argument("--suite", required=True, help="built-in suite name or JSONL path")
     validate.add_argument("--limit", type=int, default=None)
@@ -125,6 +129,16 @@ def _easy(args: argparse.Namespace, cache: Path) -> int:
     return 0
 
 
+def _suite(args: argparse.Namespace, cache: Path) -> int:
+    from shadowrl.tasks.suites import build_suite
+
+    bar, on_result = _progress_callback(f"making the {args.tier} suite")
+    with bar:
+        tasks = build_suite(args.tier, cache, workers=args.workers, on_result=on_result)
+    print(f"wrote {len(tasks)} {args.tier} tasks")
+    return 0
+
+
 def _validate(args: argparse.Namespace, cache: Path) -> int:
     import asyncio
 
@@ -157,7 +171,7 @@ def _export(args: argparse.Namespace, cache: Path) -> int:
     return 0
 
 
-ACTIONS = {"make": _make, "easy": _easy, "validate": _validate, "export": _export}
+ACTIONS = {"make": _make, "easy": _easy, "suite": _suite, "validate": _validate, "export": _export}
 
 
 def cmd_tasks(args: argparse.Namespace, config: Config) -> int:

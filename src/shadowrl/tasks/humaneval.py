@@ -92,7 +92,7 @@ def _jobs(
     )
     baseline = frozenset(f"{t}::test_{'check' if t == HIDDEN_TEST else 'example'}" for t in tests)
     for m in muts[:tries]:
-        yield Job(spec, seed, python, module, (m,), tests, baseline)
+        yield Job(spec, seed, python, module, (m,), tests, baseline, probe_timeout=20.0)
 
 
 def build_easy(
