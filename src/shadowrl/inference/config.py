@@ -9,7 +9,9 @@ class EngineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     max_batch: int = Field(default=32, ge=1, description="Sequences decoded together in one step.")
     max_seq_len: int = Field(
-        default=8192, ge=16, description="Longest prompt + completion; longer requests finish 'length'."
+        default=8192,
+        ge=16,
+        description="Longest prompt + completion; longer requests finish 'length'.",
     )
     initial_kv_len: int = Field(
         default=1024,

@@ -33,8 +33,16 @@ from torch import Tensor
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.forward import Decoder
 from shadowrl.inference.kv import KVCache
-from shadowrl.inference.requests import Done, OnDelta, Request, TokenDelta
+from shadowrl.inference.requests import (
+    Done,
+    OnDelta,
+    Request,
+    TokenDelta,
+    future_setter,
+    resolve_future,
+)
 from shadowrl.inference.sampling import BatchSampling, select_tokens
+from shadowrl.inference.weights import apply_state, eos_ids
 from shadowrl.types import FinishReason, Generation, SamplingParams
 
 
@@ -78,7 +86,7 @@ class Engine:
             dtype=param.dtype,
             device=self.device,
         )
-        self.default_stop_ids = _eos_ids(model, tokenizer)
+        self.default_stop_ids = eos_ids(model, tokenizer)
         self._tensors = dict(model.state_dict(keep_vars=True))
         self._rng = torch.Generator()
         if seed is not None:
@@ -142,7 +150,7 @@ class Engine:
         fut: asyncio.Future[Generation] = loop.create_future()
 
         def done(result: Generation | BaseException) -> None:
-            loop.call_soon_threadsafe(_resolve, fut, result)
+            loop.call_soon_threadsafe(resolve_future, fut, result)
 
         request = self.submit(prompt_ids, sampling, done)
         try:
@@ -183,8 +191,7 @@ class Engine:
         params = [sampling] * len(prompts) if isinstance(sampling, SamplingParams) else sampling
         futures: list[Future[Generation]] = [Future() for _ in prompts]
         specs = [
-            (p, s, _future_setter(f), None)
-            for p, s, f in zip(prompts, params, futures, strict=True)
+            (p, s, future_setter(f), None) for p, s, f in zip(prompts, params, futures, strict=True)
         ]
         owns_thread = self._thread is None
         self.start()
@@ -203,9 +210,6 @@ class Engine:
         Blocks until applied; returns the decode pause in seconds. Keys may be a subset
         of the model's (a shard); unknown keys raise before anything changes.
         """
-        unknown = sorted(set(state) - set(self._tensors))
-        if unknown:
-            raise KeyError(f"not parameters of this model: {unknown[:5]}")
         swap = _Swap(state, version, delta)
         if self._thread is None:
             with torch.inference_mode():
@@ -375,17 +379,7 @@ class Engine:
     def _apply_swap(self, swap: _Swap) -> None:
         start = time.perf_counter()
         try:
-            seen: set[int] = set()
-            for name, value in swap.state.items():
-                target = self._tensors[name]
-                if target.data_ptr() in seen:  # tied weights: apply a delta only once
-                    continue
-                seen.add(target.data_ptr())
-                value = value.to(device=target.device, dtype=target.dtype)
-                if swap.delta:
-                    target.data.add_(value)
-                else:
-                    target.data.copy_(value)
+            apply_state(self._tensors, swap.state, delta=swap.delta)
             self.version = swap.version
             if self.config.recompute_kv_on_swap:
                 for slot, request in enumerate(self._running):
@@ -395,30 +389,3 @@ class Engine:
             swap.error = error
         swap.pause_s = time.perf_counter() - start
         swap.done.set()
-
-
-def _eos_ids(model: Any, tokenizer: Any) -> frozenset[int]:
-    eos = model.generation_config.eos_token_id if model.generation_config is not None else None
-    ids = set(eos if isinstance(eos, list) else [] if eos is None else [eos])
-    if tokenizer is not None and tokenizer.eos_token_id is not None:
-        ids.add(tokenizer.eos_token_id)
-    return frozenset(ids)
-
-
-def _resolve(fut: asyncio.Future[Generation], result: Generation | BaseException) -> None:
-    if fut.done():
-        return
-    if isinstance(result, BaseException):
-        fut.set_exception(result)
-    else:
-        fut.set_result(result)
-
-
-def _future_setter(fut: Future[Generation]) -> Done:
-    def done(result: Generation | BaseException) -> None:
-        if isinstance(result, BaseException):
-            fut.set_exception(result)
-        else:
-            fut.set_result(result)
-
-    return done

@@ -9,7 +9,9 @@ two callbacks that the engine thread invokes, `on_delta` for each new token and
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import torch
@@ -70,3 +72,22 @@ class Request:
 
     def fail(self, error: BaseException) -> None:
         self.on_done(error)
+
+
+def resolve_future(fut: asyncio.Future[Generation], result: Generation | BaseException) -> None:
+    if fut.done():
+        return
+    if isinstance(result, BaseException):
+        fut.set_exception(result)
+    else:
+        fut.set_result(result)
+
+
+def future_setter(fut: Future[Generation]) -> Done:
+    def done(result: Generation | BaseException) -> None:
+        if isinstance(result, BaseException):
+            fut.set_exception(result)
+        else:
+            fut.set_result(result)
+
+    return done

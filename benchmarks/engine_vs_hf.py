@@ -1,0 +1,163 @@
+"""Engine vs `transformers.generate`, side by side on the same prompts and model.
+
+The rollout workload is many prompts of mixed lengths with mixed completion lengths.
+`generate` must pad every prompt to the longest and keep decoding until the longest
+completion is done; the engine prefills each prompt unpadded and retires sequences as
+they finish. Both sample at temperature 1 with the same per-request token budgets.
+
+    python benchmarks/engine_vs_hf.py                 # SmolLM2 on CPU
+    python benchmarks/engine_vs_hf.py --quick         # fewer/shorter prompts
+    python benchmarks/engine_vs_hf.py --model qwen2.5-0.5b-random --device cuda --dtype bfloat16
+
+Prints tokens/s for both, writes benchmarks/results/engine_vs_hf_<device>.json and ends
+with `engine_tps=<x> hf_tps=<y> ratio=<x/y>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def build_model(name: str, device: str, dtype: str) -> Any:
+    """'smollm2', 'tiny', or '<arch>-random' (a real architecture, random weights)."""
+    import torch
+    from transformers import AutoModelForCausalLM, GenerationConfig, Qwen2Config
+
+    from shadowrl.models import ModelConfig, load_model
+
+    if name != "qwen2.5-0.5b-random":
+        return load_model(ModelConfig(path=name, device=device, dtype=dtype))[0]
+    cfg = Qwen2Config(  # Qwen2.5-0.5B's shape
+        vocab_size=151936,
+        hidden_size=896,
+        intermediate_size=4864,
+        num_hidden_layers=24,
+        num_attention_heads=14,
+        num_key_value_heads=2,
+        max_position_embeddings=32768,
+        rope_theta=1000000.0,
+        tie_word_embeddings=True,
+        eos_token_id=151645,
+        pad_token_id=151643,
+    )
+    torch.manual_seed(0)
+    with torch.device(device):
+        model = AutoModelForCausalLM.from_config(cfg, dtype=getattr(torch, dtype))
+    model.generation_config = GenerationConfig(eos_token_id=151645, pad_token_id=151643)
+    return model.eval()
+
+
+def workload(n: int, vocab: int, scale: float, seed: int = 0) -> list[tuple[list[int], int]]:
+    """n (prompt, max_new_tokens) pairs: prompts 128-1024 tokens, completions 32-256."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(n):
+        plen = int(int(torch.randint(128, 1025, (1,), generator=g)) * scale)
+        new = int(int(torch.randint(32, 257, (1,), generator=g)) * scale)
+        out.append((torch.randint(3, vocab, (max(plen, 8),), generator=g).tolist(), max(new, 4)))
+    return out
+
+
+def run_hf(model: Any, work: list[tuple[list[int], int]], batch: int) -> int:
+    """Batched, left-padded `generate`; returns tokens kept (each up to its own budget)."""
+    import torch
+
+    kept = 0
+    pad = model.generation_config.pad_token_id
+    for i in range(0, len(work), batch):
+        chunk = work[i : i + batch]
+        width = max(len(p) for p, _ in chunk)
+        ids = torch.full((len(chunk), width), pad, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for row, (p, _) in enumerate(chunk):
+            ids[row, width - len(p) :] = torch.tensor(p)
+            mask[row, width - len(p) :] = 1
+        dev = model.device
+        out = model.generate(
+            ids.to(dev),
+            attention_mask=mask.to(dev),
+            do_sample=True,
+            temperature=1.0,
+            top_k=0,
+            max_new_tokens=max(n for _, n in chunk),
+            eos_token_id=[],  # random weights: never stop early, same budget as the engine
+        )
+        kept += sum(min(n, out.shape[1] - width) for _, n in chunk)
+    return kept
+
+
+def run_engine(model: Any, work: list[tuple[list[int], int]], batch: int) -> int:
+    from shadowrl.inference.config import EngineConfig
+    from shadowrl.inference.engine import Engine
+    from shadowrl.types import SamplingParams
+
+    longest = max(len(p) + n for p, n in work)
+    engine = Engine(model, None, EngineConfig(max_batch=batch, max_seq_len=longest + 1), seed=0)
+    engine.default_stop_ids = frozenset()  # match HF's eos_token_id=[] above
+    params = [SamplingParams(max_new_tokens=n, temperature=1.0) for _, n in work]
+    outs = engine.generate_batch([p for p, _ in work], params)
+    return sum(len(o.token_ids) for o in outs)
+
+
+def timed(fn: Any, *args: Any) -> tuple[int, float]:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    tokens = fn(*args)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return tokens, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="smollm2", help="smollm2 | tiny | qwen2.5-0.5b-random")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--prompts", type=int, default=32)
+    parser.add_argument("--batch", type=int, default=32, help="HF batch and engine max_batch")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply all lengths")
+    parser.add_argument("--quick", action="store_true", help="8 prompts, lengths x0.25")
+    args = parser.parse_args()
+    if args.quick:
+        args.prompts, args.scale = 8, 0.25
+
+    import torch
+
+    torch.manual_seed(0)
+    model = build_model(args.model, args.device, args.dtype)
+    work = workload(args.prompts, model.config.vocab_size, args.scale)
+    run_engine(model, work[:2], args.batch)  # warm up kernels and allocators
+    e_tokens, e_s = timed(run_engine, model, work, args.batch)
+    h_tokens, h_s = timed(run_hf, model, work, args.batch)
+    e_tps, h_tps = e_tokens / e_s, h_tokens / h_s
+    result = {
+        "model": args.model,
+        "device": args.device,
+        "dtype": args.dtype,
+        "prompts": args.prompts,
+        "scale": args.scale,
+        "prompt_tokens": sum(len(p) for p, _ in work),
+        "engine": {"tokens": e_tokens, "seconds": round(e_s, 3), "tokens_per_s": round(e_tps, 2)},
+        "hf": {"tokens": h_tokens, "seconds": round(h_s, 3), "tokens_per_s": round(h_tps, 2)},
+        "ratio": round(e_tps / h_tps, 3),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    device = args.device.split(":")[0]
+    (RESULTS / f"engine_vs_hf_{device}.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    print(f"engine_tps={e_tps:.2f} hf_tps={h_tps:.2f} ratio={e_tps / h_tps:.2f}")
+
+
+if __name__ == "__main__":
+    main()
