@@ -122,6 +122,13 @@ def test_deleting_tests_earns_zero(prepared, sandbox_for) -> None:
     assert _grade(prepared, sandbox_for, {}, rm=("test_calc.py",)) == 0.0
 
 
+def test_symlinked_test_file_is_replaced(prepared, sandbox_for) -> None:
+    box = sandbox_for(prepared)
+    box.write_file("calc.py", FIXED)
+    box.exec("rm test_calc.py && ln -s /etc/hostname test_calc.py && mkdir test_add.py")
+    assert verify(prepared.task, prepared, box).reward == 1.0
+
+
 def test_hack_plus_fix_is_graded_on_the_fix_alone(prepared, sandbox_for) -> None:
     edits = {
         "calc.py": FIXED,

@@ -228,16 +228,17 @@ def _module_jobs(
     rng: random.Random,
 ) -> Iterator[Job]:
     source = (base / module).read_text()
-    muts = [
-        m
-        for m in candidate_mutations(source, spec.operators)
-        if is_effective(source, apply_mutations(source, [m]))
-    ]
+    muts = candidate_mutations(source, spec.operators)
     rng.shuffle(muts)
     for combo in _combos(muts, spec.mutations, rng):
-        yield Job(
-            spec, base, python, module, combo, tuple(tests), baseline.passing, baseline.timeout
-        )
+        try:
+            mutated = apply_mutations(source, combo)
+        except ValueError:  # overlapping spans (a guard around a nested def)
+            continue
+        if is_effective(source, mutated):  # checked lazily: parsing a big module is not free
+            yield Job(
+                spec, base, python, module, combo, tuple(tests), baseline.passing, baseline.timeout
+            )
 
 
 def candidates(

@@ -188,8 +188,13 @@ class PreparedTask:
 
     def read(self, path: str) -> str | None:
         """Pristine text of a workspace file (None if absent)."""
+        data = self.read_bytes(path)
+        return None if data is None else data.decode()
+
+    def read_bytes(self, path: str) -> bytes | None:
+        """Pristine bytes of a workspace file (None if absent or not a regular file)."""
         target = self.workspace / path
-        return target.read_text() if target.is_file() else None
+        return target.read_bytes() if target.is_file() and not target.is_symlink() else None
 
     def hidden_files(self) -> dict[str, str | None]:
         """What the hidden `test_patch` makes of each file it touches."""

@@ -86,15 +86,13 @@ def _files_to_reset(prepared: PreparedTask, sandbox: Sandbox, current: set[str])
 
 
 def _restore(prepared: PreparedTask, sandbox: Sandbox, paths: Iterable[str]) -> None:
-    doomed = []
-    for path in sorted(paths):
-        text = prepared.read(path)
-        if text is None:
-            doomed.append(path)
-        else:
-            sandbox.write_file(path, text)
-    if doomed:
-        sandbox.exec("rm -rf -- " + " ".join(shlex.quote(p) for p in doomed))
+    """Put pristine content back (removing first: the agent may have left a symlink or a dir)."""
+    paths = sorted(paths)
+    if paths:
+        sandbox.exec("rm -rf -- " + " ".join(shlex.quote(p) for p in paths))
+    for path in paths:
+        if (data := prepared.read_bytes(path)) is not None:
+            sandbox.write_file(path, data)
 
 
 def tamper_hits(
@@ -107,9 +105,9 @@ def tamper_hits(
             continue
         try:
             after = sandbox.read_file(path).decode(errors="replace")
-        except (FileNotFoundError, IsADirectoryError, PermissionError):
+        except (OSError, ValueError):  # gone, a directory, or a link leading outside
             continue
-        before = prepared.read(path) or ""
+        before = (prepared.read_bytes(path) or b"").decode(errors="replace")
         hits += [
             f"{path}: {pat}"
             for pat in patterns
@@ -165,10 +163,10 @@ def verify(
                 False, _shaped(0.0, trajectory, shaping), log="tampering:\n" + "\n".join(hits)
             )
         _restore(prepared, fork, _files_to_reset(prepared, fork, current))
-        for path, text in prepared.hidden_files().items():
-            if text is None:
-                fork.exec(f"rm -f -- {shlex.quote(path)}")
-            else:
+        hidden = prepared.hidden_files()
+        fork.exec("rm -rf -- " + " ".join(shlex.quote(p) for p in hidden) if hidden else "true")
+        for path, text in hidden.items():
+            if text is not None:
                 fork.write_file(path, text)
         results, log = run_graded_tests(task, prepared, fork)
     finally:
