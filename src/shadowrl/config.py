@@ -24,6 +24,7 @@ from shadowrl.models import ModelConfig
 from shadowrl.rl.orchestrator import OrchestratorConfig
 from shadowrl.rl.config import TrainConfig
 from shadowrl.sandbox.base import Limits
+from shadowrl.search.config import SearchConfig
 from shadowrl.tasks.config import TasksConfig
 
 
@@ -31,7 +32,9 @@ class SandboxConfig(BaseModel):
     """Where agent commands run."""
 
     model_config = ConfigDict(extra="forbid")
-    backend: str = Field("auto", description="'overlay' (namespaces + overlayfs), 'local' (no isolation) or 'auto'.")
+    backend: str = Field(
+        "auto", description="'overlay' (namespaces + overlayfs), 'local' (no isolation) or 'auto'."
+    )
     limits: Limits = Field(default_factory=Limits, description="Resource limits per sandbox.")
 
 
@@ -39,19 +42,41 @@ class Config(BaseModel):
     """The whole configuration of a shadowrl run."""
 
     model_config = ConfigDict(extra="forbid")
-    run_dir: str = Field("runs/default", description="Directory for metrics, checkpoints and reports.")
-    seed: int = Field(0, description="Global random seed.")
-    model: ModelConfig = Field(default_factory=ModelConfig, description="Which policy weights to load.")
-    engine: EngineConfig = Field(default_factory=EngineConfig, description="Inference engine settings.")
-    sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Sandbox backend and limits.")
-    agent: AgentConfig = Field(default_factory=AgentConfig, description="Agent loop budgets and prompt.")
-    tasks: TasksConfig = Field(default_factory=TasksConfig, description="Task suites and environments.")
-    eval: EvalConfig = Field(default_factory=EvalConfig, description="Evaluation and gate settings.")
-    train: TrainConfig = Field(default_factory=TrainConfig, description="SFT and RL training settings.")
-    loop: OrchestratorConfig = Field(
-        default_factory=OrchestratorConfig, description="How rollouts and training steps interleave."
+    run_dir: str = Field(
+        "runs/default", description="Directory for metrics, checkpoints and reports."
     )
-    serve: ServeConfig = Field(default_factory=ServeConfig, description="OpenAI-compatible server settings.")
+    seed: int = Field(0, description="Global random seed.")
+    model: ModelConfig = Field(
+        default_factory=ModelConfig, description="Which policy weights to load."
+    )
+    engine: EngineConfig = Field(
+        default_factory=EngineConfig, description="Inference engine settings."
+    )
+    sandbox: SandboxConfig = Field(
+        default_factory=SandboxConfig, description="Sandbox backend and limits."
+    )
+    agent: AgentConfig = Field(
+        default_factory=AgentConfig, description="Agent loop budgets and prompt."
+    )
+    tasks: TasksConfig = Field(
+        default_factory=TasksConfig, description="Task suites and environments."
+    )
+    eval: EvalConfig = Field(
+        default_factory=EvalConfig, description="Evaluation and gate settings."
+    )
+    train: TrainConfig = Field(
+        default_factory=TrainConfig, description="SFT and RL training settings."
+    )
+    loop: OrchestratorConfig = Field(
+        default_factory=OrchestratorConfig,
+        description="How rollouts and training steps interleave.",
+    )
+    serve: ServeConfig = Field(
+        default_factory=ServeConfig, description="OpenAI-compatible server settings."
+    )
+    search: SearchConfig = Field(
+        default_factory=SearchConfig, description="Semantic code search index."
+    )
 
     def digest(self) -> str:
         """Stable short hash of the config, recorded with every result."""

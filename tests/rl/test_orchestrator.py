@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 
+from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.orchestrator import Orchestrator, OrchestratorConfig, TaskSampler
 from shadowrl.rl.rollout import Group
 from shadowrl.types import Segment, Trajectory
@@ -15,7 +16,9 @@ from shadowrl.types import Segment, Trajectory
 
 def _traj(task_id: str, version: int, reward: float) -> Trajectory:
     seg = Segment((1, 2, 3), (False, True, True), (0.0, -1.0, -1.0), (-1, version, version))
-    return Trajectory(task_id, (), (), (seg,), "submitted", reward=reward, info={"resolved": reward > 0})
+    return Trajectory(
+        task_id, (), (), (seg,), "submitted", reward=reward, info={"resolved": reward > 0}
+    )
 
 
 class FakeTrainer:
@@ -52,26 +55,35 @@ class FakeEngine:
         self.versions.append(version)
 
 
-def _make(mode, *, delays=None, fail=(), max_staleness=1, steps=4, inflight=4):
+def _make(mode, *, hold=None, fail=(), max_staleness=1, steps=4, inflight=4):
     trainer, store, engine = FakeTrainer(), FakeStore(), FakeEngine()
     launched = []
 
     async def rollout(task, prepared, version):
         i = len(launched)
         launched.append(version)
-        await asyncio.sleep((delays or {}).get(i, 0.001))
+        # group i may be held back until the trainer reaches a version (deterministic lag)
+        while trainer.version < (hold or {}).get(i, 0):
+            await asyncio.sleep(0.001)
+        await asyncio.sleep(0)
         if i in fail:
             return Group(task, [], ["boom"], version)
-        return Group(task, [_traj(task, version, float(i % 2)), _traj(task, version, 0.0)], [], version)
+        return Group(
+            task, [_traj(task, version, float(i % 2)), _traj(task, version, 0.0)], [], version
+        )
 
-    cfg = OrchestratorConfig(
-        mode=mode, steps=steps, group_size=2, groups_per_step=2, inflight_groups=inflight,
-        max_staleness=max_staleness,
-    )
+    cfg = OrchestratorConfig(mode=mode, inflight_groups=inflight)
+    train = TrainConfig(steps=steps, group_size=2, groups_per_step=2, max_staleness=max_staleness)
     errors = []
     orch = Orchestrator(
-        cfg=cfg, rollout=rollout, engine=engine, trainer=trainer, store=store,
-        tasks=TaskSampler([(f"t{i}", None) for i in range(5)], seed=0), on_error=errors.append,
+        cfg=cfg,
+        train=train,
+        rollout=rollout,
+        engine=engine,
+        trainer=trainer,
+        store=store,
+        tasks=TaskSampler([(f"t{i}", None) for i in range(5)], seed=0),
+        on_error=errors.append,
     )
     return orch, trainer, store, engine, launched, errors
 
@@ -86,8 +98,8 @@ def test_sync_mode_trains_only_on_policy_groups():
 
 
 def test_async_mode_drops_groups_beyond_max_staleness():
-    # group 0 is very slow: by the time it finishes the trainer has moved on
-    orch, trainer, _, _, launched, _ = _make("async", delays={0: 0.3}, max_staleness=1, steps=5)
+    # group 0 finishes only once the trainer is at version 3: lag 3 > max_staleness 1
+    orch, trainer, _, _, _, _ = _make("async", hold={0: 3}, max_staleness=1, steps=5)
     stats = asyncio.run(orch.run())
     assert stats.groups_stale >= 1
     assert all(lag <= 1 for lag in stats.staleness)

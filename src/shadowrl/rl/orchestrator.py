@@ -30,6 +30,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.rollout import Group
 
 # (task, prepared, current policy version) -> a graded group; see rollout.rollout_group.
@@ -97,23 +98,18 @@ class LoopStats:
 
 
 class OrchestratorConfig(BaseModel):
-    """How rollouts and training steps interleave (`loop:` in the config tree)."""
+    """How rollouts and training steps interleave (`loop:` in the config tree).
+
+    Group size, groups per step, step count and the staleness bound are the
+    trainer's (`train:`), since the batch and the importance correction depend on them.
+    """
 
     model_config = ConfigDict(extra="forbid")
     mode: Literal["async", "sync"] = Field(
         "async", description="'async': rollouts overlap training; 'sync': rollout, then train."
     )
-    steps: int = Field(20, ge=1, description="Optimizer steps of the RL run.")
-    group_size: int = Field(8, ge=2, description="Episodes per task (G of GRPO).")
-    groups_per_step: int = Field(2, ge=1, description="Task groups in one optimizer step.")
     inflight_groups: int = Field(
-        4, ge=1, description="Groups kept running at once in async mode (≥ groups_per_step)."
-    )
-    max_staleness: int = Field(
-        2, ge=0, description="Drop groups whose oldest token is more versions behind than this."
-    )
-    shaping_tool_error: float = Field(
-        0.0, ge=0.0, description="Reward penalty per malformed tool call (0 = pure outcome reward)."
+        4, ge=1, description="Groups kept running at once in async mode (≥ train.groups_per_step)."
     )
 
 
@@ -124,6 +120,7 @@ class Orchestrator:
         self,
         *,
         cfg: OrchestratorConfig,
+        train: TrainConfig,
         rollout: RolloutFn,
         engine: WeightSink,
         trainer: TrainerService,
@@ -134,7 +131,7 @@ class Orchestrator:
     ) -> None:
         if cfg.mode not in ("async", "sync"):
             raise ValueError(f"mode must be 'async' or 'sync', got {cfg.mode!r}")
-        self.cfg, self.rollout, self.engine = cfg, rollout, engine
+        self.cfg, self.train, self.rollout, self.engine = cfg, train, rollout, engine
         self.trainer, self.store, self.tasks = trainer, store, tasks
         self.on_step, self.on_error = on_step, on_error
         self.stats = LoopStats()
@@ -144,10 +141,10 @@ class Orchestrator:
     async def run(self, start_step: int = 0) -> LoopStats:
         """Train until `cfg.steps`; returns the counters."""
         try:
-            for step in range(start_step, self.cfg.steps):
+            for step in range(start_step, self.train.steps):
                 t0 = time.perf_counter()
                 self._fill()
-                groups = await self._collect(self.cfg.groups_per_step)
+                groups = await self._collect(self.train.groups_per_step)
                 metrics = await asyncio.to_thread(
                     self.trainer.train_groups, [g.trajectories for g in groups]
                 )
@@ -163,7 +160,7 @@ class Orchestrator:
 
     def _fill(self) -> None:
         """Keep the pipeline full (async) or launch exactly one step's groups (sync)."""
-        limit = self.cfg.inflight_groups if self.cfg.mode == "async" else self.cfg.groups_per_step
+        limit = self.cfg.inflight_groups if self.cfg.mode == "async" else self.train.groups_per_step
         while len(self._inflight) + self._ready.qsize() < limit:
             task, prepared = next(self.tasks)
             coro = self.rollout(task, prepared, self.trainer.version)
@@ -188,7 +185,7 @@ class Orchestrator:
                 self._fill()
                 continue
             lag = self.trainer.version - group.min_version()
-            if lag > self.cfg.max_staleness:
+            if lag > self.train.max_staleness:
                 self.stats.groups_stale += 1
                 self._fill()
                 continue
