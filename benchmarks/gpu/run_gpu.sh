@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# One-shot GPU check for the inference engine (H200, < 6 minutes): environment report,
+# engine vs HF generate on a random Qwen2.5-0.5B-shaped model in bf16, then the engine
+# tests including the `gpu` ones. Everything lands in $OUT (default: benchmarks/results).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT="${OUT:-benchmarks/results}"
+mkdir -p "$OUT"
+PY="${PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3 )}"
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+
+"$PY" - <<'PY' 2>&1 | tee "$OUT/gpu_env.txt"
+import torch, transformers
+print("torch", torch.__version__, "transformers", transformers.__version__)
+print("cuda", torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "-")
+PY
+
+timeout 240 "$PY" benchmarks/engine_vs_hf.py --model qwen2.5-0.5b-random --device cuda \
+  --dtype bfloat16 --prompts 32 2>&1 | grep -v "Loading weights" | tee "$OUT/engine_vs_hf_cuda.log"
+cp benchmarks/results/engine_vs_hf_cuda.json "$OUT/" 2>/dev/null || true
+
+timeout 180 "$PY" -m pytest tests/inference/test_engine.py tests/test_models.py -m "gpu or not slow" \
+  -q -p no:cacheprovider 2>&1 | tee "$OUT/engine_tests_gpu.log"
