@@ -15,9 +15,27 @@ from collections.abc import Callable, Sequence
 # name -> (module, function, help). Each function takes (args, config) and returns an exit code.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("shadowrl.agent.cli", "cmd_run", "run one agent episode and print its transcript"),
-    "serve": ("shadowrl.inference.serve_cli", "cmd_serve", "serve the policy behind an OpenAI-compatible HTTP API"),
-    "eval": ("shadowrl.eval.cli", "cmd_eval", "run a pinned benchmark and write eval.json + report.md"),
-    "gate": ("shadowrl.eval.cli", "cmd_gate", "promote or reject a candidate eval against the incumbent"),
+    "serve": (
+        "shadowrl.inference.serve_cli",
+        "cmd_serve",
+        "serve the policy behind an OpenAI-compatible HTTP API",
+    ),
+    "eval": (
+        "shadowrl.eval.cli",
+        "cmd_eval",
+        "run a pinned benchmark and write eval.json + report.md",
+    ),
+    "gate": (
+        "shadowrl.eval.cli",
+        "cmd_gate",
+        "promote or reject a candidate eval against the incumbent",
+    ),
+    "sft": ("shadowrl.rl.train_cli", "cmd_sft", "warm-start the policy on expert demonstrations"),
+    "train": (
+        "shadowrl.rl.train_cli",
+        "cmd_train",
+        "the main job: SFT, asynchronous RL, held-out eval, report",
+    ),
 }
 
 

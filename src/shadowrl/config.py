@@ -21,8 +21,9 @@ from shadowrl.eval.config import EvalConfig
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.serve_cli import ServeConfig
 from shadowrl.models import ModelConfig
-from shadowrl.rl.orchestrator import OrchestratorConfig
 from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.orchestrator import OrchestratorConfig
+from shadowrl.rl.train_cli import PipelineConfig
 from shadowrl.sandbox.base import Limits
 from shadowrl.search.config import SearchConfig
 from shadowrl.tasks.config import TasksConfig
@@ -70,6 +71,9 @@ class Config(BaseModel):
     loop: OrchestratorConfig = Field(
         default_factory=OrchestratorConfig,
         description="How rollouts and training steps interleave.",
+    )
+    pipeline: PipelineConfig = Field(
+        default_factory=PipelineConfig, description="Stages and sizes of `shadowrl train`."
     )
     serve: ServeConfig = Field(
         default_factory=ServeConfig, description="OpenAI-compatible server settings."

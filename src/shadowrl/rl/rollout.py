@@ -14,6 +14,7 @@ import dataclasses
 import time
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shadowrl.types import Policy, Trajectory
@@ -21,7 +22,10 @@ from shadowrl.types import Policy, Trajectory
 if TYPE_CHECKING:
     from shadowrl.agent.config import AgentConfig
     from shadowrl.sandbox.base import Limits, Sandbox
+    from shadowrl.search import SemanticIndex
+    from shadowrl.search.config import SearchConfig
     from shadowrl.tasks import PreparedTask, Task
+    from shadowrl.tasks.config import ShapingConfig
 
 
 @dataclass
@@ -57,7 +61,24 @@ class RolloutSpec:
     agent: AgentConfig
     backend: str
     limits: Limits
-    shaping: dict[str, float] = field(default_factory=dict)
+    shaping: ShapingConfig
+    search: SearchConfig
+
+
+_INDEXES: dict[Path, SemanticIndex] = {}
+
+
+def prepared_index(prepared: PreparedTask, search: SearchConfig) -> SemanticIndex:
+    """The semantic index of a prepared workspace: built (or loaded) once, shared by forks."""
+    from shadowrl.search import build_or_load_index, directory_texts, get_embedder
+
+    if prepared.workspace not in _INDEXES:
+        files = directory_texts(prepared.workspace)
+        cache = Path(search.cache_dir).expanduser()
+        _INDEXES[prepared.workspace] = build_or_load_index(
+            files, cache, get_embedder(search.embedder), search.chunk
+        )
+    return _INDEXES[prepared.workspace]
 
 
 async def _episode(
@@ -69,10 +90,12 @@ async def _episode(
     spec: RolloutSpec,
 ) -> Trajectory:
     from shadowrl.agent.loop import run_episode
+    from shadowrl.tasks import task_prompt
     from shadowrl.tasks.verify import verify
 
-    from shadowrl.tasks import task_prompt
-
+    index = None
+    if "semantic_search" in spec.agent.tools:
+        index = await asyncio.to_thread(prepared_index, prepared, spec.search)
     sandbox = await asyncio.to_thread(lambda: root.snapshot().fork())
     try:
         traj = await run_episode(
@@ -82,12 +105,13 @@ async def _episode(
             tokenizer=tokenizer,
             config=spec.agent,
             task_id=task.instance_id,
-            index=getattr(prepared, "index", None),
+            index=index,
         )
-        verdict = await asyncio.to_thread(verify, task, prepared, sandbox, shaping=spec.shaping)
-        reward = verdict.reward - spec.shaping.get("tool_error", 0.0) * traj.tool_errors
+        verdict = await asyncio.to_thread(
+            verify, task, prepared, sandbox, shaping=spec.shaping, trajectory=traj
+        )
         info = {**traj.info, "resolved": verdict.resolved}
-        return dataclasses.replace(traj, reward=reward, info=info)
+        return dataclasses.replace(traj, reward=verdict.reward, info=info)
     finally:
         await asyncio.to_thread(sandbox.close)
 

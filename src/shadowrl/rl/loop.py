@@ -1,0 +1,129 @@
+"""Wiring of one RL run: trainer, engine, weight store, rollouts and the orchestrator.
+
+Everything here is plumbing with the real components; the scheduling itself lives
+in `orchestrator.py` and the math in `loss.py`. Progress is shown live (rich), every
+step is logged (JSONL + TensorBoard), successful episodes are kept for rejection-
+sampling SFT, and checkpoints are written every `train.save_every` steps.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shadowrl.config import Config
+    from shadowrl.rl.rollout import Group
+
+
+def _progress_table(step: int, total: int, m: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(title=f"RL step {step + 1}/{total}", show_header=False, box=None)
+    for key, fmt in [
+        ("reward", "{:.3f}"),
+        ("pass_rate", "{:.1%}"),
+        ("gen_tokens_per_s", "{:.1f}"),
+        ("staleness_mean", "{:.2f}"),
+        ("loss", "{:.4f}"),
+        ("step_s", "{:.1f}"),
+        ("groups_stale", "{}"),
+        ("groups_failed", "{}"),
+    ]:
+        if key in m:
+            table.add_row(key, fmt.format(m[key]))
+    return table
+
+
+async def run_rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> Any:
+    """Train `config.train.steps` RL steps (resuming from run_dir/checkpoints); return the model."""
+    from rich.console import Console
+    from rich.live import Live
+
+    from shadowrl.inference.engine import Engine
+    from shadowrl.metrics import MetricsLogger
+    from shadowrl.rl.checkpoint import latest_checkpoint
+    from shadowrl.rl.demos import append_trajectories
+    from shadowrl.rl.orchestrator import Orchestrator, TaskSampler
+    from shadowrl.rl.rollout import RolloutSpec, rollout_group
+    from shadowrl.rl.train_cli import _prepare, _tasks
+    from shadowrl.rl.trainer import Trainer
+    from shadowrl.rl.weights import WeightStore
+
+    cfg = config.train
+    ckpt_root = run_dir / "checkpoints"
+    if (ckpt := latest_checkpoint(ckpt_root)) is not None:
+        trainer = Trainer.resume(ckpt, cfg)
+    else:
+        trainer = Trainer(model, cfg)
+    if trainer.step_count >= cfg.steps:
+        return trainer.model
+    prepared = _prepare(_tasks(config, "train", config.pipeline.train_tasks), config)
+    store = WeightStore(cfg.weights_url or str(run_dir / "weights"), full_every=cfg.full_every)
+    store.publish(trainer.state_dict(), trainer.version)
+    spec = RolloutSpec(
+        config.agent,
+        config.sandbox.backend,
+        config.sandbox.limits,
+        config.tasks.shaping,
+        config.search,
+    )
+    console = Console()
+    with (
+        Engine(
+            copy.deepcopy(trainer.model).eval(),
+            tokenizer,
+            config.engine,
+            version=trainer.version,
+            seed=config.seed,
+        ) as engine,
+        MetricsLogger(run_dir) as metrics,
+        Live(console=console, refresh_per_second=2) as live,
+    ):
+
+        async def rollout(task: Any, prep: Any, version: int) -> Group:
+            group = await rollout_group(
+                engine,
+                task,
+                prep,
+                group_size=cfg.group_size,
+                tokenizer=tokenizer,
+                spec=spec,
+                version=version,
+            )
+            wins = [t for t in group.trajectories if group.ok and t.info.get("resolved")]
+            append_trajectories(run_dir / "successes.jsonl", wins)  # for rejection-sampling SFT
+            return group
+
+        def on_step(step: int, m: dict[str, Any]) -> None:
+            metrics.log("rl", step + 1, **m)
+            live.update(_progress_table(step, cfg.steps, m))
+            if (cfg.save_every and (step + 1) % cfg.save_every == 0) or step + 1 == cfg.steps:
+                trainer.save(ckpt_root, tokenizer)
+
+        def on_error(group: Group) -> None:
+            metrics.log(
+                "rollout_error", trainer.step_count, task=group.task_id, errors=group.errors[:3]
+            )
+
+        orch = Orchestrator(
+            cfg=config.loop,
+            train=cfg,
+            rollout=rollout,
+            engine=engine,
+            trainer=trainer,
+            store=store,
+            tasks=TaskSampler(
+                prepared, seed=config.seed, position=trainer.step_count * cfg.groups_per_step
+            ),
+            on_step=on_step,
+            on_error=on_error,
+        )
+        stats = await orch.run(start_step=trainer.step_count)
+        metrics.log(
+            "rl_summary",
+            trainer.step_count,
+            **{k: v for k, v in vars(stats).items() if k != "staleness"},
+        )
+    return trainer.model

@@ -1,0 +1,195 @@
+"""`shadowrl sft` and `shadowrl train`: warm start, asynchronous RL, held-out eval.
+
+`train` is the main job and runs the whole pipeline, each stage resumable:
+
+    base eval ─► SFT on expert demos ─► eval ─► async GRPO (orchestrator) ─► eval ─► report
+    (eval_base/)  (sft/ checkpoint)    (eval_sft/)  (checkpoints/, metrics)  (eval_final/)
+
+A stage whose output already exists in `run_dir` is skipped, and RL continues from
+its newest checkpoint, so after a crash or `kill -9` rerunning the same command (or
+passing `--resume`) loses at most the step in progress.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import logging
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from shadowrl.config import Config
+    from shadowrl.eval.result import EvalResult
+    from shadowrl.tasks import PreparedTask, Task
+
+log = logging.getLogger(__name__)
+
+
+class PipelineConfig(BaseModel):
+    """Sizes of the stages of `shadowrl train` (`pipeline:` in the config tree)."""
+
+    model_config = ConfigDict(extra="forbid")
+    train_tasks: int = Field(64, ge=0, description="Train-split tasks used (0 = all).")
+    eval_tasks: int = Field(20, ge=0, description="Held-out tasks evaluated (0 = all).")
+    eval_samples: int = Field(4, ge=1, description="Episodes per held-out task (k of pass@k).")
+    eval_base: bool = Field(True, description="Evaluate the starting model before training.")
+    sft: bool = Field(True, description="Warm-start with SFT on expert demonstrations.")
+    demos_from: list[str] = Field(
+        default_factory=list, description="Extra demonstration JSONL files (e.g. successes.jsonl)."
+    )
+
+
+def add_train_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in run_dir (default: also when it exists)",
+    )
+    p.add_argument("--fresh", action="store_true", help="delete run_dir first")
+
+
+def add_sft_args(p: argparse.ArgumentParser) -> None:
+    add_train_args(p)
+
+
+def _prepare(tasks: list[Task], config: Config) -> list[tuple[Task, PreparedTask]]:
+    from rich.progress import track
+
+    from shadowrl.tasks import prepare
+
+    return [
+        (t, prepare(t, config.tasks.cache_dir)) for t in track(tasks, description="preparing tasks")
+    ]
+
+
+def _tasks(config: Config, split: str, limit: int) -> list[Task]:
+    from shadowrl.tasks import load_suite
+
+    tasks = load_suite(config.tasks.suite, split)  # type: ignore[arg-type]
+    if not tasks:
+        raise SystemExit(f"suite {config.tasks.suite!r} has no {split} tasks")
+    return tasks[:limit] if limit else tasks
+
+
+def _load_policy_model(config: Config, path: str | None) -> tuple[Any, Any]:
+    from shadowrl.models import load_model
+
+    cfg = config.model if path is None else config.model.model_copy(update={"path": path})
+    return load_model(cfg)
+
+
+async def _evaluate(
+    model: Any, tokenizer: Any, config: Config, label: str, out: Path
+) -> EvalResult:
+    """Held-out eval of `model` through the exact serving harness, on the engine."""
+    from shadowrl.eval.policies import SharedPolicy
+    from shadowrl.eval.report import write_report
+    from shadowrl.eval.result import EvalResult
+    from shadowrl.eval.runner import evaluate
+    from shadowrl.inference.engine import Engine
+
+    if (out / "eval.json").exists():
+        return EvalResult.load(out / "eval.json")
+    tasks = _tasks(config, "heldout", config.pipeline.eval_tasks)
+    with Engine(copy.deepcopy(model), tokenizer, config.engine, seed=config.seed) as engine:
+        factory = SharedPolicy(engine, tokenizer, f"{label}:{config.model.path}")
+        result = await evaluate(
+            tasks,
+            factory,
+            samples=config.pipeline.eval_samples,
+            concurrency=config.eval.concurrency,
+            config=config,
+            suite=f"{config.tasks.suite}:heldout",
+        )
+    write_report(result, out)
+    log.info("%s eval: pass@1 %.3f", label, result.overall.pass1.value)
+    return result
+
+
+def _sft(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> Any:
+    """Warm-start on expert demonstrations; returns the fine-tuned model (cached in sft/)."""
+    from transformers import AutoModelForCausalLM
+
+    from shadowrl.metrics import MetricsLogger
+    from shadowrl.rl.checkpoint import latest_checkpoint
+    from shadowrl.rl.demos import dedupe, expert_demonstrations, load_trajectories
+    from shadowrl.rl.sft import run_sft
+    from shadowrl.rl.trainer import Trainer
+
+    if (done := latest_checkpoint(run_dir / "sft")) is not None:
+        return AutoModelForCausalLM.from_pretrained(done)
+    prepared = _prepare(_tasks(config, "train", config.pipeline.train_tasks), config)
+    demos = asyncio.run(expert_demonstrations(prepared, tokenizer, config, config.eval.concurrency))
+    for path in config.pipeline.demos_from:
+        demos += [t for t in load_trajectories(path) if (t.reward or 0) > 0]
+    demos = dedupe(demos)
+    if not demos:
+        raise SystemExit("no demonstration was resolved; check the task suite and sandbox")
+    log.info("SFT on %d demonstrations", len(demos))
+    trainer = Trainer(model, config.train, objective="sft")
+    with MetricsLogger(run_dir) as metrics:
+        run_sft(
+            trainer,
+            demos,
+            epochs=config.train.sft_epochs,
+            batch_tokens=config.train.sft_batch_tokens,
+            on_step=lambda m: metrics.log("sft", trainer.step_count, **m),
+        )
+    trainer.save(run_dir / "sft", tokenizer)
+    return trainer.model
+
+
+def _rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> Any:
+    """Asynchronous GRPO from `model` (or from the newest RL checkpoint); returns the policy."""
+    from shadowrl.rl.loop import run_rl
+
+    return asyncio.run(run_rl(model, tokenizer, config, run_dir))
+
+
+def _start(args: argparse.Namespace, config: Config) -> Path:
+    run_dir = Path(config.run_dir)
+    if args.fresh and run_dir.exists():
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yaml").write_text(_dump(config))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    return run_dir
+
+
+def _dump(config: Config) -> str:
+    import yaml
+
+    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
+
+
+def cmd_sft(args: argparse.Namespace, config: Config) -> int:
+    run_dir = _start(args, config)
+    model, tokenizer = _load_policy_model(config, None)
+    _sft(model, tokenizer, config, run_dir)
+    print(f"SFT checkpoint: {run_dir / 'sft'}")
+    return 0
+
+
+def cmd_train(args: argparse.Namespace, config: Config) -> int:
+    from shadowrl.rl.report import write_run_report
+
+    run_dir = _start(args, config)
+    model, tokenizer = _load_policy_model(config, None)
+    evals: dict[str, EvalResult] = {}
+    if config.pipeline.eval_base:
+        evals["base"] = asyncio.run(
+            _evaluate(model, tokenizer, config, "base", run_dir / "eval_base")
+        )
+    if config.pipeline.sft:
+        model = _sft(model, tokenizer, config, run_dir)
+        evals["sft"] = asyncio.run(_evaluate(model, tokenizer, config, "sft", run_dir / "eval_sft"))
+    model = _rl(model, tokenizer, config, run_dir)
+    evals["rl"] = asyncio.run(_evaluate(model, tokenizer, config, "rl", run_dir / "eval_final"))
+    report = write_run_report(run_dir, evals)
+    print(f"report: {report}")
+    return 0
