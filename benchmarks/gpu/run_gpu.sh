@@ -9,6 +9,15 @@ mkdir -p "$OUT"
 PY="${PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3 )}"
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 
+# Offline GPU hosts may lack pure-config deps (pydantic, pytest-asyncio): unpack wheels
+# from $WHEELS (made with `pip download --python-version 3.12 ...`) onto the path.
+WHEELS="${WHEELS:-.cache/gpu_wheels}"
+if ! "$PY" -c "import pydantic, pytest_asyncio" 2>/dev/null && [ -d "$WHEELS" ]; then
+  DEPS="$(mktemp -d)"
+  "$PY" -c "import sys, zipfile, glob; [zipfile.ZipFile(w).extractall(sys.argv[2]) for w in glob.glob(sys.argv[1] + '/*.whl')]" "$WHEELS" "$DEPS"
+  export PYTHONPATH="$PYTHONPATH:$DEPS"
+fi
+
 "$PY" - <<'PY' 2>&1 | tee "$OUT/gpu_env.txt"
 import torch, transformers
 print("torch", torch.__version__, "transformers", transformers.__version__)
