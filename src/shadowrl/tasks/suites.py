@@ -37,7 +37,7 @@ RECIPES: tuple[Recipe, ...] = (
     Recipe("six==1.16.0", "1e61c37477a1626458e36f7b1d82aa5c9b094fa4802892072e49de9c60c4c926", "benjaminp/six", 3, 1),
     Recipe("parse==1.20.2", "b41d604d16503c79d81af5165155c0b20f6c8d6c559efa66b4b695c3e5a0a0ce", "r1chardj0n3s/parse", 4, 2),
     Recipe("boltons==24.1.0", "4a49b7d57ee055b83a458c8682a2a6f199d263a8aa517098bda9bab813554b87",
-           "mahmoud/boltons", 6, 3),
+           "mahmoud/boltons", 6, 3, env=("pytest==7.4.4",)),  # its conftest predates pytest 8
     Recipe("tabulate==0.9.0", "0095b12bf5966de529c0feb1fa08671671b3368eec77d7ef7ab114be2c068b3c",
            "astanin/python-tabulate", 3, 1),
 )  # fmt: skip
@@ -72,8 +72,7 @@ def build_suite(
             statement=tier,
         )
         python = env_python(build_env(spec.env, cache_dir))
-        tasks += make_tasks(
-            spec, seed_dir(seed, cache_dir), python, workers=workers, on_result=on_result
-        )
-    save_tasks(tasks, SUITES_DIR / f"{tier}.jsonl")
+        base = seed_dir(seed, cache_dir)
+        tasks += make_tasks(spec, base, python, workers=workers, on_result=on_result)
+        save_tasks(tasks, SUITES_DIR / f"{tier}.jsonl")  # after each library: progress survives
     return tasks
