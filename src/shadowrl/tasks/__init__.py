@@ -1,9 +1,16 @@
 """Tasks: SWE-bench-style instances, their workspaces and envs, and un-gameable grading.
 
-Read in this order: `task.py` (the record and its JSONL files), `prepare.py` (seed →
-buggy workspace + test env), `verify.py` (grading in a fork), `mutate.py` and
-`make.py` (generating validated tasks by AST bug injection), `reference.py` (gold
-and noop policies that validate a suite through the real harness).
+Read in this order:
+
+    task.py       the record, JSONL files (SWE-bench compatible), splits, built-in suites
+    prepare.py    seed (sdist / dir) -> buggy workspace + test env (env.py), cached
+    verify.py     grading in a fork: restore tests, apply hidden tests, JUnit by nonce
+    runner.py     the one pytest command line and its JUnit parser, shared by all
+    mutate.py     AST bug injection operators (pure)
+    make.py       generating validated tasks in a process pool
+    humaneval.py  the easy tier;  suites.py  recipes of the medium and hard tiers
+    reference.py  gold / noop policies that validate a suite through the real harness
+    cli.py        `shadowrl tasks make|easy|suite|validate|export`
 """
 
 from shadowrl.tasks.prepare import PreparedTask, prepare, task_prompt
