@@ -94,11 +94,13 @@ def _unharmed(h: Host) -> None:
 
 
 def _leftover_processes(h: Host) -> list[int]:
-    """Live members of the two sandboxes' cgroups (other test runs may share the uid)."""
+    """Live members of the two sandboxes' cgroups, but their own bwrap and pid 1."""
     pids = []
     for sb in (h.attacker, h.sibling):
-        for procs in sb._cgroup.procs_files if sb._cgroup else ():  # type: ignore[attr-defined]
-            pids += [int(p) for p in Path(procs).read_text().split()]
+        cgroup, supervisor = sb._cgroup, sb._supervisor  # type: ignore[attr-defined]
+        keep = supervisor.pids if supervisor is not None and supervisor.alive else frozenset()
+        for procs in cgroup.procs_files if cgroup else ():
+            pids += [int(p) for p in Path(procs).read_text().split() if int(p) not in keep]
     return pids
 
 

@@ -14,6 +14,7 @@ import errno
 import os
 import signal
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,9 +128,9 @@ class Cgroup:
         """Files a launcher writes its pid to, to join the group before it execs."""
         return [str(d / "cgroup.procs") for d in self.dirs]
 
-    def kill_all(self) -> None:
-        """SIGKILL every member until the group is empty (pids may appear while we kill)."""
-        _kill_all(self.dirs)
+    def kill_all(self, keep: Collection[int] = ()) -> None:
+        """SIGKILL every member but `keep` until none is left (pids may appear meanwhile)."""
+        _kill_all(self.dirs, keep)
 
     def remove(self) -> None:
         _kill_and_remove(self.dirs)
@@ -143,9 +144,9 @@ def _pids(dirs: tuple[Path, ...]) -> set[int]:
     return found
 
 
-def _kill_all(dirs: tuple[Path, ...], wait_s: float = 5.0) -> None:
+def _kill_all(dirs: tuple[Path, ...], keep: Collection[int] = (), wait_s: float = 5.0) -> None:
     deadline = time.monotonic() + wait_s
-    while (pids := _pids(dirs)) and time.monotonic() < deadline:
+    while (pids := _pids(dirs) - set(keep)) and time.monotonic() < deadline:
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

@@ -8,19 +8,22 @@ read-only layers (see `layers.py`), with the pristine workspace at the bottom.
     fork():     mount a fresh upper over the snapshot's stack
 
 Neither copies a file. Past `squash_depth` frozen layers (overlayfs allows ~500) the
-frozen uppers are merged into one, in O(files changed). Commands run through
-`bwrap.py` as an unprivileged user in fresh namespaces, inside the sandbox's cgroup.
+frozen uppers are merged into one, in O(files changed).
+
+Commands run as an unprivileged user in fresh namespaces (`bwrap.py`) inside the
+sandbox's cgroup, through a pid 1 started at the first exec and kept until the overlay
+is remounted (snapshot) or the sandbox closes (`supervisor.py`, `pid1.py`): a warm
+exec is a socket round trip, not a bwrap launch. After every exec, anything left in
+the cgroup that is not the sandbox's own bwrap and pid 1 is killed as well.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import platform
 import shutil
-import signal
-import subprocess
+import threading
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,10 +31,10 @@ from pathlib import Path
 
 from shadowrl.sandbox import fsview, layerfs, seccomp, syscalls
 from shadowrl.sandbox.base import ExecResult, Limits
-from shadowrl.sandbox.bwrap import SANDBOX_ENV, launcher_argv
+from shadowrl.sandbox.bwrap import init_argv, sandbox_python
 from shadowrl.sandbox.cgroups import Cgroup
 from shadowrl.sandbox.layers import Layer, LayerStore, get_store
-from shadowrl.sandbox.process import run_captured
+from shadowrl.sandbox.supervisor import Supervisor
 
 
 def unavailable_reason() -> str | None:
@@ -43,23 +46,13 @@ def unavailable_reason() -> str | None:
     missing = [tool for tool in ("bwrap", "setpriv", "unshare") if shutil.which(tool) is None]
     if missing:
         return f"missing tools: {', '.join(missing)}"
+    if sandbox_python() is None:
+        return "no python3 in /usr/bin or /usr/local/bin (the sandbox's pid 1 needs one)"
     if "overlay" not in Path("/proc/filesystems").read_text():
         return "overlayfs not available"
     if not seccomp.supported():
         return f"no seccomp filter for {platform.machine()}"
     return None
-
-
-@functools.cache
-def _filter() -> bytes:
-    return seccomp.deny_filter()
-
-
-def _seccomp_fd() -> int:
-    fd = os.memfd_create("shadowrl-seccomp", os.MFD_CLOEXEC)
-    os.write(fd, _filter())
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
 
 
 @dataclass(frozen=True)
@@ -111,6 +104,8 @@ class OverlaySandbox:
         self._spec, self._lowers = spec, lowers
         self.workdir = spec.workdir
         self._cgroup: Cgroup | None = None
+        self._supervisor: Supervisor | None = None  # pid 1, from the first exec
+        self._lock = threading.Lock()
         self._closed = False
         store = spec.store
         self._dir = store.new_path("s")
@@ -157,32 +152,33 @@ class OverlaySandbox:
             raise RuntimeError("sandbox is closed")
 
     def exec(self, cmd: str, timeout: float = 30.0) -> ExecResult:
-        self._check_open()
+        with self._lock:  # one exec at a time: each ends by killing all but pid 1
+            self._check_open()
+            if self._supervisor is None or not self._supervisor.alive:
+                self._supervisor = self._start()
+            try:
+                return self._supervisor.run(cmd, timeout, self._spec.limits.output_bytes)
+            finally:
+                if self._cgroup is not None:
+                    self._cgroup.kill_all(keep=self._supervisor.pids)
+
+    def _start(self) -> Supervisor:
         spec = self._spec
         if self._cgroup is None and spec.store.cgroups is not None:
             self._cgroup = Cgroup(spec.store.cgroups, self._dir.name, spec.limits)
-        procs = self._cgroup.procs_files if self._cgroup else []
-        fd = _seccomp_fd()
-        try:
-            argv = launcher_argv(
-                cmd, merged=self._dir, workdir=spec.workdir, uid=spec.store.uid,
-                limits=spec.limits, cgroup_procs=procs,
-                ro_binds={k: layer.dir for k, layer in spec.binds.items()}, seccomp_fd=fd,
-            )  # fmt: skip
-            return run_captured(
-                argv, timeout=timeout, output_bytes=spec.limits.output_bytes,
-                kill=self._kill, env=SANDBOX_ENV, pass_fds=(fd,),
-            )  # fmt: skip
-        finally:
-            os.close(fd)
-            if self._cgroup is not None:
-                self._cgroup.kill_all()
+        else:  # a previous pid 1 died or was stopped: clear whatever it left
+            self._kill_all()
+        argv = functools.partial(
+            init_argv, merged=self._dir, workdir=spec.workdir, uid=spec.store.uid,
+            limits=spec.limits, cgroup_procs=self._cgroup.procs_files if self._cgroup else [],
+            ro_binds={k: layer.dir for k, layer in spec.binds.items()},
+        )  # fmt: skip
+        return Supervisor.start(argv)
 
-    def _kill(self, proc: subprocess.Popen[bytes]) -> None:
-        # bwrap dies -> its pid-1 child gets SIGKILL (--die-with-parent) -> the whole
-        # pid namespace goes; the cgroup sweep catches anything mid-fork.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+    def _kill_all(self) -> None:
+        """Stop pid 1 (if any) and everything else in the sandbox's cgroup."""
+        if self._supervisor is not None:
+            self._supervisor.stop()
         if self._cgroup is not None:
             self._cgroup.kill_all()
 
@@ -207,15 +203,17 @@ class OverlaySandbox:
         return layerfs.changed(uppers, bases, self._dir)
 
     def snapshot(self) -> OverlaySnapshot:
-        self._check_open()
-        if not self._upper.is_empty():
-            self._freeze_upper()
-        self._spec.store.acquire(self._spec.held(self._lowers))
-        return OverlaySnapshot(self._spec, self._lowers)
+        with self._lock:
+            self._check_open()
+            if not self._upper.is_empty():
+                self._freeze_upper()
+            self._spec.store.acquire(self._spec.held(self._lowers))
+            return OverlaySnapshot(self._spec, self._lowers)
 
     def _freeze_upper(self) -> None:
         """Move the upper into the lower stack and continue on a fresh, empty upper."""
         store = self._spec.store
+        self._kill_all()  # pid 1 sees the old mount; the next exec starts one on the new
         syscalls.umount(self._dir)
         store.freeze(self._upper)
         lowers = (self._upper, *self._lowers)
@@ -228,9 +226,11 @@ class OverlaySandbox:
         store.mount_overlay(self._lowers, self._upper, self._dir)
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._kill_all()
         if self._cgroup is not None:
             self._cgroup.remove()
         try:

@@ -19,7 +19,7 @@ from shadowrl.sandbox.base import ExecResult
 _CHUNK = 1 << 16
 
 
-class _Capture:
+class Capture:
     """Bytes kept from one stream, up to `cap`."""
 
     def __init__(self, cap: int) -> None:
@@ -38,7 +38,7 @@ class _Capture:
         return b"".join(self.parts).decode("utf-8", errors="replace")
 
 
-def _pump(proc: subprocess.Popen[bytes], caps: dict[int, _Capture], deadline: float) -> bool:
+def _pump(proc: subprocess.Popen[bytes], caps: dict[int, Capture], deadline: float) -> bool:
     """Read both pipes until EOF; False if the deadline passed first."""
     with selectors.DefaultSelector() as sel:
         for fd in caps:
@@ -80,7 +80,7 @@ def run_captured(
         start_new_session=True,
     )
     assert proc.stdout is not None and proc.stderr is not None
-    out, err = _Capture(output_bytes), _Capture(output_bytes)
+    out, err = Capture(output_bytes), Capture(output_bytes)
     caps = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
     deadline = time.monotonic() + timeout
     try:

@@ -1,0 +1,154 @@
+"""The program a warm sandbox runs as its pid 1: one exec per request, then a clean slate.
+
+Starting bwrap costs ~15-40 ms (namespaces, two dozen bind mounts, a network
+namespace); an agent execs dozens of times per sandbox. So each sandbox starts bwrap
+once with this program as pid 1 (`supervisor.py`), and an exec becomes a message on a
+socket: the host sends the command with the write ends of two fresh pipes (SCM_RIGHTS);
+we fork `/bin/sh -c CMD` in a new session with per-exec rlimits, wait for it (or for a
+kill request), then SIGKILL every other process in the pid namespace, empty /tmp,
+/dev/shm and SysV IPC, and only then reply with the wait status. So when the host
+reads the reply, nothing the exec started is alive and nothing it left in memory-backed
+dirs reaches the next exec; the workspace itself persists, as it should.
+
+Being pid 1 protects us: the kernel drops signals from inside the namespace that pid 1
+has no handler for (so `kill -9 -1` and `kill 1` do nothing), and we are non-dumpable,
+so the same-uid command cannot open /proc/1/mem or our fds. If we die anyway (OOM), the
+namespace dies with us and the host starts a new pid 1 at the next exec.
+
+Runs inside the sandbox under its system python3 (>= 3.9), stdlib only, and is passed
+as `python3 -I -S -c SOURCE`; nothing here is imported by the host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import sys
+
+MAX_REQUEST = 4 << 20  # bytes; the host raises its socket buffer to match
+SCRUBBED_DIRS = ("/tmp", "/dev/shm")
+KILL = b"kill"  # the host's kill request for the running exec
+_PR_SET_DUMPABLE, _IPC_RMID = 4, 0
+
+
+def _child(cmd: str, fds: list[int], workdir: str, cpu_seconds: int, env: dict[str, str]) -> None:
+    """In the forked child: become the exec's process; never returns."""
+    try:
+        os.setsid()
+        null = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(fds[0], 1)
+        os.dup2(fds[1], 2)
+        for fd in (null, *fds):
+            if fd > 2:
+                os.close(fd)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT):  # python changed these
+            signal.signal(sig, signal.SIG_DFL)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+        os.chdir(workdir)
+        os.execve("/bin/sh", ["/bin/sh", "-c", cmd], env)
+    except BaseException as e:  # report anything, then die
+        os.write(2, f"sandbox: cannot run command: {e}\n".encode())
+    os._exit(126)
+
+
+def _wait(pid: int, sock: socket.socket) -> int | None:
+    """The child's wait status, or None if the host asked to kill it (or went away)."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            ready, _, _ = select.select([pidfd, sock.fileno()], [], [])
+            if sock.fileno() in ready:
+                sock.recv(16)  # a kill request; EOF means the host is gone: kill too
+                return None
+            if pidfd in ready:
+                return os.waitpid(pid, 0)[1]
+    finally:
+        os.close(pidfd)
+
+
+def _sweep() -> None:
+    """SIGKILL everything else in the namespace and reap it all (orphans are ours)."""
+    while True:
+        with contextlib.suppress(ProcessLookupError):  # from pid 1: all in the namespace but us
+            os.kill(-1, signal.SIGKILL)
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def _remove(path: str) -> None:
+    """Delete `path` even where the command took away its own write/search bits."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        os.unlink(path)
+        return
+    os.chmod(path, 0o700)
+    for entry in os.listdir(path):
+        _remove(os.path.join(path, entry))
+    os.rmdir(path)
+
+
+def _ipc_ids(kind: str) -> list[int]:
+    with open(f"/proc/sysvipc/{kind}") as f:
+        return [int(line.split()[1]) for line in f.readlines()[1:]]
+
+
+def _scrub(libc: ctypes.CDLL, modes: dict[str, int]) -> None:
+    """Empty what outlives processes but is not the workspace; failing here kills us."""
+    for d, mode in modes.items():
+        os.chmod(d, mode)  # the command owns these dirs and may have locked them
+        for entry in os.listdir(d):
+            _remove(os.path.join(d, entry))
+    for shm in _ipc_ids("shm"):
+        libc.shmctl(shm, _IPC_RMID, None)
+    for sem in _ipc_ids("sem"):
+        libc.semctl(sem, 0, _IPC_RMID)
+    for msq in _ipc_ids("msg"):
+        libc.msgctl(msq, _IPC_RMID, None)
+
+
+def serve(sock: socket.socket, workdir: str, cpu_seconds: int, libc: ctypes.CDLL) -> None:
+    """Run requests until the host closes the socket."""
+    env = dict(os.environ)
+    modes = {d: os.stat(d).st_mode & 0o7777 for d in SCRUBBED_DIRS}
+    while True:
+        msg, fds, _, _ = socket.recv_fds(sock, MAX_REQUEST, 2)
+        if not msg:
+            return  # the host closed the sandbox (or died)
+        if msg == KILL:  # raced with our reply to the exec it meant: nothing to kill
+            continue
+        cmd = json.loads(msg)["cmd"]
+        pid = os.fork()
+        if pid == 0:
+            _child(cmd, fds, workdir, cpu_seconds, env)
+        for fd in fds:
+            os.close(fd)
+        status = _wait(pid, sock)
+        _sweep()
+        _scrub(libc, modes)
+        sock.send(json.dumps({"status": status}).encode())
+
+
+def main(argv: list[str]) -> None:
+    control_fd, workdir, cpu_seconds = int(argv[1]), argv[2], int(argv[3])
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # no handler: pid 1 ignores it from inside
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
+    sock = socket.socket(fileno=control_fd)
+    sock.set_inheritable(False)
+    try:
+        serve(sock, workdir, cpu_seconds, libc)
+    finally:
+        _sweep()
+
+
+if __name__ == "__main__":
+    main(sys.argv)
