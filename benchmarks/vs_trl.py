@@ -3,7 +3,7 @@
 Both sides do the same work per step, measured in one process one after the other:
 
 * task — "What is a + b? Answer with just the number.", rendered with the model's
-  chat template; reward 1.0 if the first integer in the completion is a + b, else 0.0.
+  chat template; reward 1.0 if the last integer in the completion is a + b, else 0.0.
 * model — SmolLM2-135M-Instruct through `shadowrl.models.load_model` (or `--model tiny`,
   the 2-layer random Llama), float32 on the CPU, same torch intra-op thread count.
 * batch — `prompts` prompts × `generations` completions each (G of GRPO), at most
@@ -23,8 +23,9 @@ TRL step = one `GRPOTrainer` optimizer step with `loss_type="dr_grpo"`,
 (so no extra old-logprob forward), TRL's own transformers `generate` path (no vLLM on
 a CPU), timed by a callback from `on_step_begin` to `on_step_end`.
 
-`warmup` steps of each are run first and not counted; the median of the next `steps`
-is reported.
+The two alternate step by step (a TRL step, then a shadowrl step, ...) so both see the
+same background load on a shared machine. `warmup` steps of each are run first and not
+counted; the median of the next `steps` is reported.
 
     .venv/bin/python benchmarks/vs_trl.py [--quick] [--model tiny] [--steps 3] [--sync store]
 """
@@ -41,7 +42,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -78,16 +79,16 @@ def question(a: int, b: int) -> list[dict[str, str]]:
 
 
 def reward(text: str, answer: int) -> float:
-    """1.0 iff the first integer in the completion is the answer."""
-    m = re.search(r"-?\d+", text)
-    return float(m is not None and int(m.group()) == answer)
+    """1.0 iff the last integer in the completion is the answer ("12 + 30 = 42" counts)."""
+    found = re.findall(r"-?\d+", text)
+    return float(bool(found) and int(found[-1]) == answer)
 
 
 # ------------------------------------------------------------------------- shadowrl
 
 
-def shadowrl_steps(s: Settings) -> list[dict[str, float]]:
-    """Run warmup + steps RL steps with shadowrl's engine, trainer and weight sync."""
+def shadowrl_steps(s: Settings) -> Generator[dict[str, float]]:
+    """warmup + steps RL steps with shadowrl's engine, trainer and weight sync, one per next()."""
     from shadowrl.inference.config import EngineConfig
     from shadowrl.inference.engine import Engine
     from shadowrl.models import ModelConfig, load_model
@@ -111,7 +112,6 @@ def shadowrl_steps(s: Settings) -> list[dict[str, float]]:
     )
     sync = weight_sync(s, engine)
     tasks = problems(s.prompts * (s.warmup + s.steps), s.seed)
-    out = []
     with engine:
         for i in range(s.warmup + s.steps):
             batch = tasks[i * s.prompts : (i + 1) * s.prompts]
@@ -130,9 +130,8 @@ def shadowrl_steps(s: Settings) -> list[dict[str, float]]:
                    "completion_tokens": float(sum(len(g.token_ids) for g in gens)),
                    "reward": statistics.fmean(t.reward or 0.0 for g in groups for t in g),
                    "loss": metrics["loss"]}  # fmt: skip
-            out.append(row)
             progress("shadowrl", i, s, row)
-    return out
+            yield row
 
 
 def prompt_ids(tok: Any, a: int, b: int) -> list[int]:
@@ -203,8 +202,12 @@ def weight_sync(s: Settings, engine: Any) -> Any:
 # ------------------------------------------------------------------------------ TRL
 
 
-def trl_steps(s: Settings) -> list[dict[str, float]]:
-    """Run warmup + steps GRPOTrainer optimizer steps; time each with a callback."""
+def trl_steps(s: Settings, between: Callable[[], None]) -> list[dict[str, float]]:
+    """warmup + steps GRPOTrainer optimizer steps, each timed by a callback.
+
+    `between()` runs after each timed step (outside the timer): the shadowrl step, so the
+    two alternate and see the same background load on a shared machine.
+    """
     from datasets import Dataset
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
@@ -231,6 +234,7 @@ def trl_steps(s: Settings) -> list[dict[str, float]]:
             row = {"step_s": time.perf_counter() - self.t0}
             out.append(row)
             progress("trl", len(out) - 1, s, row)
+            between()
 
     with tempfile.TemporaryDirectory() as tmp:
         args = GRPOConfig(
@@ -301,7 +305,10 @@ def main() -> int:
 
     torch.set_num_threads(s.torch_threads)
     print(f"settings: {s.model_dump()}", flush=True)
-    ours, theirs = shadowrl_steps(s), trl_steps(s)
+    ours: list[dict[str, float]] = []
+    shadowrl = shadowrl_steps(s)
+    theirs = trl_steps(s, lambda: ours.append(next(shadowrl)))
+    shadowrl.close()  # stops the engine
     a, b = median_of(ours, "step_s", s.warmup), median_of(theirs, "step_s", s.warmup)
     parts = {k: median_of(ours, k, s.warmup) for k in ("generate_s", "train_s", "sync_s")}
     print(f"shadowrl median step {a:.2f}s ({', '.join(f'{k} {v:.2f}s' for k, v in parts.items())})")
