@@ -13,6 +13,8 @@ DEFAULT_FORBIDDEN = (
     r"\bsys\.modules\b",
     r"\bsys\.argv\b",
     r"\bsettrace\b",
+    r"\bbuiltins\b",
+    r"\b_getframe\b",
 )
 
 

@@ -69,11 +69,11 @@ def is_protected(path: str) -> bool:
     return any(part in _TEST_DIRS for part in p.parts[:-1])
 
 
-def _shadows(path: str, modules: frozenset[str]) -> bool:
+def _shadows(path: str, modules: frozenset[str], pristine: set[str]) -> bool:
     """A new top-level module (or package) named like something the tests import."""
-    parts = PurePosixPath(path).parts
-    top = parts[0].removesuffix(".py") if len(parts) == 1 else parts[0]
-    return (len(parts) > 1 or parts[0].endswith(".py")) and top in modules
+    top = PurePosixPath(path).parts[0]
+    is_module = top != path or top.endswith(".py")
+    return is_module and top not in pristine and top.removesuffix(".py") in modules
 
 
 def _files_to_reset(prepared: PreparedTask, sandbox: Sandbox, current: set[str]) -> set[str]:
@@ -82,7 +82,7 @@ def _files_to_reset(prepared: PreparedTask, sandbox: Sandbox, current: set[str])
     id_files = {i.split("::", 1)[0] for i in prepared.task.test_ids}
     touched = set(sandbox.changed_files()) | deleted | id_files
     modules = env_modules(prepared.env)
-    return {p for p in touched if is_protected(p) or (p not in pristine and _shadows(p, modules))}
+    return {p for p in touched if is_protected(p) or _shadows(p, modules, pristine)}
 
 
 def _restore(prepared: PreparedTask, sandbox: Sandbox, paths: Iterable[str]) -> None:
