@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +32,9 @@ class MetricsLogger:
             except Exception:  # tensorboard is optional at run time
                 self._tb = None
 
-    def log(self, kind: str, step: int, **values: Any) -> None:
+    def log(self, kind: str, step: int, values: Mapping[str, Any]) -> None:
         """Write one record; numeric values also go to TensorBoard as `kind/name`."""
-        record = {"kind": kind, "step": step, "time": time.time(), **values}
+        record = {**values, "kind": kind, "step": step, "time": time.time()}
         self._file.write(json.dumps(record, default=_jsonable) + "\n")
         if self._tb is not None:
             for key, value in values.items():

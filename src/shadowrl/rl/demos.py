@@ -13,11 +13,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shadowrl.types import Segment, Trajectory
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from shadowrl.config import Config

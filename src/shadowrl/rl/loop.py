@@ -97,15 +97,14 @@ async def run_rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> A
             return group
 
         def on_step(step: int, m: dict[str, Any]) -> None:
-            metrics.log("rl", step + 1, **m)
+            metrics.log("rl", step + 1, m)
             live.update(_progress_table(step, cfg.steps, m))
             if (cfg.save_every and (step + 1) % cfg.save_every == 0) or step + 1 == cfg.steps:
                 trainer.save(ckpt_root, tokenizer)
 
         def on_error(group: Group) -> None:
-            metrics.log(
-                "rollout_error", trainer.step_count, task=group.task_id, errors=group.errors[:3]
-            )
+            record = {"task": group.task_id, "errors": group.errors[:3]}
+            metrics.log("rollout_error", trainer.step_count, record)
 
         orch = Orchestrator(
             cfg=config.loop,
@@ -121,9 +120,5 @@ async def run_rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> A
             on_error=on_error,
         )
         stats = await orch.run(start_step=trainer.step_count)
-        metrics.log(
-            "rl_summary",
-            trainer.step_count,
-            **{k: v for k, v in vars(stats).items() if k != "staleness"},
-        )
+        metrics.log("rl_summary", trainer.step_count, vars(stats))
     return trainer.model

@@ -137,6 +137,7 @@ class Orchestrator:
         self.stats = LoopStats()
         self._ready: asyncio.Queue[Group] = asyncio.Queue()
         self._inflight: set[asyncio.Task[None]] = set()
+        self._synced = trainer.version
 
     async def run(self, start_step: int = 0) -> LoopStats:
         """Train until `cfg.steps`; returns the counters."""
@@ -196,6 +197,9 @@ class Orchestrator:
     def _sync_weights(self) -> dict[str, Any]:
         """Publish the new weights as a delta and swap them into the engine in flight."""
         version = self.trainer.version
+        if version == self._synced:  # the step was skipped (e.g. only zero-advantage groups)
+            return {}
+        self._synced = version
         t0 = time.perf_counter()
         info = dict(self.store.publish(self.trainer.state_dict(), version))
         state = self.store.fetch(version)

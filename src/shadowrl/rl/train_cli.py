@@ -138,7 +138,7 @@ def _sft(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> Any:
             demos,
             epochs=config.train.sft_epochs,
             batch_tokens=config.train.sft_batch_tokens,
-            on_step=lambda m: metrics.log("sft", trainer.step_count, **m),
+            on_step=lambda m: metrics.log("sft", trainer.step_count, m),
         )
     trainer.save(run_dir / "sft", tokenizer)
     return trainer.model
