@@ -100,6 +100,12 @@ def test_stale_patch_is_an_error() -> None:
         apply_patch({}, patch)
 
 
+def test_swebench_extra_fields_are_accepted() -> None:
+    record = {**RECORD, "version": "1.0", "hints_text": "", "base_commit": "abc123"}
+    task = Task.model_validate(record)
+    assert task.seed.base_commit == "abc123"
+
+
 def test_task_test_ids_dedupe() -> None:
     task = Task.model_validate(
         {**RECORD, "PASS_TO_PASS": ["tests/test_a.py::test_b[1 2]", "t.py::c"]}

@@ -19,6 +19,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 SUITES_DIR = Path(__file__).resolve().parent.parent / "data" / "suites"
+# Fields of SWE-bench-family records that we accept on input and do not keep.
+FOREIGN_FIELDS = frozenset(
+    {"base_commit", "version", "environment_setup_commit", "hints_text", "created_at", "image_name"}
+)
 Split = Literal["train", "heldout"]
 
 
@@ -82,6 +86,18 @@ class Task(BaseModel):
     env: tuple[str, ...] = Field(
         default=("pytest",), description="pip requirements the tests need."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_swebench(cls, data: Any) -> Any:
+        """Records from SWE-bench/SWE-smith/SWE-Gym carry fields we derive or do not use."""
+        if not isinstance(data, dict):
+            return data
+        commit = data.get("base_commit", "")
+        data = {k: v for k, v in data.items() if k not in FOREIGN_FIELDS}
+        if commit and isinstance(data.get("seed"), dict) and "path" in data["seed"]:
+            data["seed"] = {"base_commit": commit, **data["seed"]}
+        return data
 
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", "env", "test_cmd", mode="before")
     @classmethod
