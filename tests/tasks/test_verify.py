@@ -8,7 +8,7 @@ import pytest
 
 from shadowrl.sandbox import Sandbox
 from shadowrl.tasks.patch import apply_patch
-from shadowrl.tasks.prepare import PreparedTask
+from shadowrl.tasks.prepare import PreparedTask, prepare
 from shadowrl.tasks.verify import is_protected, verify
 
 from .conftest import CALC, HIDDEN
@@ -184,3 +184,15 @@ def test_tampering_voids_even_a_correct_fix(prepared, sandbox_for) -> None:
     box.write_file("calc.py", "import _pytest.reports  # noqa\n" + FIXED)
     v = verify(prepared.task, prepared, box)
     assert v.reward == 0.0 and "tampering" in v.log and "calc.py" in v.log
+
+
+def test_concurrent_prepare_agrees(tmp_path, cache_dir) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .conftest import tiny_task
+
+    task = tiny_task(tmp_path)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: prepare(task, cache_dir), range(4)))
+    assert len({(r.workspace, r.env) for r in results}) == 1
+    assert results[0].read("calc.py") == BUGGY

@@ -69,7 +69,7 @@ def build_env(
     if (final / MODULES_FILE).exists():
         return final
     root.mkdir(parents=True, exist_ok=True)
-    tmp = root / f".tmp-{final.name}-{os.getpid()}"
+    tmp = root / f".tmp-{final.name}-{os.getpid()}-{os.urandom(4).hex()}"  # threads share a pid
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         _run([python, "-m", "venv", str(tmp)], "venv")

@@ -124,7 +124,7 @@ def _build_atomically(final: Path, build: Callable[[Path], None]) -> Path:
     """Run `build(tmp)` then rename tmp to `final`; a complete `final` is never rebuilt."""
     if final.exists():
         return final
-    tmp = final.with_name(f".tmp-{final.name}-{os.getpid()}")
+    tmp = final.with_name(f".tmp-{final.name}-{os.getpid()}-{os.urandom(4).hex()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.parent.mkdir(parents=True, exist_ok=True)
     try:
