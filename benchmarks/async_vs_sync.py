@@ -26,7 +26,11 @@ Sync launches `groups_per_step` groups, waits, trains, syncs. Async keeps
 `inflight_groups` groups running (so its rollout concurrency is higher: that is the
 point of async RL, and the price is staleness — groups more than `max_staleness`
 versions old are dropped and counted, never trained). Both train exactly
-`steps × groups_per_step × group_size` episodes. The table shows the tool latency of the
+`steps × groups_per_step × group_size` episodes. `wall_s` is the time until the last
+optimizer step and its weight sync are done, i.e. the time to train that many samples;
+`teardown_s`, reported apart, is the wait for the async mode's surplus in-flight groups
+after being cancelled (a sandbox cannot be closed while a command runs in it, so a
+cancelled episode waits out its current tool call; in a long run that happens once). The table shows the tool latency of the
 episodes each mode trained on next to that of all launched ones, so any selection of
 fast groups by the async mode is visible.
 
@@ -233,8 +237,10 @@ async def run_mode(mode: Mode, s: Settings, tokenizer: Any, workspace: Path) -> 
     rollouts = SleepyRollouts(s, tokenizer, engine, workspace)
     cfg = OrchestratorConfig.model_validate({"mode": mode, "inflight_groups": s.inflight_groups})
     t0 = time.perf_counter()
+    done_at = [0.0]  # when the last optimizer step (and its weight sync) finished
 
     def progress(step: int, m: dict[str, Any]) -> None:
+        done_at[0] = time.perf_counter() - t0
         print(f"  [{mode}] step {step + 1}/{s.steps}  {time.perf_counter() - t0:6.1f}s  "
               f"reward {m['reward']:.2f}  staleness {m['staleness_mean']:.1f}  "
               f"loss {m['loss']:+.2e}", flush=True)  # fmt: skip
@@ -246,12 +252,18 @@ async def run_mode(mode: Mode, s: Settings, tokenizer: Any, workspace: Path) -> 
             on_step=progress,
         )  # fmt: skip
         stats = await orch.run()
-    wall = time.perf_counter() - t0
-    return summarize(mode, s, wall, stats, trainer, rollouts.launched)
+    teardown = time.perf_counter() - t0 - done_at[0]
+    return summarize(mode, s, done_at[0], teardown, stats, trainer, rollouts.launched)
 
 
 def summarize(
-    mode: str, s: Settings, wall: float, stats: Any, trainer: RecordingTrainer, launched: int
+    mode: str,
+    s: Settings,
+    wall: float,
+    teardown: float,
+    stats: Any,
+    trainer: RecordingTrainer,
+    launched: int,
 ) -> dict[str, Any]:
     def mean_sleep(groups: Sequence[int]) -> float:
         sums = [sum(tool_sleeps(s, k, j)) for k in groups for j in range(s.group_size)]
@@ -261,6 +273,7 @@ def summarize(
     return {
         "mode": mode,
         "wall_s": wall,
+        "teardown_s": teardown,
         "steps": s.steps,
         "trained_episodes": len(trained) * s.group_size,
         "groups_launched": launched,
@@ -277,6 +290,7 @@ def summarize(
 COLUMNS = [
     ("mode", "{}"),
     ("wall_s", "{:.1f}"),
+    ("teardown_s", "{:.1f}"),
     ("trained_episodes", "{}"),
     ("groups_launched", "{}"),
     ("groups_stale_dropped", "{}"),
