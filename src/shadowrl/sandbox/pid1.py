@@ -15,29 +15,43 @@ has no handler for (so `kill -9 -1` and `kill 1` do nothing), and we are non-dum
 so the same-uid command cannot open /proc/1/mem or our fds. If we die anyway (OOM), the
 namespace dies with us and the host starts a new pid 1 at the next exec.
 
-Runs inside the sandbox under its system python3 (>= 3.9), stdlib only, and is passed
-as `python3 -I -S -c SOURCE`; nothing here is imported by the host.
+Runs inside the sandbox under its system python3 (>= 3.9), from a read-only copy bwrap
+places at /run/shadowrl/pid1.py. Start-up is on the first exec's path, so only cheap C
+modules are imported (no json, socket or re: the wire format is bytes). The host
+imports nothing here but the protocol constants.
 """
 
 from __future__ import annotations
 
-import contextlib
+import _socket
+import array
 import ctypes
-import json
 import os
 import resource
 import select
 import signal
-import socket
 import sys
 
+# The wire format: requests are EXEC + command bytes, with two fds (stdout, stderr)
+# attached, or KILL; a reply is the decimal wait status, or KILLED.
+EXEC, KILL, KILLED = b"exec\0", b"kill", b"killed"
 MAX_REQUEST = 4 << 20  # bytes; the host raises its socket buffer to match
 SCRUBBED_DIRS = ("/tmp", "/dev/shm")
-KILL = b"kill"  # the host's kill request for the running exec
 _PR_SET_DUMPABLE, _IPC_RMID = 4, 0
+_FDS_SPACE = _socket.CMSG_SPACE(2 * array.array("i").itemsize)
 
 
-def _child(cmd: str, fds: list[int], workdir: str, cpu_seconds: int, env: dict[str, str]) -> None:
+def _recv(sock: _socket.socket) -> tuple[bytes, list[int]]:
+    """One message and the fds attached to it."""
+    msg, ancillary, _, _ = sock.recvmsg(MAX_REQUEST, _FDS_SPACE)
+    fds = array.array("i")
+    for level, kind, data in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
+    return msg, list(fds)
+
+
+def _child(cmd: bytes, fds: list[int], workdir: str, cpu_seconds: int) -> None:
     """In the forked child: become the exec's process; never returns."""
     try:
         os.setsid()
@@ -52,13 +66,13 @@ def _child(cmd: str, fds: list[int], workdir: str, cpu_seconds: int, env: dict[s
             signal.signal(sig, signal.SIG_DFL)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
         os.chdir(workdir)
-        os.execve("/bin/sh", ["/bin/sh", "-c", cmd], env)
+        os.execv(b"/bin/sh", [b"/bin/sh", b"-c", cmd])
     except BaseException as e:  # report anything, then die
         os.write(2, f"sandbox: cannot run command: {e}\n".encode())
     os._exit(126)
 
 
-def _wait(pid: int, sock: socket.socket) -> int | None:
+def _wait(pid: int, sock: _socket.socket) -> int | None:
     """The child's wait status, or None if the host asked to kill it (or went away)."""
     pidfd = os.pidfd_open(pid)
     try:
@@ -75,13 +89,12 @@ def _wait(pid: int, sock: socket.socket) -> int | None:
 
 def _sweep() -> None:
     """SIGKILL everything else in the namespace and reap it all (orphans are ours)."""
-    while True:
-        with contextlib.suppress(ProcessLookupError):  # from pid 1: all in the namespace but us
-            os.kill(-1, signal.SIGKILL)
-        try:
+    try:
+        while True:
+            os.kill(-1, signal.SIGKILL)  # from pid 1: every process in the namespace but us
             os.waitpid(-1, 0)
-        except ChildProcessError:
-            return
+    except (ProcessLookupError, ChildProcessError):
+        return  # no process but us, not even a zombie (kill(-1) counts those)
 
 
 def _remove(path: str) -> None:
@@ -114,26 +127,26 @@ def _scrub(libc: ctypes.CDLL, modes: dict[str, int]) -> None:
         libc.msgctl(msq, _IPC_RMID, None)
 
 
-def serve(sock: socket.socket, workdir: str, cpu_seconds: int, libc: ctypes.CDLL) -> None:
+def serve(sock: _socket.socket, workdir: str, cpu_seconds: int, libc: ctypes.CDLL) -> None:
     """Run requests until the host closes the socket."""
-    env = dict(os.environ)
     modes = {d: os.stat(d).st_mode & 0o7777 for d in SCRUBBED_DIRS}
     while True:
-        msg, fds, _, _ = socket.recv_fds(sock, MAX_REQUEST, 2)
+        msg, fds = _recv(sock)
         if not msg:
             return  # the host closed the sandbox (or died)
-        if msg == KILL:  # raced with our reply to the exec it meant: nothing to kill
+        if not msg.startswith(EXEC) or len(fds) != 2:  # a KILL that raced our last reply
+            for fd in fds:
+                os.close(fd)
             continue
-        cmd = json.loads(msg)["cmd"]
         pid = os.fork()
         if pid == 0:
-            _child(cmd, fds, workdir, cpu_seconds, env)
+            _child(msg[len(EXEC) :], fds, workdir, cpu_seconds)
         for fd in fds:
             os.close(fd)
         status = _wait(pid, sock)
         _sweep()
         _scrub(libc, modes)
-        sock.send(json.dumps({"status": status}).encode())
+        sock.send(KILLED if status is None else str(status).encode())
 
 
 def main(argv: list[str]) -> None:
@@ -142,8 +155,8 @@ def main(argv: list[str]) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
-    sock = socket.socket(fileno=control_fd)
-    sock.set_inheritable(False)
+    os.set_inheritable(control_fd, False)
+    sock = _socket.socket(fileno=control_fd)
     try:
         serve(sock, workdir, cpu_seconds, libc)
     finally:

@@ -5,8 +5,8 @@ fresh network namespace), most of an agent's tool call. Here the launch happens 
 per sandbox, lazily at its first exec; every later exec is a socket round trip plus
 one fork+exec inside (`pid1.py` says what pid 1 does with each request).
 
-    exec     two fresh pipes; send {"cmd"} + their write ends to pid 1 (SCM_RIGHTS);
-             read stdout/stderr (capped) until pid 1's reply {"status"} and EOF. pid 1
+    exec     two fresh pipes; send the command + their write ends to pid 1 (SCM_RIGHTS);
+             read stdout/stderr (capped) until pid 1's reply (wait status) and EOF. pid 1
              replies only after killing all the exec left behind, so pipes end too.
     timeout  send "kill": pid 1 kills everything in its namespace and replies; with no
              reply within KILL_GRACE_S the whole sandbox is stopped instead.
@@ -37,7 +37,7 @@ from pathlib import Path
 from shadowrl.sandbox import seccomp
 from shadowrl.sandbox.base import ExecResult
 from shadowrl.sandbox.bwrap import SANDBOX_ENV
-from shadowrl.sandbox.pid1 import KILL, MAX_REQUEST
+from shadowrl.sandbox.pid1 import EXEC, KILL, KILLED, MAX_REQUEST
 from shadowrl.sandbox.process import Capture
 
 log = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ class Supervisor:
         code, timed_out = 137, False
         try:
             try:
-                socket.send_fds(self._sock, [json.dumps({"cmd": cmd}).encode()], [w_out, w_err])
+                socket.send_fds(self._sock, [EXEC + os.fsencode(cmd)], [w_out, w_err])
             finally:
                 os.close(w_out)
                 os.close(w_err)
@@ -130,7 +130,7 @@ class Supervisor:
                 if self._collect(caps, time.monotonic() + KILL_GRACE_S) is None:
                     self.stop()
             else:
-                code = os.waitstatus_to_exitcode(reply["status"])
+                code = os.waitstatus_to_exitcode(reply)
                 code = 128 - code if code < 0 else code  # killed by a signal: as a shell says
         except (Died, OSError) as e:
             log.warning("sandbox pid 1 died during an exec (%s): %s", e, self.stop())
@@ -144,10 +144,10 @@ class Supervisor:
             truncated=out.truncated or err.truncated,
         )  # fmt: skip
 
-    def _collect(self, caps: dict[int, Capture], deadline: float) -> dict[str, int] | None:
+    def _collect(self, caps: dict[int, Capture], deadline: float) -> int | None:
         """Read output into `caps` until pid 1's reply and both pipes' EOF.
 
-        The reply, or None if the deadline came first. Pipes still open at the deadline
+        The wait status pid 1 replied, or None if the deadline came first. Pipes still open at the deadline
         after the reply (a host process that inherited a write end) are abandoned.
         """
         reply = None
@@ -165,7 +165,7 @@ class Supervisor:
                         msg = self._sock.recv(_CHUNK)
                         if not msg:
                             raise Died("pid 1 exited")
-                        reply = json.loads(msg)
+                        reply = int(signal.SIGKILL if msg == KILLED else msg)
                         sel.unregister(self._sock)
                         continue
                     fd = int(key.fd)
