@@ -142,3 +142,12 @@ def test_cpu_limit_is_per_exec(sb: OverlaySandbox) -> None:
     burn = "python3 -c 'import time; t=time.process_time()\nwhile time.process_time()-t < .7: pass'"
     for _ in range(2):  # 1.4 s of CPU in total, over a 1 s per-exec limit
         assert sb.exec(burn, timeout=60).exit_code == 0
+
+
+def test_overlong_command_is_refused_cleanly(sb: OverlaySandbox) -> None:
+    sb.exec("true")
+    pid1 = _pid1(sb)
+    for n in (131_070, 200_000):  # fits the socket or not; both over execve's cap
+        res = sb.exec(f": {'x' * n}")
+        assert res.exit_code == 126 and res.stdout == "" and res.stderr, res.stderr
+    assert sb.exec(f"echo {'y' * 100_000} | wc -c").stdout == "100001\n" and _pid1(sb) == pid1

@@ -35,7 +35,8 @@ import sys
 # The wire format: requests are EXEC + command bytes, with two fds (stdout, stderr)
 # attached, or KILL; a reply is the decimal wait status, or KILLED.
 EXEC, KILL, KILLED = b"exec\0", b"kill", b"killed"
-MAX_REQUEST = 4 << 20  # bytes; the host raises its socket buffer to match
+MAX_COMMAND = 32 * 4096  # bytes: the kernel's MAX_ARG_STRLEN, so `sh -c` could take no more
+MAX_REQUEST = len(EXEC) + MAX_COMMAND
 SCRUBBED_DIRS = ("/tmp", "/dev/shm")
 _PR_SET_DUMPABLE, _IPC_RMID = 4, 0
 _FDS_SPACE = _socket.CMSG_SPACE(2 * array.array("i").itemsize)

@@ -1,6 +1,7 @@
 """Run one command to completion with a wall-clock deadline and capped output capture.
 
-Shared by every backend. Pipes are read incrementally as data arrives, so a command
+The `local` backend runs each command this way; the overlay supervisor reads its pipes
+into the same `Capture`. Pipes are read incrementally as data arrives, so a command
 printing gigabytes neither fills our memory (we stop storing at the cap and keep
 draining, so it is not blocked on a full pipe) nor stalls. On the deadline, `kill`
 (the backend's way to end everything the command started) is called.

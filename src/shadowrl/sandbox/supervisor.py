@@ -37,13 +37,13 @@ from pathlib import Path
 from shadowrl.sandbox import seccomp
 from shadowrl.sandbox.base import ExecResult
 from shadowrl.sandbox.bwrap import SANDBOX_ENV
-from shadowrl.sandbox.pid1 import EXEC, KILL, KILLED, MAX_REQUEST
+from shadowrl.sandbox.pid1 import EXEC, KILL, KILLED, MAX_COMMAND, MAX_REQUEST
 from shadowrl.sandbox.process import Capture
 
 log = logging.getLogger(__name__)
 KILL_GRACE_S = 5.0  # for pid 1 to answer a kill request before we stop the sandbox
 _CHUNK = 1 << 16
-_SO_SNDBUFFORCE = 32  # Linux; root may exceed wmem_max (commands can be large)
+_SO_SNDBUFFORCE = 32  # Linux; as root, a request of MAX_REQUEST fits whatever wmem_max is
 
 
 class Died(Exception):
@@ -109,17 +109,26 @@ class Supervisor:
             sock.close()
             _, err = proc.communicate()
             raise OSError(f"sandbox failed to start (exit {proc.returncode}): {err.decode()}")
-        return cls(proc, int(json.loads(info)["child-pid"]), sock)
+        try:
+            return cls(proc, int(json.loads(info)["child-pid"]), sock)
+        except ProcessLookupError:  # pid 1 exited at once (and bwrap reaped it)
+            sock.close()
+            _, err = proc.communicate()
+            raise OSError(f"sandbox pid 1 exited at start: {err.decode()}") from None
 
     def run(self, cmd: str, timeout: float, output_bytes: int) -> ExecResult:
         """Run `cmd` in the sandbox. If pid 1 dies meanwhile, stop and report exit 137."""
+        request = EXEC + os.fsencode(cmd)
+        if len(request) > MAX_REQUEST:  # what execve would say; the sandbox stays up
+            msg = f"sandbox: command of {len(request)} bytes is over the {MAX_COMMAND} limit\n"
+            return ExecResult(exit_code=126, stdout="", stderr=msg)
         r_out, w_out = os.pipe()
         r_err, w_err = os.pipe()
         caps = {r_out: Capture(output_bytes), r_err: Capture(output_bytes)}
         code, timed_out = 137, False
         try:
             try:
-                socket.send_fds(self._sock, [EXEC + os.fsencode(cmd)], [w_out, w_err])
+                socket.send_fds(self._sock, [request], [w_out, w_err])
             finally:
                 os.close(w_out)
                 os.close(w_err)
@@ -147,8 +156,9 @@ class Supervisor:
     def _collect(self, caps: dict[int, Capture], deadline: float) -> int | None:
         """Read output into `caps` until pid 1's reply and both pipes' EOF.
 
-        The wait status pid 1 replied, or None if the deadline came first. Pipes still open at the deadline
-        after the reply (a host process that inherited a write end) are abandoned.
+        Returns the wait status pid 1 replied, or None if the deadline came first.
+        Pipes still open at the deadline after the reply (a host process that
+        inherited a write end) are abandoned.
         """
         reply = None
         with selectors.DefaultSelector() as sel:
