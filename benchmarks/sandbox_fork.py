@@ -1,7 +1,11 @@
-"""Fork and launch latency of the overlay sandbox against `cp -a`, side by side.
+"""Fork and exec latency of the overlay sandbox, side by side with `cp -a` and bwrap.
 
 A GRPO group forks G sandboxes from one snapshot, so fork must not grow with the
 repository: it mounts a new tmpfs upper over shared layers instead of copying.
+An agent then execs dozens of commands per sandbox: the first exec starts the
+sandbox's pid 1 (one bwrap launch, "cold"); later ones are a socket round trip plus a
+fork+exec inside ("warm"). A bare `bwrap --unshare-net --ro-bind / / true`, timed in
+the same loop, shows what one bwrap launch costs on this machine at this load.
 Run as root: `.venv/bin/python benchmarks/sandbox_fork.py`.
 """
 
@@ -19,6 +23,8 @@ from pathlib import Path
 SIZES = {10: 10, 200: 200, 2000: 2000}  # files per workspace; 2,000 files ~ 50 MB total
 TOTAL_BYTES_2000 = 50 << 20
 REPEATS = 15
+WARM_EXECS = 5  # per fork, after the cold one
+BWRAP_TRUE = ["bwrap", "--unshare-net", "--ro-bind", "/", "/", "true"]
 
 
 def make_workspace(root: Path, n_files: int) -> Path:
@@ -42,7 +48,7 @@ def bench(ws: Path, tmp: Path) -> dict[str, float]:
 
     root = create_sandbox(ws, "overlay")
     snap = root.snapshot()
-    forks, execs, cps = [], [], []
+    forks, colds, warms, bwraps, cps = [], [], [], [], []
     for i in range(REPEATS):
         child = None
 
@@ -52,7 +58,9 @@ def bench(ws: Path, tmp: Path) -> dict[str, float]:
 
         forks.append(timed_ms(fork))
         assert child is not None
-        execs.append(timed_ms(lambda: child.exec("true")))  # noqa: B023
+        colds.append(timed_ms(lambda: child.exec("true")))  # noqa: B023
+        warms += [timed_ms(lambda: child.exec("true")) for _ in range(WARM_EXECS)]  # noqa: B023
+        bwraps.append(timed_ms(lambda: subprocess.run(BWRAP_TRUE, check=True)))
         child.close()
         dst = tmp / f"cp{i}"
         cps.append(timed_ms(lambda: subprocess.run(["cp", "-a", str(ws), str(dst)], check=True)))  # noqa: B023
@@ -60,7 +68,10 @@ def bench(ws: Path, tmp: Path) -> dict[str, float]:
     snap.release()
     root.close()
     med = statistics.median
-    return {"fork_ms": med(forks), "exec_true_ms": med(execs), "cp_ms": med(cps)}
+    return {
+        "fork_ms": med(forks), "exec_true_ms": med(warms), "exec_true_cold_ms": med(colds),
+        "bwrap_true_ms": med(bwraps), "cp_ms": med(cps),
+    }  # fmt: skip
 
 
 def main() -> None:
@@ -69,15 +80,18 @@ def main() -> None:
         tmp = Path(d)
         for n in SIZES:
             results[n] = bench(make_workspace(tmp, n), tmp)
-    print(f"{'files':>6} {'fork ms':>9} {'exec true ms':>13} {'cp -a ms':>9} {'cp/fork':>8}")
+    head = ("files", "fork ms", "cp -a ms", "cp/fork", "exec warm", "exec cold", "bwrap true",
+            "bwrap/warm")  # fmt: skip
+    print(" ".join(f"{h:>10}" for h in head))
     for n, r in results.items():
-        ratio = r["cp_ms"] / r["fork_ms"]
-        print(
-            f"{n:>6} {r['fork_ms']:>9.3f} {r['exec_true_ms']:>13.2f} {r['cp_ms']:>9.2f} {ratio:>8.1f}"
-        )
+        cells = (r["fork_ms"], r["cp_ms"], r["cp_ms"] / r["fork_ms"], r["exec_true_ms"],
+                 r["exec_true_cold_ms"], r["bwrap_true_ms"], r["bwrap_true_ms"] / r["exec_true_ms"])  # fmt: skip
+        print(f"{n:>10} " + " ".join(f"{c:>10.2f}" for c in cells))
     out = Path(__file__).parent / "results" / "sandbox_fork.json"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"repeats": REPEATS, "results": results}, indent=2))
+    out.write_text(
+        json.dumps({"repeats": REPEATS, "warm_execs": WARM_EXECS, "results": results}, indent=2)
+    )
     r = results[2000]
     print(
         f"fork_ms_2000={r['fork_ms']:.3f} cp_ms_2000={r['cp_ms']:.2f} ratio={r['cp_ms'] / r['fork_ms']:.1f}"
