@@ -145,3 +145,35 @@ def test_local_limits_apply(workspace: Path) -> None:
         assert res.exit_code != 0 and os.path.getsize(Path(sb.workdir) / "big") <= 1 << 20  # type: ignore[attr-defined]
     finally:
         sb.close()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_path_dirs_come_first_in_every_exec(tmp_path: Path, workspace: Path, backend: str) -> None:
+    from shadowrl.sandbox.bwrap import SANDBOX_ENV
+
+    tools = tmp_path / "tools"
+    (tools / "bin").mkdir(parents=True)
+    (tools / "bin" / "python3").write_text("#!/bin/sh\necho shadowed\n")
+    (tools / "bin" / "python3").chmod(0o755)
+    plain = create_sandbox(workspace, backend)
+    sb = create_sandbox(workspace, backend, ro_binds={str(tools): tools}, path=[f"{tools}/bin"])
+    try:
+        default = plain.exec('printf %s "$PATH"').stdout
+        assert default == (SANDBOX_ENV["PATH"] if backend == "overlay" else os.environ["PATH"])
+        assert plain.exec("python3 -c 'print(6 * 7)'").stdout == "42\n"
+        assert sb.exec('printf %s "$PATH"').stdout == f"{tools}/bin:{default}"
+        assert sb.exec("python3").stdout == "shadowed\n"
+        child = sb.snapshot().fork()
+        try:
+            assert child.exec("python3").stdout == "shadowed\n"
+        finally:
+            child.close()
+    finally:
+        plain.close()
+        sb.close()
+
+
+@pytest.mark.parametrize("bad", [["bin"], ["/opt/a:/opt/b"]])
+def test_path_dirs_must_be_absolute(workspace: Path, bad: list[str]) -> None:
+    with pytest.raises(ValueError, match="absolute"):
+        create_sandbox(workspace, "local", path=bad)

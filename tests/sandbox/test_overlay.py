@@ -118,3 +118,23 @@ def test_cannot_fork_released_snapshot(workspace: Path) -> None:
     with pytest.raises(RuntimeError):
         snap.fork()
     sb.close()
+
+
+def test_ro_bind_under_tmp_survives_the_scrub(tmp_path: Path, workspace: Path) -> None:
+    """/tmp is emptied after each exec, but a bind placed inside it stays (pid 1 too)."""
+    env = tmp_path / "venv"  # under the host's /tmp, like the default test cache
+    (env / "bin").mkdir(parents=True)
+    (env / "bin" / "tool").write_text("#!/bin/sh\necho from-env\n")
+    (env / "bin" / "tool").chmod(0o755)
+    inside = f"/tmp/cache/{env.name}"
+    sb = create_sandbox(workspace, "overlay", ro_binds={inside: env}, path=[f"{inside}/bin"])
+    try:
+        first = sb.exec("tool && touch /tmp/litter /tmp/cache/litter && chmod 0 /tmp/cache")
+        assert (first.exit_code, first.stdout) == (0, "from-env\n")
+        pid1 = sb._supervisor  # type: ignore[attr-defined]
+        again = sb.exec("ls -A /tmp /tmp/cache && tool")
+        assert again.exit_code == 0, again.stderr
+        assert again.stdout == f"/tmp:\ncache\n\n/tmp/cache:\n{env.name}\nfrom-env\n"
+        assert sb._supervisor is pid1 and pid1.alive  # type: ignore[attr-defined]
+    finally:
+        sb.close()

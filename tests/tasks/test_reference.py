@@ -64,7 +64,7 @@ def test_builtin_suite_all(suite: str, cache_dir: Path, tokenizer: Any) -> None:
 
 
 @pytest.mark.parametrize("backend", ["local", "overlay"])
-def test_agent_can_run_visible_tests_with_the_prompted_python(
+def test_agent_can_run_visible_tests_as_prompted(
     backend: str, tiny: PreparedTask, tokenizer: Any, sandbox_for: Any
 ) -> None:
     from shadowrl.agent.loop import run_episode
@@ -72,11 +72,9 @@ def test_agent_can_run_visible_tests_with_the_prompted_python(
     from shadowrl.tasks.prepare import task_prompt
     from shadowrl.tasks.reference import reference_agent_config
 
-    prompt = task_prompt(tiny.task, tiny)
-    assert f"{tiny.python} -m pytest" in prompt and tiny.task.problem_statement in prompt
-    run = json.dumps(
-        {"name": "run", "arguments": {"command": f"{tiny.python} -m pytest -q test_calc.py"}}
-    )
+    prompt = task_prompt(tiny.task)
+    assert "`python -m pytest -q`" in prompt and tiny.task.problem_statement in prompt
+    run = json.dumps({"name": "run", "arguments": {"command": "python -m pytest -q test_calc.py"}})
     replies = [
         f"<tool_call>{run}</tool_call>",
         '<tool_call>{"name": "submit", "arguments": {}}</tool_call>',

@@ -57,6 +57,7 @@ def create_sandbox(
     ro_binds: Mapping[str, Path] | None = None,
     workdir: str = "/workspace",
     squash_depth: int = 32,
+    path: Sequence[str] = (),
 ) -> Sandbox:
     """A sandbox whose workspace starts as a copy-on-write view of `workspace`.
 
@@ -64,11 +65,16 @@ def create_sandbox(
     the task adds); `ro_binds` maps an absolute path inside the sandbox to a host dir
     mounted read-only there (e.g. a prepared virtualenv). Commands run in `workdir`.
     `squash_depth` bounds how many snapshot layers stack up before they are merged.
+    `path` lists dirs (as seen inside the sandbox) put in front of every exec's PATH,
+    so a bound env's `python` wins over the system one; forks keep them.
     """
     if backend != "auto" and backend not in BACKENDS:
         raise ValueError(f"unknown sandbox backend {backend!r}; choose from {[*BACKENDS, 'auto']}")
+    bad = [d for d in path if not d.startswith("/") or ":" in d]
+    if bad:
+        raise ValueError(f"sandbox path dirs must be absolute and free of ':': {bad}")
     make = _auto if backend == "auto" else BACKENDS[backend]
     return make(
         Path(workspace), limits or Limits.model_validate({}), extra_ro_layers=extra_ro_layers,
-        ro_binds=ro_binds, workdir=workdir, squash_depth=squash_depth,
+        ro_binds=ro_binds, workdir=workdir, squash_depth=squash_depth, path=tuple(path),
     )  # fmt: skip

@@ -40,6 +40,11 @@ SANDBOX_ENV = {
 }
 
 
+def exec_path(extra: Sequence[str]) -> str:
+    """PATH inside the sandbox: `extra` dirs first, then the default one."""
+    return ":".join([*extra, SANDBOX_ENV["PATH"]])
+
+
 def _system_binds() -> list[str]:
     args: list[str] = []
     for d in SYSTEM_DIRS:
@@ -83,6 +88,7 @@ def init_argv(
     limits: Limits,
     cgroup_procs: Sequence[str],
     ro_binds: Mapping[str, Path],
+    path: Sequence[str] = (),
     seccomp_fd: int | None,
     info_fd: int,
     control_fd: int,
@@ -91,7 +97,8 @@ def init_argv(
     """argv that starts pid 1 on `control_fd`; the host process must be root.
 
     `pid1_fd` holds the source of `pid1.py`; bwrap writes `{"child-pid": N}` (pid 1's
-    host pid) to `info_fd`.
+    host pid) to `info_fd`. `path` dirs go in front of PATH for pid 1 and so for every
+    exec (set by bwrap, not here: the host side must still find setpriv and bwrap).
     """
     join = "".join(f"echo $$ > {shlex.quote(f)} || exit 125; " for f in cgroup_procs)
     script = f'{join}{_rlimits(limits, bool(cgroup_procs))}; exec "$@"'
@@ -109,6 +116,7 @@ def init_argv(
         "--proc", "/proc", "--dev", "/dev",
         "--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm",
         "--bind", str(merged), workdir,
+        "--setenv", "PATH", exec_path(path),
     ]  # fmt: skip
     for inside, host in ro_binds.items():
         bwrap += ["--ro-bind", str(host), inside]

@@ -39,17 +39,19 @@ def _copy_into(src: Path, dst: Path) -> None:
 class LocalSnapshot:
     """A full copy of a sandbox directory."""
 
-    def __init__(self, src: Path, bases: Sequence[Path], limits: Limits) -> None:
+    def __init__(
+        self, src: Path, bases: Sequence[Path], limits: Limits, path: Sequence[str]
+    ) -> None:
         self._dir = Path(tempfile.mkdtemp(prefix="shadowrl-local-snap-"))
         _copy_into(src, self._dir)
-        self._bases, self._limits = bases, limits
+        self._bases, self._limits, self._path = bases, limits, path
         # `sb.snapshot().fork()` drops the snapshot at once: delete its copy on collection.
         self._finalizer = weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)
 
     def fork(self) -> LocalSandbox:
         if not self._finalizer.alive:
             raise RuntimeError("fork() of a released snapshot")
-        return LocalSandbox(self._dir, self._bases, self._limits)
+        return LocalSandbox(self._dir, self._bases, self._limits, self._path)
 
     def release(self) -> None:
         self._finalizer()  # runs at most once
@@ -60,14 +62,16 @@ class LocalSandbox:
 
     backend = "local"
 
-    def __init__(self, src: Path | None, bases: Sequence[Path], limits: Limits) -> None:
+    def __init__(
+        self, src: Path | None, bases: Sequence[Path], limits: Limits, path: Sequence[str] = ()
+    ) -> None:
         """Copies `src`, or the `bases` stack (top first) when None, into a new temp dir."""
         self._root = Path(tempfile.mkdtemp(prefix="shadowrl-local-"))
         self._ws = self._root / "workspace"
         self._ws.mkdir()
         for layer in [src] if src is not None else reversed(bases):
             _copy_into(layer, self._ws)
-        self._bases, self._limits = tuple(bases), limits
+        self._bases, self._limits, self._path = tuple(bases), limits, tuple(path)
         self.workdir = str(self._ws)
         self._closed = False
 
@@ -81,13 +85,18 @@ class LocalSandbox:
         ro_binds: Mapping[str, Path] | None = None,
         workdir: str = "/workspace",
         squash_depth: int = 32,
+        path: Sequence[str] = (),
     ) -> LocalSandbox:
-        """`workdir`, `squash_depth` do not apply; `ro_binds` stay at their host paths."""
+        """`workdir`, `squash_depth` do not apply; `ro_binds` stay at their host paths.
+
+        `path` dirs go in front of the host PATH as given: they name host paths here,
+        which is what they are where `ro_binds` map host dirs to themselves.
+        """
         log.warning(_WARNING)
         if ro_binds:
             log.warning("local sandbox: ro_binds %s are reachable only at their host paths",
                         dict(ro_binds))  # fmt: skip
-        return cls(None, [Path(workspace), *map(Path, extra_ro_layers)], limits)
+        return cls(None, [Path(workspace), *map(Path, extra_ro_layers)], limits, path)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -100,7 +109,8 @@ class LocalSandbox:
             f"ulimit -t {lim.cpu_seconds}; ulimit -f {lim.file_size_mb * 2048}; "
             f'ulimit -v {lim.memory_mb * 1024}; exec /bin/sh -c "$1"'
         )
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self._root),
+        host_path = os.environ.get("PATH", "/usr/bin:/bin")
+        env = {"PATH": ":".join([*self._path, host_path]), "HOME": str(self._root),
                "LANG": "C.UTF-8", "TERM": "dumb"}  # fmt: skip
         return run_captured(
             ["/bin/sh", "-c", script, "sh", cmd], timeout=timeout, output_bytes=lim.output_bytes,
@@ -130,7 +140,7 @@ class LocalSandbox:
 
     def snapshot(self) -> LocalSnapshot:
         self._check_open()
-        return LocalSnapshot(self._ws, self._bases, self._limits)
+        return LocalSnapshot(self._ws, self._bases, self._limits, self._path)
 
     def close(self) -> None:
         if not self._closed:

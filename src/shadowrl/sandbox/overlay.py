@@ -65,6 +65,7 @@ class _Spec:
     workdir: str
     binds: Mapping[str, Layer] = field(default_factory=dict)  # sandbox path -> read-only layer
     squash_depth: int = 32
+    path: tuple[str, ...] = ()  # dirs in front of PATH for every exec
 
     def held(self, lowers: tuple[Layer, ...]) -> tuple[Layer, ...]:
         """Every layer a sandbox or snapshot over `lowers` keeps a reference on."""
@@ -127,17 +128,18 @@ class OverlaySandbox:
         ro_binds: Mapping[str, Path] | None = None,
         workdir: str = "/workspace",
         squash_depth: int = 32,
+        path: Sequence[str] = (),
     ) -> OverlaySandbox:
         """A root sandbox over `workspace` (left untouched) and `extra_ro_layers` beneath it."""
         store = get_store()
         base: list[Layer] = []
         binds: dict[str, Layer] = {}
         try:  # binds go through our mount root too: bwrap (the sandbox uid) must reach them
-            for path in (workspace, *extra_ro_layers):
-                base.append(store.base(Path(path).resolve(strict=True)))
+            for layer in (workspace, *extra_ro_layers):
+                base.append(store.base(Path(layer).resolve(strict=True)))
             for inside, host in (ro_binds or {}).items():
                 binds[inside] = store.base(Path(host).resolve(strict=True))
-            spec = _Spec(store, tuple(base), limits, workdir, binds, squash_depth)
+            spec = _Spec(store, tuple(base), limits, workdir, binds, squash_depth, tuple(path))
             return cls(spec, tuple(base))
         except BaseException:
             store.release([*base, *binds.values()])
@@ -171,7 +173,7 @@ class OverlaySandbox:
         argv = functools.partial(
             init_argv, merged=self._dir, workdir=spec.workdir, uid=spec.store.uid,
             limits=spec.limits, cgroup_procs=self._cgroup.procs_files if self._cgroup else [],
-            ro_binds={k: layer.dir for k, layer in spec.binds.items()},
+            ro_binds={k: layer.dir for k, layer in spec.binds.items()}, path=spec.path,
         )  # fmt: skip
         return Supervisor.start(argv)
 

@@ -6,7 +6,7 @@ once with this program as pid 1 (`supervisor.py`), and an exec becomes a message
 socket: the host sends the command with the write ends of two fresh pipes (SCM_RIGHTS);
 we fork `/bin/sh -c CMD` in a new session with per-exec rlimits, wait for it (or for a
 kill request), then SIGKILL every other process in the pid namespace, empty /tmp,
-/dev/shm and SysV IPC, and only then reply with the wait status. So when the host
+/dev/shm (all but read-only binds placed there) and SysV IPC, and only then reply with the wait status. So when the host
 reads the reply, nothing the exec started is alive and nothing it left in memory-backed
 dirs reaches the next exec; the workspace itself persists, as it should.
 
@@ -30,6 +30,7 @@ import os
 import resource
 import select
 import signal
+import stat  # (imported by os already)
 import sys
 
 # The wire format: requests are EXEC + command bytes, with two fds (stdout, stderr)
@@ -98,15 +99,24 @@ def _sweep() -> None:
         return  # no process but us, not even a zombie (kill(-1) counts those)
 
 
-def _remove(path: str) -> None:
-    """Delete `path` even where the command took away its own write/search bits."""
-    if os.path.islink(path) or not os.path.isdir(path):
+def _remove(path: str, dev: int) -> bool:
+    """Delete `path` even where the command took away its own write/search bits.
+
+    Mount points (another device than the scrubbed dir's: read-only binds that bwrap
+    placed under /tmp, e.g. a task env) and the dirs leading to them are kept, as
+    they were at start; the command cannot mount, so nothing else is. False if kept.
+    """
+    st = os.lstat(path)
+    if st.st_dev != dev:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
         os.unlink(path)
-        return
+        return True
     os.chmod(path, 0o700)
-    for entry in os.listdir(path):
-        _remove(os.path.join(path, entry))
+    if not all([_remove(os.path.join(path, entry), dev) for entry in os.listdir(path)]):
+        return False
     os.rmdir(path)
+    return True
 
 
 def _ipc_ids(kind: str) -> list[int]:
@@ -118,8 +128,9 @@ def _scrub(libc: ctypes.CDLL, modes: dict[str, int]) -> None:
     """Empty what outlives processes but is not the workspace; failing here kills us."""
     for d, mode in modes.items():
         os.chmod(d, mode)  # the command owns these dirs and may have locked them
+        dev = os.lstat(d).st_dev
         for entry in os.listdir(d):
-            _remove(os.path.join(d, entry))
+            _remove(os.path.join(d, entry), dev)
     for shm in _ipc_ids("shm"):
         libc.shmctl(shm, _IPC_RMID, None)
     for sem in _ipc_ids("sem"):

@@ -203,10 +203,18 @@ class PreparedTask:
         return apply_patch(files, self.task.test_patch)
 
     def sandbox(self, backend: str = "auto", limits: Limits | None = None) -> Sandbox:
-        """A fresh root sandbox on the workspace, with the env visible read-only."""
+        """A fresh root sandbox on the workspace, with the env read-only and first on PATH.
+
+        The env stays at its host path inside, so `self.python` names the same
+        interpreter on both sides (the grader runs it), and a plain `python` in the
+        sandbox is the env's: the agent needs no host path in its prompt.
+        """
         from shadowrl.sandbox import create_sandbox
 
-        return create_sandbox(self.workspace, backend, limits, ro_binds={str(self.env): self.env})
+        env = str(self.env)
+        return create_sandbox(
+            self.workspace, backend, limits, ro_binds={env: self.env}, path=[f"{env}/bin"]
+        )
 
 
 def prepare(task: Task, cache_dir: str | Path) -> PreparedTask:
@@ -215,18 +223,17 @@ def prepare(task: Task, cache_dir: str | Path) -> PreparedTask:
     return PreparedTask(task, build_workspace(task, cache), build_env(task.env, cache))
 
 
-def task_prompt(task: Task, prepared: PreparedTask | None = None) -> str:
+def task_prompt(task: Task) -> str:
     """What the agent is told: the issue and the rules of the game.
 
-    With `prepared`, the prompt names the exact interpreter that has the test
-    dependencies (the sandbox's own `python3` may lack pytest).
+    It depends on the task alone (eval suites hash it): `python` in the sandbox is
+    the task env's, put first on PATH by `PreparedTask.sandbox`.
     """
-    python = str(prepared.python) if prepared is not None else "python"
     return (
         "You are working in a Python repository (the current directory).\n"
         "Fix the issue below by editing the source code. Do not modify or add tests:\n"
         "hidden tests are run after you submit, and test files are restored first.\n"
-        f"You can run the visible tests with `{python} -m pytest -q`.\n"
+        "You can run the visible tests with `python -m pytest -q`.\n"
         "When the fix is done, call the `submit` tool.\n\n"
         f"<issue>\n{task.problem_statement.strip()}\n</issue>"
     )

@@ -110,7 +110,7 @@ async def run_reference(
     try:
         policy = reference_policy(name, task, prepared, tokenizer)
         traj = await run_episode(
-            policy, sandbox, task_prompt(task, prepared), tokenizer=tokenizer,
+            policy, sandbox, task_prompt(task), tokenizer=tokenizer,
             config=reference_agent_config(), task_id=task.instance_id,
         )  # fmt: skip
         if traj.end != "submitted" or traj.tool_errors:
