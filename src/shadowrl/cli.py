@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "cmd_gate",
         "promote or reject a candidate eval against the incumbent",
     ),
+    "tasks": ("shadowrl.tasks.cli", "cmd_tasks", "make, validate and export task suites"),
     "sft": ("shadowrl.rl.train_cli", "cmd_sft", "warm-start the policy on expert demonstrations"),
     "train": (
         "shadowrl.rl.train_cli",

@@ -98,12 +98,13 @@ def test_sync_mode_trains_only_on_policy_groups():
 
 
 def test_async_mode_drops_groups_beyond_max_staleness():
-    # group 0 finishes only once the trainer is at version 3: lag 3 > max_staleness 1
-    orch, trainer, _, _, _, _ = _make("async", hold={0: 3}, max_staleness=1, steps=5)
+    # group 0 finishes only once the trainer is at version 3: lag 3 > max_staleness 1.
+    # Two slots in flight for two groups per step: the loop must refill mid-step.
+    orch, trainer, _, _, _, _ = _make("async", hold={0: 3}, max_staleness=1, steps=6, inflight=2)
     stats = asyncio.run(orch.run())
     assert stats.groups_stale >= 1
     assert all(lag <= 1 for lag in stats.staleness)
-    assert sum(len(step) for step in trainer.trained) == 10
+    assert sum(len(step) for step in trainer.trained) == 12
 
 
 def test_async_mode_keeps_rollouts_in_flight_across_steps():

@@ -8,7 +8,9 @@ sampling SFT, and checkpoints are written every `train.save_every` steps.
 
 from __future__ import annotations
 
+import asyncio
 import copy
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +54,10 @@ async def run_rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> A
     from shadowrl.rl.weights import WeightStore
 
     cfg = config.train
+    # every running tool call and sandbox operation holds a worker thread: size the
+    # pool for all in-flight episodes, or async rollouts serialise on the default pool
+    workers = config.loop.inflight_groups * cfg.group_size + 8
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers))
     ckpt_root = run_dir / "checkpoints"
     if (ckpt := latest_checkpoint(ckpt_root)) is not None:
         trainer = Trainer.resume(ckpt, cfg)

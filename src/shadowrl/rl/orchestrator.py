@@ -180,6 +180,8 @@ class Orchestrator:
                 self._fill()
             group = await self._ready.get()
             self.stats.groups_done += 1
+            if self.cfg.mode == "async":  # a slot freed up: keep the pipeline full mid-step
+                self._fill()
             if not group.ok:
                 self.stats.groups_failed += 1
                 self.on_error(group)
