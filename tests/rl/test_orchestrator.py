@@ -108,7 +108,7 @@ def test_async_mode_drops_groups_beyond_max_staleness():
 
 
 def test_async_mode_keeps_rollouts_in_flight_across_steps():
-    orch, trainer, _, _, launched, _ = _make("async", max_staleness=3, steps=3, inflight=4)
+    orch, _, _, _, launched, _ = _make("async", max_staleness=3, steps=3, inflight=4)
     asyncio.run(orch.run())
     # the pipeline is refilled before each step, so more groups start than are trained
     assert len(launched) > 6
