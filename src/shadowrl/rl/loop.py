@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,7 +47,6 @@ async def run_rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> A
 
     from shadowrl.inference.engine import Engine
     from shadowrl.metrics import MetricsLogger
-    from shadowrl.rl.checkpoint import latest_checkpoint
     from shadowrl.rl.demos import append_trajectories
     from shadowrl.rl.orchestrator import Orchestrator, TaskSampler
     from shadowrl.rl.rollout import RolloutSpec, rollout_group
@@ -59,11 +60,9 @@ async def run_rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> A
     workers = config.loop.inflight_groups * cfg.group_size + 8
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers))
     ckpt_root = run_dir / "checkpoints"
-    if (ckpt := latest_checkpoint(ckpt_root)) is not None:
-        trainer = Trainer.resume(ckpt, cfg)
-    else:
-        trainer = Trainer(model, cfg)
-    if trainer.step_count >= cfg.steps:
+    start, ckpt = _resume_point(run_dir)
+    trainer = Trainer.resume(ckpt, cfg) if ckpt else Trainer(model, cfg)
+    if start >= cfg.steps:
         return trainer.model
     prepared = _prepare(_tasks(config, "train", config.pipeline.train_tasks), config)
     store = WeightStore(cfg.weights_url or str(run_dir / "weights"), full_every=cfg.full_every)
@@ -106,7 +105,7 @@ async def run_rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> A
             metrics.log("rl", step + 1, m)
             live.update(_progress_table(step, cfg.steps, m))
             if (cfg.save_every and (step + 1) % cfg.save_every == 0) or step + 1 == cfg.steps:
-                trainer.save(ckpt_root, tokenizer)
+                _save_loop_state(run_dir, step + 1, trainer.save(ckpt_root, tokenizer))
 
         def on_error(group: Group) -> None:
             record = {"task": group.task_id, "errors": group.errors[:3]}
@@ -119,12 +118,35 @@ async def run_rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> A
             engine=engine,
             trainer=trainer,
             store=store,
-            tasks=TaskSampler(
-                prepared, seed=config.seed, position=trainer.step_count * cfg.groups_per_step
-            ),
+            tasks=TaskSampler(prepared, seed=config.seed, position=start * cfg.groups_per_step),
             on_step=on_step,
             on_error=on_error,
         )
-        stats = await orch.run(start_step=trainer.step_count)
-        metrics.log("rl_summary", trainer.step_count, vars(stats))
+        stats = await orch.run(start_step=start)
+        metrics.log("rl_summary", cfg.steps, vars(stats))
     return trainer.model
+
+
+LOOP_STATE = "loop_state.json"
+
+
+def _resume_point(run_dir: Path) -> tuple[int, Path | None]:
+    """(RL steps done, their checkpoint) from the last completed save, or (0, None).
+
+    Kept apart from the trainer's own counters because a step whose groups all had
+    zero advantage changes no weights, yet it is a step of the run.
+    """
+    path = run_dir / LOOP_STATE
+    if not path.exists():
+        return 0, None
+    state = json.loads(path.read_text())
+    ckpt = run_dir / "checkpoints" / state["checkpoint"]
+    if not ckpt.is_dir():
+        raise SystemExit(f"{path} names a missing checkpoint {ckpt}; remove it to restart RL")
+    return int(state["step"]), ckpt
+
+
+def _save_loop_state(run_dir: Path, step: int, ckpt: Path) -> None:
+    tmp = run_dir / f".{LOOP_STATE}.tmp"
+    tmp.write_text(json.dumps({"step": step, "checkpoint": ckpt.name}))
+    os.replace(tmp, run_dir / LOOP_STATE)  # atomic: a crash leaves the previous state

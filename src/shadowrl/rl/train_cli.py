@@ -3,7 +3,7 @@
 `train` is the main job and runs the whole pipeline, each stage resumable:
 
     base eval ─► SFT on expert demos ─► eval ─► async GRPO (orchestrator) ─► eval ─► report
-    (eval_base/)  (sft/ checkpoint)    (eval_sft/)  (checkpoints/, metrics)  (eval_final/)
+    (eval_base/)  (sft/ checkpoint)    (eval_sft/)  (checkpoints/, metrics)  (eval_rl_stepN/)
 
 A stage whose output already exists in `run_dir` is skipped, and RL continues from
 its newest checkpoint, so after a crash or `kill -9` rerunning the same command (or
@@ -189,7 +189,8 @@ def cmd_train(args: argparse.Namespace, config: Config) -> int:
         model = _sft(model, tokenizer, config, run_dir)
         evals["sft"] = asyncio.run(_evaluate(model, tokenizer, config, "sft", run_dir / "eval_sft"))
     model = _rl(model, tokenizer, config, run_dir)
-    evals["rl"] = asyncio.run(_evaluate(model, tokenizer, config, "rl", run_dir / "eval_final"))
+    final = run_dir / f"eval_rl_step{config.train.steps}"  # a longer rerun evaluates anew
+    evals["rl"] = asyncio.run(_evaluate(model, tokenizer, config, "rl", final))
     report = write_run_report(run_dir, evals)
     print(f"report: {report}")
     return 0
