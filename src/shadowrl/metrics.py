@@ -55,7 +55,7 @@ class MetricsLogger:
 
 def read_metrics(path: str | Path, kind: str | None = None) -> list[dict[str, Any]]:
     """Read back a metrics.jsonl, skipping a torn last line left by a crash."""
-    out = []
+    out: list[dict[str, Any]] = []
     p = Path(path)
     if not p.exists():
         return out
