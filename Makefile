@@ -8,7 +8,7 @@ setup:
 	@bash scripts/setup.sh
 
 demo: setup
-	$(BIN)/shadowrl run --task demo --model smollm2
+	$(BIN)/shadowrl train
 
 test: setup
 	$(BIN)/pytest

@@ -28,8 +28,8 @@ class AgentConfig(BaseModel):
     """Budgets and rendering of one agent episode (same for serve, train and eval)."""
 
     model_config = ConfigDict(extra="forbid")
-    max_turns: int = Field(12, description="Assistant turns before the episode is cut off.")
-    max_new_tokens: int = Field(384, description="Tokens the model may generate per turn.")
+    max_turns: int = Field(6, description="Assistant turns before the episode is cut off.")
+    max_new_tokens: int = Field(256, description="Tokens the model may generate per turn.")
     max_context_tokens: int = Field(4096, description="Context window the episode may fill.")
     max_episode_tokens: int = Field(3072, description="Generated tokens per episode, all turns.")
     tool_output_chars: int = Field(4000, description="Cap on one tool result shown to the model.")

@@ -15,9 +15,9 @@ class TrainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # -- rollouts and batching
-    group_size: int = Field(8, ge=1, description="Rollouts per task (G of GRPO).")
+    group_size: int = Field(4, ge=1, description="Rollouts per task (G of GRPO).")
     groups_per_step: int = Field(
-        4, ge=1, description="Rollout groups gathered into one optimizer step."
+        2, ge=1, description="Rollout groups gathered into one optimizer step."
     )
     max_staleness: int = Field(
         2,
@@ -62,7 +62,7 @@ class TrainConfig(BaseModel):
     seed: int = Field(0, description="Seed of the trainer's RNG (saved in checkpoints).")
 
     # -- schedule and checkpoints
-    steps: int = Field(100, ge=0, description="RL optimizer steps to run.")
+    steps: int = Field(6, ge=0, description="RL optimizer steps to run.")
     save_every: int = Field(10, ge=0, description="Checkpoint every N steps (0 = only at the end).")
     keep_checkpoints: int = Field(2, ge=1, description="Newest checkpoints kept on disk.")
 
@@ -80,7 +80,7 @@ class TrainConfig(BaseModel):
 
     # -- SFT
     sft_lr: float = Field(1e-5, gt=0, description="AdamW learning rate for SFT.")
-    sft_epochs: int = Field(1, ge=1, description="Passes over the demonstration set.")
+    sft_epochs: int = Field(2, ge=1, description="Passes over the demonstration set.")
     sft_batch_tokens: int = Field(
         32768, ge=1, description="Generated tokens per SFT optimizer step (before accumulation)."
     )

@@ -109,7 +109,7 @@ class OrchestratorConfig(BaseModel):
         "async", description="'async': rollouts overlap training; 'sync': rollout, then train."
     )
     inflight_groups: int = Field(
-        4, ge=1, description="Groups kept running at once in async mode (≥ train.groups_per_step)."
+        3, ge=1, description="Groups kept running at once in async mode (≥ train.groups_per_step)."
     )
 
 

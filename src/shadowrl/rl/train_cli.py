@@ -34,9 +34,9 @@ class PipelineConfig(BaseModel):
     """Sizes of the stages of `shadowrl train` (`pipeline:` in the config tree)."""
 
     model_config = ConfigDict(extra="forbid")
-    train_tasks: int = Field(64, ge=0, description="Train-split tasks used (0 = all).")
-    eval_tasks: int = Field(20, ge=0, description="Held-out tasks evaluated (0 = all).")
-    eval_samples: int = Field(4, ge=1, description="Episodes per held-out task (k of pass@k).")
+    train_tasks: int = Field(24, ge=0, description="Train-split tasks used (0 = all).")
+    eval_tasks: int = Field(10, ge=0, description="Held-out tasks evaluated (0 = all).")
+    eval_samples: int = Field(2, ge=1, description="Episodes per held-out task (k of pass@k).")
     eval_base: bool = Field(True, description="Evaluate the starting model before training.")
     sft: bool = Field(True, description="Warm-start with SFT on expert demonstrations.")
     demos_from: list[str] = Field(
