@@ -17,7 +17,7 @@ def test_unknown_key_and_bad_value_are_refused():
         load_config([], ["--train.bogus=1"])
     with pytest.raises(ValueError):
         load_config([], ["--loop.mode=sometimes"])
-    with pytest.raises(ValueError, match="section.key=value"):
+    with pytest.raises(ValueError, match=r"section\.key=value"):
         parse_overrides(["train.lr=1"])
 
 
