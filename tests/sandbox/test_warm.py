@@ -151,3 +151,16 @@ def test_overlong_command_is_refused_cleanly(sb: OverlaySandbox) -> None:
         res = sb.exec(f": {'x' * n}")
         assert res.exit_code == 126 and res.stdout == "" and res.stderr, res.stderr
     assert sb.exec(f"echo {'y' * 100_000} | wc -c").stdout == "100001\n" and _pid1(sb) == pid1
+
+
+def test_sandbox_started_from_a_worker_thread_outlives_it(sb: OverlaySandbox) -> None:
+    # pdeathsig fires when the forking *thread* exits: a sandbox first used from a
+    # short-lived worker (asyncio.to_thread) must keep running after that thread ends
+    import threading
+
+    worker = threading.Thread(target=lambda: sb.exec("true"))
+    worker.start()
+    worker.join()
+    time.sleep(0.2)
+    res = sb.exec("echo alive")
+    assert (res.exit_code, res.stdout) == (0, "alive\n")

@@ -32,6 +32,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from shadowrl.sandbox import seccomp
@@ -68,6 +69,13 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
+# bwrap's --die-with-parent is PR_SET_PDEATHSIG, which fires when the *thread* that
+# forked bwrap exits, not the process. Sandboxes are often first used from worker
+# threads (asyncio.to_thread) that come and go, so every bwrap is forked from this one
+# thread, which lives as long as the process.
+_SPAWNER = ThreadPoolExecutor(1, thread_name_prefix="sandbox-spawner")
+
+
 class Supervisor:
     """One running sandbox: the outer bwrap (our child), pid 1 inside, and its socket."""
 
@@ -91,10 +99,10 @@ class Supervisor:
                 seccomp_fd=seccomp_fd, pid1_fd=pid1_fd, info_fd=info_w,
                 control_fd=theirs.fileno(),
             )  # fmt: skip
-            proc = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            proc = _SPAWNER.submit(
+                subprocess.Popen, cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, env=SANDBOX_ENV, pass_fds=fds, start_new_session=True,
-            )  # fmt: skip
+            ).result()  # fmt: skip
         except BaseException:
             sock.close()
             os.close(info_r)
