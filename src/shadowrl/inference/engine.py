@@ -262,7 +262,7 @@ class Engine:
         with torch.inference_mode():
             while True:
                 with self._cv:
-                    while not (self._stopping or self._inbox or self._swaps or self._running):
+                    while not (self._stopping or self._inbox or self._swaps or self._busy):
                         self._cv.wait()
                     if self._stopping:
                         break
@@ -279,6 +279,10 @@ class Engine:
         for request in self._running + self._pending + self._inbox:
             request.finish("abort")
         self._running, self._pending, self._inbox = [], [], []
+
+    @property
+    def _busy(self) -> bool:
+        return bool(self._running or self._pending)
 
     def _step(self) -> None:
         for request in [r for r in self._pending if r.aborted]:
