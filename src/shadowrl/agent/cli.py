@@ -47,7 +47,7 @@ class _WithSpinner:
 
 
 def _load_policy(model: str, config: Config, task_id: str) -> tuple[Policy, Any]:
-    from shadowrl.agent.policies import HFPolicy, ScriptedPolicy
+    from shadowrl.agent.policies import ScriptedPolicy
     from shadowrl.models import ModelConfig, load_model, load_tokenizer
 
     if model == "scripted":
@@ -57,9 +57,12 @@ def _load_policy(model: str, config: Config, task_id: str) -> tuple[Policy, Any]
 
         tokenizer = load_tokenizer("smollm2")
         return ScriptedPolicy(tokenizer, demo_expert_replies()), tokenizer
+    from shadowrl.inference.engine import Engine
+
     model_config = ModelConfig(**{**config.model.model_dump(), "path": model})
     hf_model, tokenizer = load_model(model_config)
-    return HFPolicy(hf_model, tokenizer), tokenizer
+    # the same batched engine that serves and trains; a context manager (decode thread)
+    return Engine(hf_model, tokenizer, config.engine, seed=config.seed), tokenizer
 
 
 def _print_step(console: Console, step: Step, index: int) -> None:
@@ -122,6 +125,7 @@ def _print_summary(console: Console, traj: Trajectory, diff: str, passed: bool) 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
     import asyncio
+    import contextlib
 
     from rich.console import Console
 
@@ -136,10 +140,13 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         policy, tokenizer = _load_policy(args.model or config.model.path, config, task.id)
     console.rule(f"[bold]{task.id}")
     console.print(task.problem)
-    sandbox = create_sandbox(
-        task.repo, backend=config.sandbox.backend, limits=config.sandbox.limits
-    )
-    try:
+    with contextlib.ExitStack() as stack:
+        if isinstance(policy, contextlib.AbstractContextManager):
+            stack.enter_context(policy)  # the engine's decode thread
+        sandbox = create_sandbox(
+            task.repo, backend=config.sandbox.backend, limits=config.sandbox.limits
+        )
+        stack.callback(sandbox.close)
         steps = iter(range(1, agent_config.max_turns + 1))
         traj = asyncio.run(
             run_episode(
@@ -151,7 +158,5 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         diff = workspace_diff(sandbox, task.repo)
         with console.status("running the task's test"):
             passed = sandbox.exec(task.test_cmd, timeout=agent_config.run_timeout_s).exit_code == 0
-    finally:
-        sandbox.close()
     _print_summary(console, traj, diff, passed)
     return 0
