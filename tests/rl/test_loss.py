@@ -8,8 +8,8 @@ import torch
 from shadowrl.rl.loss import (
     group_advantages,
     k3_kl,
+    linear_token_logprobs,
     policy_loss,
-    sequence_token_logprobs,
     zero_advantage_groups,
 )
 
@@ -103,13 +103,39 @@ def test_kl_needs_reference():
         policy_loss(lp, lp, torch.zeros(1), lp > -1, token_budget=1, kl_coef=0.1)
 
 
-def test_chunked_token_logprobs_match_log_softmax():
+def reference_logprobs(h, w, b, tgt):
+    logits = torch.nn.functional.linear(h.float(), w.float(), None if b is None else b.float())
+    return torch.log_softmax(logits, -1).gather(-1, tgt[:, None])[:, 0]
+
+
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_chunked_linear_logprobs_match_full_log_softmax_and_its_gradients(with_bias):
+    # Values and all three gradients (hidden, weight, bias) against autograd through
+    # the full [N, V] logits, with a chunk that does not divide N.
     torch.manual_seed(0)
-    logits = torch.randn(2, 7, 11)
-    ids = torch.randint(0, 11, (2, 7))
-    got = sequence_token_logprobs(logits, ids, chunk=3)
-    ref = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
-    assert got.shape == (2, 7) and (got[:, 0] == 0).all()
-    torch.testing.assert_close(got[:, 1:], ref)
-    bf16 = sequence_token_logprobs(logits.bfloat16(), ids, chunk=2)
-    assert bf16.dtype == torch.float32
+    n, d, v = 7, 5, 11
+    h, w = torch.randn(n, d, requires_grad=True), torch.randn(v, d, requires_grad=True)
+    b = torch.randn(v, requires_grad=True) if with_bias else None
+    tgt = torch.randint(0, v, (n,))
+    upstream = torch.randn(n)  # arbitrary per-token weights, like w·A/budget of the RL loss
+    got = linear_token_logprobs(h, w, tgt, bias=b, chunk=3)
+    ref = reference_logprobs(h, w, b, tgt)
+    torch.testing.assert_close(got, ref, atol=1e-6, rtol=1e-5)
+    inputs = [h, w] + ([b] if b is not None else [])
+    g_got = torch.autograd.grad((got * upstream).sum(), inputs)
+    g_ref = torch.autograd.grad((ref * upstream).sum(), inputs)
+    for a, e in zip(g_got, g_ref, strict=True):
+        torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-5)
+
+
+def test_linear_logprobs_in_bf16_return_float32_and_bf16_grads():
+    torch.manual_seed(0)
+    h = torch.randn(6, 8, dtype=torch.bfloat16, requires_grad=True)
+    w = torch.randn(13, 8, dtype=torch.bfloat16, requires_grad=True)
+    tgt = torch.randint(0, 13, (6,))
+    got = linear_token_logprobs(h, w, tgt, chunk=4)
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, reference_logprobs(h, w, None, tgt), atol=2e-2, rtol=1e-2)
+    got.sum().backward()
+    assert h.grad is not None and h.grad.dtype == torch.bfloat16
+    assert w.grad is not None and w.grad.dtype == torch.bfloat16

@@ -154,3 +154,47 @@ def test_state_dict_for_the_engine_drops_tied_aliases():
     assert "model.embed_tokens.weight" in state and "lm_head.weight" not in state
     untied = Trainer(tiny(), cfg()).state_dict()
     assert "lm_head.weight" in untied
+
+
+def full_logprobs(model, ids: torch.Tensor) -> torch.Tensor:
+    """The plain computation: every position's full-vocabulary logits, then log-softmax."""
+    logits = model(input_ids=ids, use_cache=False).logits.float()
+    lp = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None])[..., 0]
+    return torch.cat([torch.zeros(ids.shape[0], 1), lp], dim=1)
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_masked_logprobs_and_gradients_equal_the_full_vocabulary_computation(tied: bool):
+    # Only masked positions are computed (decoder cut after the last one, LM head on the
+    # selected hidden states in chunks): values and every parameter gradient must match
+    # the full [B, T, V] computation.
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(tiny_config(vocab_size=VOCAB, tie_word_embeddings=tied))
+    ids = torch.randint(0, VOCAB, (3, 12))
+    mask = torch.zeros(3, 12, dtype=torch.bool)
+    mask[0, 4:9], mask[1, 2:4], mask[1, 10], mask[2, 0] = True, True, True, True
+    coef = torch.randn(3, 12)  # arbitrary per-token loss weights
+    got = token_logprobs(model, ids, mask, chunk=2)
+    g_got = torch.autograd.grad((got * coef).sum(), list(model.parameters()))
+    ref = full_logprobs(model, ids) * (mask & (torch.arange(12) > 0))
+    g_ref = torch.autograd.grad((ref * coef).sum(), list(model.parameters()))
+    torch.testing.assert_close(got, ref, atol=1e-5, rtol=0)
+    assert (got[~mask] == 0).all() and got[2, 0] == 0  # position 0 has no prefix
+    for a, e in zip(g_got, g_ref, strict=True):
+        torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(
+        token_logprobs(model, ids), full_logprobs(model, ids), atol=1e-5, rtol=0
+    )
+
+
+def test_kl_step_with_reference_model_and_a_row_without_trainable_tokens():
+    trainer = Trainer(tiny(), cfg(kl_coef=0.1), ref_model=tiny(seed=1))
+    metrics = trainer.train_groups(groups())
+    assert metrics["skipped"] == 0 and metrics["kl"] > 0
+    empty = build_rl_batch(
+        [[traj(1.0, [], [3]), traj(0.0, [], [4])]], trainer_version=1, max_staleness=1,
+        microbatch_tokens=4096,
+    )  # fmt: skip
+    assert trainer.step(empty)["skipped"] == 1  # one-token rows: nothing to predict from

@@ -22,6 +22,7 @@ the gradient is w·A·∇log π_θ, unbiased up to the truncation and bounded by
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -148,19 +149,65 @@ def policy_loss(
     return loss, stats
 
 
-def sequence_token_logprobs(logits: Tensor, input_ids: Tensor, chunk: int = 1024) -> Tensor:
-    """logits [B, T, V], input_ids [B, T] -> logprobs [B, T] of each token given its prefix.
+class _LinearTokenLogprobs(torch.autograd.Function):
+    """log softmax(h·Wᵀ + b)[target] per row, with logits only ever one chunk at a time.
 
-    Position 0 has no prefix and gets 0 (it is always a prompt token). Done in chunks
-    of positions so at most one [B, chunk, V] float32 copy of the logits exists at a
-    time (logits may be bf16); log p = logit[target] − logsumexp(logits).
+    Backward recomputes each chunk's logits instead of saving them (one more matmul,
+    like Liger's fused linear cross-entropy): saved activations are O(N·D), not O(N·V).
+    d lp_i / d logits_i = onehot(target_i) − softmax_i, scaled by the upstream grad g_i.
     """
-    b, t, _ = logits.shape
-    targets = input_ids[:, 1:]
-    out = [torch.zeros(b, 1, device=logits.device, dtype=torch.float32)]
-    for s in range(0, t - 1, chunk):
-        piece = logits[:, s : min(s + chunk, t - 1)].float()
-        tgt = targets[:, s : s + piece.shape[1]]
-        picked = piece.gather(-1, tgt.unsqueeze(-1)).squeeze(-1)
-        out.append(picked - torch.logsumexp(piece, dim=-1))
-    return torch.cat(out, dim=1)
+
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx: Any, hidden: Tensor, weight: Tensor, bias: Tensor | None, targets: Tensor, chunk: int
+    ) -> Tensor:
+        out = torch.empty(hidden.shape[0], device=hidden.device, dtype=torch.float32)
+        for s in range(0, hidden.shape[0], chunk):
+            logits = _chunk_logits(hidden[s : s + chunk], weight, bias)
+            tgt = targets[s : s + chunk, None]
+            out[s : s + chunk] = (logits.gather(-1, tgt) - logits.logsumexp(-1, keepdim=True))[:, 0]
+        ctx.save_for_backward(hidden, weight, bias, targets)
+        ctx.chunk = chunk
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad_out: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+        hidden, weight, bias, targets = ctx.saved_tensors
+        need_h, need_w, need_b = ctx.needs_input_grad[:3]
+        grad_h = torch.empty_like(hidden) if need_h else None
+        grad_w = torch.zeros_like(weight, dtype=torch.float32) if need_w else None
+        grad_b = torch.zeros_like(bias, dtype=torch.float32) if need_b else None
+        for s in range(0, hidden.shape[0], ctx.chunk):
+            h, g = hidden[s : s + ctx.chunk], grad_out[s : s + ctx.chunk, None]
+            d = torch.softmax(_chunk_logits(h, weight, bias), -1).mul_(-g)  # [n, V]
+            d.scatter_add_(-1, targets[s : s + ctx.chunk, None], g.float())
+            if grad_b is not None:
+                grad_b += d.sum(0)
+            d = d.to(weight.dtype)
+            if grad_h is not None:
+                grad_h[s : s + ctx.chunk] = d @ weight
+            if grad_w is not None:
+                grad_w.addmm_(d.T.float(), h.float())
+        cast = [x.to(weight.dtype) if x is not None else None for x in (grad_w, grad_b)]
+        return grad_h, cast[0], cast[1], None, None
+
+
+def _chunk_logits(hidden: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    return torch.nn.functional.linear(hidden, weight, bias).float()
+
+
+def linear_token_logprobs(
+    hidden: Tensor,
+    weight: Tensor,
+    targets: Tensor,
+    *,
+    bias: Tensor | None = None,
+    chunk: int = 1024,
+) -> Tensor:
+    """hidden [N, D], LM head weight [V, D], targets [N] -> log π(target_i | h_i) [N] float32.
+
+    The LM head and log-softmax fused over `chunk` rows at a time, so neither forward
+    nor backward ever holds more than one [chunk, V] float32 block of logits: the
+    caller passes only the positions whose next token is trained, never [B, T, V].
+    """
+    return _LinearTokenLogprobs.apply(hidden, weight, bias, targets, chunk)

@@ -24,7 +24,7 @@ from torch import Tensor
 from shadowrl.rl.batch import MicroBatch, TrainBatch, build_rl_batch
 from shadowrl.rl.checkpoint import TrainerState, load_training_state, save_checkpoint
 from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.loss import LossStats, policy_loss, sequence_token_logprobs
+from shadowrl.rl.loss import LossStats, linear_token_logprobs, policy_loss
 from shadowrl.rl.sft import sft_loss, sft_stats
 from shadowrl.types import Trajectory
 
@@ -59,10 +59,34 @@ OBJECTIVES: dict[str, Objective] = {"rl": rl_objective, "sft": sft_objective}
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
-def token_logprobs(model: Any, input_ids: Tensor, chunk: int = 1024) -> Tensor:
-    """One forward: input_ids [B, T] -> log π(token_t | tokens_<t) [B, T] (0 at t = 0)."""
-    logits = model(input_ids=input_ids, use_cache=False).logits
-    return sequence_token_logprobs(logits, input_ids, chunk)
+def token_logprobs(
+    model: Any, input_ids: Tensor, loss_mask: Tensor | None = None, chunk: int = 1024
+) -> Tensor:
+    """log π(token_t | tokens_<t) [B, T] at the positions in `loss_mask`, 0 elsewhere.
+
+    Only what the loss reads is computed: the decoder runs up to the last masked
+    position (trailing tool output and padding are cut), then the LM head and
+    log-softmax run on the hidden states that predict a masked token, in chunks.
+    In agentic rollouts most tokens are prompt and tool output, so this skips most
+    of the [B, T, V] logits a plain `model(...).logits` would build. No mask = every
+    position but the first (it has no prefix).
+    """
+    b, t = input_ids.shape
+    mask = torch.ones_like(input_ids, dtype=torch.bool) if loss_mask is None else loss_mask
+    mask = mask.clone()
+    mask[:, 0] = False
+    out = torch.zeros(b, t, device=input_ids.device, dtype=torch.float32)
+    cols = mask.any(0).nonzero()
+    if cols.numel() == 0:
+        return out
+    last = int(cols[-1])  # hidden state at t predicts token t + 1: inputs [0, last) suffice
+    hidden = model.get_decoder()(input_ids=input_ids[:, :last], use_cache=False).last_hidden_state
+    picked = mask[:, 1 : last + 1]  # [B, last]: does hidden[:, j] predict a masked token?
+    head = model.get_output_embeddings()
+    lp = linear_token_logprobs(
+        hidden[picked], head.weight, input_ids[:, 1 : last + 1][picked], bias=head.bias, chunk=chunk
+    )
+    return out.masked_scatter(mask, lp)
 
 
 class Trainer:
@@ -86,7 +110,12 @@ class Trainer:
         self.params = [p for p in model.parameters() if p.requires_grad]
         lr = cfg.sft_lr if objective == "sft" else cfg.lr
         self.optimizer = torch.optim.AdamW(
-            self.params, lr=lr, betas=cfg.betas, eps=cfg.eps, weight_decay=cfg.weight_decay
+            self.params,
+            lr=lr,
+            betas=cfg.betas,
+            eps=cfg.eps,
+            weight_decay=cfg.weight_decay,
+            fused=True,  # one kernel over all tensors: ~5x faster than the per-tensor loop on CPU
         )
         self.step_count = 0
         self.version = 0
@@ -99,12 +128,14 @@ class Trainer:
         stats, loss_sum = LossStats.zero(), torch.zeros((), device=self.device)
         for mb in batch.microbatches:
             mb = mb.to(self.device)
-            lp = token_logprobs(self.model, mb.input_ids, self.cfg.logprob_chunk)
+            lp = token_logprobs(self.model, mb.input_ids, mb.loss_mask, self.cfg.logprob_chunk)
             loss, s = self.objective(lp, self._ref_logprobs(mb), mb, batch.token_budget, self.cfg)
-            loss.backward()
+            if loss.requires_grad:  # False when no row of the microbatch has a trainable token
+                loss.backward()
             stats, loss_sum = stats + s, loss_sum + loss.detach()
+        has_grads = any(p.grad is not None for p in self.params)  # some token was trainable
         grad_norm = self._clip()
-        applied = bool(batch.microbatches) and math.isfinite(grad_norm)
+        applied = has_grads and math.isfinite(grad_norm)
         if applied:  # never let one non-finite batch poison the weights
             self.optimizer.step()
             self.step_count += 1
@@ -151,8 +182,10 @@ class Trainer:
     def _ref_logprobs(self, mb: MicroBatch) -> Tensor | None:
         if self.ref_model is None or self.cfg.kl_coef == 0:
             return None
-        with torch.no_grad():
-            return token_logprobs(self.ref_model, mb.input_ids, self.cfg.logprob_chunk)
+        with torch.inference_mode():
+            return token_logprobs(
+                self.ref_model, mb.input_ids, mb.loss_mask, self.cfg.logprob_chunk
+            )
 
     def _clip(self) -> float:
         grads = [p for p in self.params if p.grad is not None]
