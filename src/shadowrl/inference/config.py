@@ -32,3 +32,20 @@ class EngineConfig(BaseModel):
         "KV stays (slightly stale keys/values; logprobs still come from the new weights). "
         "On: exact new-policy KV at the cost of one prefill per running request.",
     )
+    cuda_graphs: bool = Field(
+        default=True,
+        description="On CUDA, replay each decode step from a captured CUDA graph (one launch "
+        "per step instead of one per kernel). The KV cache is then allocated at max_seq_len "
+        "up front. Falls back to eager decoding, with a warning, if capture fails.",
+    )
+    cuda_graph_batch_sizes: list[int] = Field(
+        default=[1, 2, 4, 8, 16, 32, 64, 128],
+        description="Batch buckets captured as graphs; a batch runs padded to the next bucket "
+        "(max_batch is always added as the last one).",
+    )
+    cuda_graph_spans: list[int] = Field(
+        default=[1024, 2048, 4096, 8192, 16384],
+        description="Attention spans (context buckets) captured as graphs; a step attends over "
+        "the next bucket above its longest sequence (max_seq_len is always the last one). "
+        "Fewer buckets capture faster; more waste less attention on short contexts.",
+    )

@@ -25,12 +25,14 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 import torch
 from torch import Tensor
 
 from shadowrl.inference.config import EngineConfig
+from shadowrl.inference.cuda_graphs import GraphStep
 from shadowrl.inference.forward import Decoder
 from shadowrl.inference.kv import KVCache
 from shadowrl.inference.requests import (
@@ -41,9 +43,11 @@ from shadowrl.inference.requests import (
     future_setter,
     resolve_future,
 )
-from shadowrl.inference.sampling import BatchSampling, select_tokens
+from shadowrl.inference.step import DecodeStep, EagerStep
 from shadowrl.inference.weights import apply_state, eos_ids
 from shadowrl.types import FinishReason, Generation, SamplingParams
+
+STEPS: dict[str, type[EagerStep]] = {"eager": EagerStep, "cuda_graphs": GraphStep}
 
 
 @dataclass(eq=False)
@@ -76,15 +80,19 @@ class Engine:
         param = next(model.parameters())
         self.device = param.device
         shape = self.decoder.shape
+        graphs = self.device.type == "cuda" and self.config.cuda_graphs
         self.cache = KVCache(
             layers=shape.layers,
             slots=self.config.max_batch,
             kv_heads=shape.kv_heads,
             head_dim=shape.head_dim,
-            capacity=self.config.initial_kv_len,
+            capacity=self.config.max_seq_len if graphs else self.config.initial_kv_len,
             max_capacity=self.config.max_seq_len,
             dtype=param.dtype,
             device=self.device,
+        )
+        self.stepper: DecodeStep = STEPS["cuda_graphs" if graphs else "eager"](
+            self.decoder, self.cache, self.config
         )
         self.default_stop_ids = eos_ids(model, tokenizer)
         self._tensors = dict(model.state_dict(keep_vars=True))
@@ -104,7 +112,10 @@ class Engine:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> Engine:
+        """Start the decode thread (the first start also captures CUDA graphs)."""
         if self._thread is None:
+            with torch.inference_mode():
+                self.stepper.warmup()
             self._stopping = False
             self._thread = threading.Thread(target=self._loop, name="shadowrl-engine", daemon=True)
             self._thread.start()
@@ -245,16 +256,12 @@ class Engine:
             raise ValueError(f"prompt length {len(prompt)} not in [1, {self.config.max_seq_len})")
         if sampling.stop and self.tokenizer is None:
             raise ValueError("stop strings need an engine built with a tokenizer")
-        generator = None
-        if sampling.temperature > 0:
-            generator = torch.Generator(device=self.device)
-            seed = sampling.seed
-            if seed is None:
-                with self._cv:
-                    seed = int(torch.randint(2**62, (1,), generator=self._rng))
-            generator.manual_seed(seed)
+        seed = sampling.seed
+        if seed is None:
+            with self._cv:
+                seed = int(torch.randint(2**62, (1,), generator=self._rng))
         stop_ids = frozenset(sampling.stop_token_ids) | self.default_stop_ids
-        return Request(tuple(prompt), sampling, stop_ids, generator, on_done, on_delta)
+        return Request(tuple(prompt), sampling, stop_ids, seed % 2**62, on_done, on_delta)
 
     # --------------------------------------------------------------- engine thread
 
@@ -294,79 +301,76 @@ class Engine:
             self._decode()
 
     def _admit(self) -> None:
-        """Prefill waiting requests into free slots, once per distinct prompt."""
-        budget = self.config.prefill_tokens_per_step
-        while self._pending and len(self._running) < self.config.max_batch and budget > 0:
+        """Prefill waiting requests into free slots: each new prompt once, all in one forward.
+
+        Identical prompts (a GRPO group) take adjacent slots and share one prefill, or the
+        KV of a running request with that prompt under the current weights.
+        """
+        first = len(self._running)
+        groups = self._take_groups(self.config.max_batch - first)
+        if not groups:
+            return
+        starts = list(accumulate((len(g) for g in groups), initial=first))[:-1]
+        sources = [self._shared_prompt(g[0].prompt) for g in groups]
+        self._running += [r for g in groups for r in g]
+        fresh = [i for i, source in enumerate(sources) if source < 0]
+        if fresh:
+            prompts = [groups[i][0].prompt for i in fresh]
+            logits = self.decoder.prefill(prompts, [starts[i] for i in fresh], self.cache)
+            for row, i in enumerate(fresh):
+                sources[i], groups[i][0].prompt_logits = starts[i], logits[row]
+        rows: list[Tensor] = []
+        for group, start, source in zip(groups, starts, sources, strict=True):
+            lead, length = group[0], len(group[0].prompt)
+            if source != start:
+                self.cache.move(source, start, length)
+                lead.prompt_logits = self._running[source].prompt_logits
+            self.cache.broadcast(start, list(range(start + 1, start + len(group))), length)
+            assert lead.prompt_logits is not None
+            lead.prompt_version = self.version
+            rows += [lead.prompt_logits] * len(group)
+        admitted = self._running[first:]
+        self._append(admitted, self.stepper.sample(admitted, torch.stack(rows)))
+        self._retire_done(range(first, len(self._running)))
+
+    def _take_groups(self, free: int) -> list[list[Request]]:
+        """Waiting requests for `free` slots within the prefill budget, identical prompts together."""
+        budget, groups = self.config.prefill_tokens_per_step, []
+        while self._pending and free > 0 and budget > 0:
             prompt = self._pending[0].prompt
-            free = self.config.max_batch - len(self._running)
             group = [r for r in self._pending if r.prompt == prompt][:free]
             for request in group:
                 self._pending.remove(request)
-            first = len(self._running)
-            self._running += group
-            logits, source = self._shared_prompt(prompt)
-            if logits is None:
-                logits = self.decoder.prefill(
-                    torch.tensor(prompt, device=self.device), first, self.cache
-                )
+            groups.append(group)
+            free -= len(group)
+            if self._shared_prompt(prompt) < 0:
                 budget -= len(prompt)
-                source = first
-            if source != first:
-                self.cache.move(source, first, len(prompt))
-            self.cache.broadcast(first, list(range(first + 1, first + len(group))), len(prompt))
-            group[0].prompt_logits, group[0].prompt_version = logits, self.version
-            self._sample(group, logits.expand(len(group), -1))
-            self._retire_done(range(first, first + len(group)))
+        return groups
 
-    def _shared_prompt(self, prompt: tuple[int, ...]) -> tuple[Tensor | None, int]:
-        """A running request's KV for the same prompt under the current weights, if any."""
+    def _shared_prompt(self, prompt: tuple[int, ...]) -> int:
+        """The slot of a request holding `prompt`'s KV under the current weights, or -1."""
         for slot, request in enumerate(self._running):
             if request.prompt_version == self.version and request.prompt == prompt:
-                return request.prompt_logits, slot
-        return None, -1
+                return slot
+        return -1
 
     def _decode(self) -> None:
         running = self._running
-        tokens = torch.tensor([r.tokens[-1] for r in running], device=self.device)
-        lengths = torch.tensor([r.cached for r in running], device=self.device)
-        self.cache.reserve(max(r.cached for r in running) + 1)
-        logits = self.decoder.decode(tokens, lengths, self.cache)
-        self._sample(running, logits)
+        span = max(r.cached for r in running) + 1
+        self.cache.reserve(span)
+        self._append(running, self.stepper.decode(running, span))
         self._retire_done(range(len(running)))
 
-    def _sample(self, requests: Sequence[Request], logits: Tensor) -> None:
-        params = BatchSampling(
-            temperature=self._column([r.sampling.temperature for r in requests], torch.float32),
-            top_k=self._column([r.sampling.top_k for r in requests], torch.int64),
-            top_p=self._column([r.sampling.top_p for r in requests], torch.float32),
-            generators=[r.generator for r in requests],
-        )
-        ids, logprobs = select_tokens(logits, params)
-        for request, token, logprob in zip(requests, ids.tolist(), logprobs.tolist(), strict=True):
+    def _append(self, requests: Sequence[Request], picks: tuple[list[int], list[float]]) -> None:
+        for request, token, logprob in zip(requests, *picks, strict=True):
             request.append(token, logprob, self.version)
 
-    def _column(self, values: list[Any], dtype: torch.dtype) -> Tensor:
-        return torch.tensor(values, dtype=dtype, device=self.device)
-
     def _retire_done(self, slots: range) -> None:
-        finished = [(slot, self._finish_reason(self._running[slot])) for slot in slots]
+        finished = [
+            (slot, self._running[slot].finish_reason(self.config.max_seq_len, self.tokenizer))
+            for slot in slots
+        ]
         self._retire([(slot, reason) for slot, reason in finished if reason is not None])
-
-    def _finish_reason(self, request: Request) -> FinishReason | None:
-        if request.tokens[-1] in request.stop_ids or self._hit_stop_string(request):
-            return "stop"
-        full = len(request.prompt) + len(request.tokens) >= self.config.max_seq_len
-        if len(request.tokens) >= request.sampling.max_new_tokens or full:
-            return "length"
-        return None
-
-    def _hit_stop_string(self, request: Request) -> bool:
-        stops = request.sampling.stop
-        if not stops:
-            return False
-        window = max(len(s) for s in stops) + 4  # a new match ends in the newest token
-        tail = self.tokenizer.decode(request.tokens[-window:])
-        return any(s in tail for s in stops)
 
     def _retire(self, finished: list[tuple[int, FinishReason]]) -> None:
         """Remove finished requests, moving the last slot into each hole to stay packed."""
@@ -385,10 +389,9 @@ class Engine:
         try:
             apply_state(self._tensors, swap.state, delta=swap.delta)
             self.version = swap.version
-            if self.config.recompute_kv_on_swap:
-                for slot, request in enumerate(self._running):
-                    ids = (request.prompt + tuple(request.tokens))[: request.cached]
-                    self.decoder.prefill(torch.tensor(ids, device=self.device), slot, self.cache)
+            if self.config.recompute_kv_on_swap and self._running:
+                ids = [(r.prompt + tuple(r.tokens))[: r.cached] for r in self._running]
+                self.decoder.prefill(ids, range(len(ids)), self.cache)
         except Exception as error:
             swap.error = error
         swap.pause_s = time.perf_counter() - start

@@ -6,14 +6,17 @@ the loop over layers is written out (it is short for Llama/Qwen-style decoders) 
 calls the model's own projections, norms, MLPs and rotary embedding, so weights swapped
 into the model are used at the next step with no copy, and rope variants stay HF's.
 
-Two entry points: `prefill` runs one prompt into one slot (causal attention, no
-padding); `decode` runs one new token for each of the first B slots, each attending to
-its own length through a boolean mask over the packed cache.
+Two entry points: `prefill` runs a batch of prompts into their slots in one padded
+forward (causal attention); `decode` runs one new token for each of the first B slots,
+each attending to its own length through a boolean mask over the packed cache. Decode
+never reads a tensor back to the host, so it can be captured in a CUDA graph.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -44,15 +47,15 @@ class Decoder:
     """Runs a Llama/Qwen causal LM step by step against a `KVCache`."""
 
     def __init__(self, model: nn.Module) -> None:
-        cfg = model.config
+        cfg: Any = model.config
         if cfg.model_type not in SUPPORTED:
             raise ValueError(f"unsupported architecture {cfg.model_type!r}; known: {SUPPORTED}")
         self.model = model
-        inner = model.model
+        inner: Any = model.model
         self.embed, self.norm, self.rotary = inner.embed_tokens, inner.norm, inner.rotary_emb
         self.layers = list(inner.layers)
-        self.lm_head = model.lm_head
-        attn = self.layers[0].self_attn
+        self.lm_head: Any = model.lm_head
+        attn: Any = self.layers[0].self_attn
         heads = cfg.num_attention_heads
         self.shape = Shape(
             layers=len(self.layers),
@@ -62,7 +65,7 @@ class Decoder:
         )
         self.qk_norm = hasattr(attn, "q_norm")  # Qwen3 normalises q and k per head
 
-    def _qkv(self, attn: nn.Module, x: Tensor, cos: Tensor, sin: Tensor) -> tuple[Tensor, ...]:
+    def _qkv(self, attn: Any, x: Tensor, cos: Tensor, sin: Tensor) -> tuple[Tensor, ...]:
         """Project x [B, T, hidden] to rotated q [B, H, T, D] and k, v [B, Hkv, T, D]."""
         b, t, _ = x.shape
         d = self.shape.head_dim
@@ -74,35 +77,47 @@ class Decoder:
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
         return _rotate(q.transpose(1, 2), cos, sin), _rotate(k.transpose(1, 2), cos, sin), v
 
-    def _mlp(self, layer: nn.Module, h: Tensor) -> Tensor:
+    def _mlp(self, layer: Any, h: Tensor) -> Tensor:
         return h + layer.mlp(layer.post_attention_layernorm(h))
 
     @torch.inference_mode()
-    def prefill(self, ids: Tensor, slot: int, cache: KVCache) -> Tensor:
-        """Run prompt `ids` [T] into `slot`; return the last position's logits [V]."""
-        t = ids.shape[0]
+    def prefill(
+        self, prompts: Sequence[Sequence[int]], slots: Sequence[int], cache: KVCache
+    ) -> Tensor:
+        """Run prompts into `slots` in one forward; return each last position's logits [N, V].
+
+        Prompts are right-padded to the longest: with causal attention a real position
+        never sees the padding after it, and the padding's KV lies beyond the row's length,
+        where decode overwrites it before it is ever attended to.
+        """
+        n, t = len(prompts), max(len(p) for p in prompts)
         cache.reserve(t)
-        h = self.embed(ids[None])
-        cos, sin = self.rotary(h, torch.arange(t, device=ids.device)[None])
+        device = self.embed.weight.device
+        ids = torch.tensor([[*p, *[0] * (t - len(p))] for p in prompts], device=device)
+        index = torch.tensor(list(slots), device=device)
+        last = torch.tensor([len(p) - 1 for p in prompts], device=device)
+        h = self.embed(ids)
+        cos, sin = self.rotary(h, torch.arange(t, device=device)[None].expand(n, t))
         for i, layer in enumerate(self.layers):
             attn = layer.self_attn
             q, k, v = self._qkv(attn, layer.input_layernorm(h), cos, sin)
-            cache.keys[i][slot, :, :t] = k[0]
-            cache.values[i][slot, :, :t] = v[0]
+            cache.keys[i][index, :, :t] = k
+            cache.values[i][index, :, :t] = v
             out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-            h = h + attn.o_proj(out.transpose(1, 2).reshape(1, t, -1))
+            h = h + attn.o_proj(out.transpose(1, 2).reshape(n, t, -1))
             h = self._mlp(layer, h)
-        return self.lm_head(self.norm(h[:, -1]))[0]
+        return self.lm_head(self.norm(h[torch.arange(n, device=device), last]))
 
     @torch.inference_mode()
-    def decode(self, tokens: Tensor, lengths: Tensor, cache: KVCache) -> Tensor:
+    def decode(self, tokens: Tensor, lengths: Tensor, cache: KVCache, span: int) -> Tensor:
         """One step for slots 0..B-1: `tokens` [B] go at positions `lengths` [B].
 
-        Returns logits [B, V]. The caller has reserved capacity for max(lengths) + 1.
+        Returns logits [B, V]. Attention reads the first `span` > max(lengths) positions
+        (a host-side number, so nothing here waits on the device: a CUDA graph captures it
+        at a fixed span and the mask hides what lies beyond each row's length).
         """
         b = tokens.shape[0]
         s = self.shape
-        span = int(lengths.max()) + 1
         rows = torch.arange(b, device=tokens.device)
         mask = (torch.arange(span, device=tokens.device)[None] <= lengths[:, None])[:, None, None]
         h = self.embed(tokens[:, None])

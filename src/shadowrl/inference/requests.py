@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -40,7 +41,7 @@ class Request:
     prompt: tuple[int, ...]
     sampling: SamplingParams
     stop_ids: frozenset[int]
-    generator: torch.Generator | None
+    seed: int  # with the token count, the key of this request's random draws
     on_done: Done
     on_delta: OnDelta | None = None
     tokens: list[int] = field(default_factory=list)
@@ -63,6 +64,23 @@ class Request:
         self.versions.append(version)
         if self.on_delta is not None:
             self.on_delta(TokenDelta((token,), (logprob,), (version,)))
+
+    def finish_reason(self, max_seq_len: int, tokenizer: Any) -> FinishReason | None:
+        """Why this request is done after its newest token, or None to keep decoding."""
+        if self.tokens[-1] in self.stop_ids or self._hit_stop_string(tokenizer):
+            return "stop"
+        full = len(self.prompt) + len(self.tokens) >= max_seq_len
+        if len(self.tokens) >= self.sampling.max_new_tokens or full:
+            return "length"
+        return None
+
+    def _hit_stop_string(self, tokenizer: Any) -> bool:
+        stops = self.sampling.stop
+        if not stops:
+            return False
+        window = max(len(s) for s in stops) + 4  # a new match ends in the newest token
+        tail = tokenizer.decode(self.tokens[-window:])
+        return any(s in tail for s in stops)
 
     def finish(self, reason: FinishReason) -> None:
         if self.on_delta is not None:

@@ -1,33 +1,40 @@
 """Token selection for a batch of sequences that each have their own sampling settings.
 
-Pure functions over logits. Every row carries its own temperature, top-k, top-p and
-random generator, so a seeded request draws the same tokens whether it runs alone or
-inside any batch. The returned logprob is the one RL needs: the log-probability of the
-chosen token under the distribution it was actually drawn from (after temperature,
-top-k and top-p), or under the plain softmax for greedy rows.
+Pure functions over logits, with no host round trip and no data-dependent Python
+branch, so one step can be captured in a CUDA graph. Every row carries its own
+temperature, top-k, top-p, seed and counter (tokens drawn so far); its random number
+is a hash of (seed, counter), so a seeded request draws the same tokens whether it runs
+alone or inside any batch, and nothing stateful (a `torch.Generator`) needs to live in
+the graph. The returned logprob is the one RL needs: the log-probability of the chosen
+token under the distribution it was actually drawn from (after temperature, top-k and
+top-p), or under the plain softmax for greedy rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
+_MASK32 = 0xFFFFFFFF
+
 
 @dataclass(frozen=True)
 class BatchSampling:
-    """Per-row sampling settings as tensors on the logits' device."""
+    """Per-row sampling settings as tensors on the logits' device.
+
+    `sampled` and `filtered` are host-side facts about the rows (any temperature > 0,
+    any top-k/top-p), so choosing the code path never reads a tensor back.
+    """
 
     temperature: Tensor  # [B] float32, 0 = greedy
     top_k: Tensor  # [B] int64, 0 = off
     top_p: Tensor  # [B] float32, 1 = off
-    generators: Sequence[torch.Generator | None]  # one per row, None for greedy rows
-
-    @property
-    def needs_filter(self) -> bool:
-        return bool(((self.top_k > 0) | (self.top_p < 1.0)).any())
+    seed: Tensor  # [B] int64, >= 0
+    counter: Tensor  # [B] int64, tokens this request has drawn so far
+    sampled: bool = True
+    filtered: bool = True
 
 
 def filter_top_k_top_p(logits: Tensor, top_k: Tensor, top_p: Tensor) -> Tensor:
@@ -52,29 +59,56 @@ def sampling_logprobs(logits: Tensor, params: BatchSampling) -> Tensor:
     """Log-probabilities [B, V] of the distribution each row samples from."""
     temperature = params.temperature.clamp_min(1e-6)[:, None]
     scaled = logits.float() / temperature
-    if params.needs_filter:
+    if params.filtered:
         scaled = filter_top_k_top_p(scaled, params.top_k, params.top_p)
     return scaled.log_softmax(dim=-1)
 
 
-def select_tokens(logits: Tensor, params: BatchSampling) -> tuple[Tensor, Tensor]:
-    """Pick one token per row; return (token ids [B], their logprobs [B]).
+def _mul32(x: Tensor, c: int) -> Tensor:
+    """(x * c) mod 2**32 for x in [0, 2**32), in 16-bit halves so int64 never overflows."""
+    return (x * (c & 0xFFFF) + (((x * (c >> 16)) & 0xFFFF) << 16)) & _MASK32
 
-    Sampling uses the Gumbel-max trick (argmax of logp - log(E), E ~ Exp(1)) so each
-    row draws its noise from its own generator, independent of the rest of the batch.
+
+def _mix32(x: Tensor) -> Tensor:
+    """A 32-bit integer hash with full avalanche (Wellons' lowbias32)."""
+    x = x ^ (x >> 16)
+    x = _mul32(x, 0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = _mul32(x, 0x846CA68B)
+    return x ^ (x >> 16)
+
+
+def uniform(seed: Tensor, counter: Tensor) -> Tensor:
+    """One float64 in (0, 1) per row, a pure function of (seed, counter) [B] int64."""
+    key = _mix32(_mix32(_mix32(seed & _MASK32) ^ (seed >> 32)) ^ (counter & _MASK32))
+    low = _mix32(key ^ 0x9E3779B9)
+    bits = (key << 21) | (low >> 11)  # 53 random bits
+    return (bits.double() + 0.5) * 2.0**-53
+
+
+def sample_rows(logp: Tensor, u: Tensor) -> Tensor:
+    """Inverse-CDF draw per row: the first token whose cumulative probability exceeds u.
+
+    logp [B, V], u [B] in (0, 1). Scaled by each row's total so rounding never runs off
+    the end; `right=True` never lands on a zero-probability (filtered) token.
     """
+    cdf = logp.exp().double().cumsum(dim=-1)
+    target = (u * cdf[:, -1])[:, None]
+    ids = torch.searchsorted(cdf, target, right=True)[:, 0]
+    return ids.clamp_max(logp.shape[-1] - 1)
+
+
+def select_tokens(logits: Tensor, params: BatchSampling) -> tuple[Tensor, Tensor]:
+    """Pick one token per row; return (token ids [B], their logprobs [B])."""
     logits = logits.float()
-    greedy = params.temperature <= 0
-    greedy_ids = logits.argmax(dim=-1)
-    if bool(greedy.all()):
-        return greedy_ids, logits.log_softmax(dim=-1).gather(-1, greedy_ids[:, None])[:, 0]
-    logp = sampling_logprobs(logits, params)
-    noise = torch.ones_like(logp)
-    for row, gen in enumerate(params.generators):
-        if gen is not None:
-            noise[row].exponential_(generator=gen)
-    sampled_ids = (logp - noise.log()).argmax(dim=-1)
-    ids = torch.where(greedy, greedy_ids, sampled_ids)
     plain = logits.log_softmax(dim=-1)
-    chosen = torch.where(greedy[:, None], plain, logp).gather(-1, ids[:, None])[:, 0]
+    greedy_ids = logits.argmax(dim=-1)
+    if not params.sampled:
+        return greedy_ids, plain.gather(-1, greedy_ids[:, None])[:, 0]
+    logp = sampling_logprobs(logits, params)
+    sampled_ids = sample_rows(logp, uniform(params.seed, params.counter))
+    greedy = params.temperature <= 0
+    ids = torch.where(greedy, greedy_ids, sampled_ids)
+    rows = ids[:, None]
+    chosen = torch.where(greedy, plain.gather(-1, rows)[:, 0], logp.gather(-1, rows)[:, 0])
     return ids, chosen

@@ -1,0 +1,165 @@
+"""One decode step for the running batch, and the packing of requests into its inputs.
+
+The engine asks a `DecodeStep` for the next token of every running request (and for
+the first token after a prefill). `EagerStep` runs the forward and the sampler as plain
+PyTorch (CPU, or CUDA without graphs); `cuda_graphs.GraphStep` replays the very same
+function from captured CUDA graphs. Both read their inputs from one packed pair of
+buffers (one column per row) and return tokens and logprobs stacked in one tensor, so a
+step costs one host->device copy in and one device->host copy out: the only point where
+the host waits for the device, and it must, to see stops and stream tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import torch
+from torch import Tensor
+
+from shadowrl.inference.config import EngineConfig
+from shadowrl.inference.forward import Decoder
+from shadowrl.inference.kv import KVCache
+from shadowrl.inference.requests import Request
+from shadowrl.inference.sampling import BatchSampling, select_tokens
+
+Picks = tuple[list[int], list[float]]
+
+
+@dataclass(frozen=True)
+class StepBuffers:
+    """Per-row step inputs, packed: ints [5, R] and floats [2, R] on one device."""
+
+    ints: Tensor  # token, length (= position of token), top_k, seed, counter
+    floats: Tensor  # temperature, top_p
+
+    @classmethod
+    def allocate(cls, rows: int, device: torch.device, *, pin: bool = False) -> StepBuffers:
+        ints = torch.zeros((5, rows), dtype=torch.int64, device=device)
+        floats = torch.zeros((2, rows), dtype=torch.float32, device=device)
+        return cls(ints.pin_memory(), floats.pin_memory()) if pin else cls(ints, floats)
+
+    def fill(self, requests: Sequence[Request], rows: int) -> None:
+        """Write requests into columns 0..n-1 and greedy no-op padding up to `rows` (host)."""
+        self.ints[:, :rows] = 0
+        self.floats[0, :rows], self.floats[1, :rows] = 0.0, 1.0
+        if not requests:
+            return
+        n = len(requests)
+        self.ints[:, :n] = torch.tensor(
+            [
+                [r.tokens[-1] if r.tokens else 0, r.cached, r.sampling.top_k, r.seed, len(r.tokens)]
+                for r in requests
+            ]
+        ).T
+        self.floats[:, :n] = torch.tensor(
+            [[r.sampling.temperature, r.sampling.top_p] for r in requests]
+        ).T
+
+    def copy_from(self, other: StepBuffers, rows: int) -> None:
+        if other is not self:
+            self.ints[:, :rows].copy_(other.ints[:, :rows], non_blocking=True)
+            self.floats[:, :rows].copy_(other.floats[:, :rows], non_blocking=True)
+
+    def inputs(
+        self, rows: int, *, sampled: bool, filtered: bool
+    ) -> tuple[Tensor, Tensor, BatchSampling]:
+        """(tokens [rows], lengths [rows], sampling settings) as views of the buffers."""
+        ints, floats = self.ints[:, :rows], self.floats[:, :rows]
+        params = BatchSampling(
+            temperature=floats[0],
+            top_p=floats[1],
+            top_k=ints[2],
+            seed=ints[3],
+            counter=ints[4],
+            sampled=sampled,
+            filtered=filtered,
+        )
+        return ints[0], ints[1], params
+
+
+def flags(requests: Sequence[Request]) -> tuple[bool, bool]:
+    """(any row samples, any row filters by top-k/top-p): host-side, they pick the code path."""
+    sampled = any(r.sampling.temperature > 0 for r in requests)
+    filtered = any(r.sampling.top_k > 0 or r.sampling.top_p < 1 for r in requests)
+    return sampled, filtered
+
+
+def stacked(ids: Tensor, logprobs: Tensor) -> Tensor:
+    """[2, B] float64 (token ids are exact below 2**53): one copy brings both back."""
+    return torch.stack((ids.double(), logprobs.double()))
+
+
+def picks(out: Tensor, n: int) -> Picks:
+    """The first n rows of a `stacked` result as host lists (the step's one sync)."""
+    ids, logprobs = out[:, :n].cpu().tolist()
+    return [int(i) for i in ids], logprobs
+
+
+class DecodeStep(Protocol):
+    """Samples next tokens for the running requests, which occupy KV slots 0..n-1."""
+
+    def warmup(self) -> None:
+        """Prepare before serving (capture graphs); the KV cache holds nothing yet."""
+
+    def decode(self, requests: Sequence[Request], span: int) -> Picks:
+        """One forward + sample; `span` > every request's cached length."""
+
+    def sample(self, requests: Sequence[Request], logits: Tensor) -> Picks:
+        """Sample one token per request from given logits [n, V] (after a prefill)."""
+
+
+class EagerStep:
+    """Forward and sampling as ordinary PyTorch calls, sized exactly to the batch."""
+
+    def __init__(self, decoder: Decoder, cache: KVCache, config: EngineConfig) -> None:
+        self.decoder, self.cache = decoder, cache
+        device = cache.keys[0].device
+        cuda = device.type == "cuda"
+        self.host = StepBuffers.allocate(config.max_batch, torch.device("cpu"), pin=cuda)
+        self.buffers = StepBuffers.allocate(config.max_batch, device) if cuda else self.host
+
+    def warmup(self) -> None:
+        pass
+
+    def decode(self, requests: Sequence[Request], span: int) -> Picks:
+        rows, span = self._rows(len(requests)), self._span(span)
+        self._load(requests, rows)
+        return picks(self._run(rows, span, *flags(requests)), len(requests))
+
+    def sample(self, requests: Sequence[Request], logits: Tensor) -> Picks:
+        sampled, filtered = flags(requests)
+        self._load(requests, len(requests))
+        _, _, params = self.buffers.inputs(len(requests), sampled=sampled, filtered=filtered)
+        return picks(stacked(*select_tokens(logits, params)), len(requests))
+
+    def _rows(self, n: int) -> int:
+        return n
+
+    def _span(self, span: int) -> int:
+        return span
+
+    def _load(self, requests: Sequence[Request], rows: int) -> None:
+        self.host.fill(requests, rows)
+        self.buffers.copy_from(self.host, rows)
+
+    def _run(self, rows: int, span: int, sampled: bool, filtered: bool) -> Tensor:
+        return decode_and_sample(
+            self.decoder, self.cache, self.buffers, rows, span, sampled, filtered
+        )
+
+
+def decode_and_sample(
+    decoder: Decoder,
+    cache: KVCache,
+    buffers: StepBuffers,
+    rows: int,
+    span: int,
+    sampled: bool,
+    filtered: bool,
+) -> Tensor:
+    """The whole device side of a decode step: forward, sample, stack -> [2, rows]."""
+    tokens, lengths, params = buffers.inputs(rows, sampled=sampled, filtered=filtered)
+    logits = decoder.decode(tokens, lengths, cache, span)
+    return stacked(*select_tokens(logits, params))
