@@ -43,15 +43,32 @@ def buckets(sizes: Sequence[int], limit: int) -> list[int]:
     return sorted({s for s in sizes if s < limit} | {limit})
 
 
-class GraphStep(EagerStep):
-    """`EagerStep` whose decode replays a CUDA graph per (batch, span, filtering) bucket."""
+class BucketedStep(EagerStep):
+    """`EagerStep` under a graph's shape discipline: batch and span padded to buckets.
+
+    Runs anywhere (it is what a graph replays, minus the graph), so the padding rows and
+    the fixed span are tested on CPU too.
+    """
 
     def __init__(self, decoder: Decoder, cache: KVCache, config: EngineConfig) -> None:
         super().__init__(decoder, cache, config)
         if cache.capacity != cache.max_capacity:
-            raise ValueError("CUDA graphs need the KV cache allocated at max_seq_len")
+            raise ValueError("fixed spans need the KV cache allocated at max_seq_len")
         self.batch_sizes = buckets(config.cuda_graph_batch_sizes, config.max_batch)
         self.spans = buckets(config.cuda_graph_spans, cache.capacity)
+
+    def _rows(self, n: int) -> int:
+        return next(b for b in self.batch_sizes if b >= n)
+
+    def _span(self, span: int) -> int:
+        return next(s for s in self.spans if s >= span)
+
+
+class GraphStep(BucketedStep):
+    """`BucketedStep` that replays a CUDA graph per (batch, span, filtering) bucket."""
+
+    def __init__(self, decoder: Decoder, cache: KVCache, config: EngineConfig) -> None:
+        super().__init__(decoder, cache, config)
         self.graphs: dict[Key, tuple[torch.cuda.CUDAGraph, Tensor]] = {}
         self.pool = torch.cuda.graph_pool_handle()  # one memory pool shared by all graphs
         self.enabled = True
@@ -67,12 +84,6 @@ class GraphStep(EagerStep):
                 self._capture((rows, span, False))
         torch.cuda.synchronize()
         log.info("captured %d CUDA graphs in %.1fs", len(self.graphs), time.perf_counter() - start)
-
-    def _rows(self, n: int) -> int:
-        return next(b for b in self.batch_sizes if b >= n)
-
-    def _span(self, span: int) -> int:
-        return next(s for s in self.spans if s >= span)
 
     def _run(self, rows: int, span: int, sampled: bool, filtered: bool) -> Tensor:
         key = (rows, span, filtered)
