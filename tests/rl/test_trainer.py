@@ -163,16 +163,17 @@ def full_logprobs(model, ids: torch.Tensor) -> torch.Tensor:
     return torch.cat([torch.zeros(ids.shape[0], 1), lp], dim=1)
 
 
-@pytest.mark.parametrize("tied", [True, False])
-def test_masked_logprobs_and_gradients_equal_the_full_vocabulary_computation(tied: bool):
-    # Only masked positions are computed (decoder cut after the last one, LM head on the
-    # selected hidden states in chunks): values and every parameter gradient must match
-    # the full [B, T, V] computation.
+@pytest.mark.parametrize(("tied", "shared"), [(True, 0), (False, 0), (True, 6), (False, 6)])
+def test_masked_logprobs_and_gradients_equal_the_full_vocabulary_computation(tied, shared):
+    # Only masked positions are computed (decoder cut after the last one, a prefix all
+    # rows share encoded once, LM head on the selected hidden states in chunks): values
+    # and every parameter gradient must match the full [B, T, V] computation.
     from transformers import LlamaForCausalLM
 
     torch.manual_seed(0)
     model = LlamaForCausalLM(tiny_config(vocab_size=VOCAB, tie_word_embeddings=tied))
     ids = torch.randint(0, VOCAB, (3, 12))
+    ids[:, :shared] = ids[0, :shared]  # masked tokens inside and after the shared prefix
     mask = torch.zeros(3, 12, dtype=torch.bool)
     mask[0, 4:9], mask[1, 2:4], mask[1, 10], mask[2, 0] = True, True, True, True
     coef = torch.randn(3, 12)  # arbitrary per-token loss weights

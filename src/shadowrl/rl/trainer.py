@@ -80,13 +80,33 @@ def token_logprobs(
     if cols.numel() == 0:
         return out
     last = int(cols[-1])  # hidden state at t predicts token t + 1: inputs [0, last) suffice
-    hidden = model.get_decoder()(input_ids=input_ids[:, :last], use_cache=False).last_hidden_state
+    hidden = decoder_hidden(model, input_ids[:, :last])
     picked = mask[:, 1 : last + 1]  # [B, last]: does hidden[:, j] predict a masked token?
     head = model.get_output_embeddings()
     lp = linear_token_logprobs(
         hidden[picked], head.weight, input_ids[:, 1 : last + 1][picked], bias=head.bias, chunk=chunk
     )
     return out.masked_scatter(mask, lp)
+
+
+def decoder_hidden(model: Any, input_ids: Tensor) -> Tensor:
+    """input_ids [B, T] -> final hidden states [B, T, D]; a prefix all rows share runs once.
+
+    Rollouts of one step share a long prefix (the system prompt and tool schemas; the
+    whole task prompt within a group), so it is encoded for one row and its KV cache
+    repeated to every row: exact (causal attention, same positions), and the prefix's
+    gradient is the sum over rows, which the repeat's backward computes.
+    """
+    decoder = model.get_decoder()
+    b, t = input_ids.shape
+    same = (input_ids == input_ids[:1]).all(0).cumprod(0)
+    shared = min(int(same.sum()), t - 1) if b > 1 else 0
+    if shared == 0:
+        return decoder(input_ids=input_ids, use_cache=False).last_hidden_state
+    prefix = decoder(input_ids=input_ids[:1, :shared], use_cache=True)
+    prefix.cache.batch_repeat_interleave(b)
+    rest = decoder(input_ids=input_ids[:, shared:], cache=prefix.cache, use_cache=True)
+    return torch.cat([prefix.last_hidden_state.expand(b, -1, -1), rest.last_hidden_state], 1)
 
 
 class Trainer:
