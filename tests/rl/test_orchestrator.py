@@ -55,7 +55,7 @@ class FakeEngine:
         self.versions.append(version)
 
 
-def _make(mode, *, hold=None, fail=(), max_staleness=1, steps=4, inflight=4):
+def _make(mode, *, hold=None, fail=(), crash=(), max_staleness=1, steps=4, inflight=4):
     trainer, store, engine = FakeTrainer(), FakeStore(), FakeEngine()
     launched = []
 
@@ -68,6 +68,8 @@ def _make(mode, *, hold=None, fail=(), max_staleness=1, steps=4, inflight=4):
         await asyncio.sleep(0)
         if i in fail:
             return Group(task, [], ["boom"], version)
+        if i in crash:
+            raise RuntimeError("sandbox fell over")
         return Group(
             task, [_traj(task, version, float(i % 2)), _traj(task, version, 0.0)], [], version
         )
@@ -135,3 +137,10 @@ def test_task_sampler_is_deterministic_and_resumable():
 def test_rejects_unknown_mode():
     with pytest.raises(ValueError):
         OrchestratorConfig(mode="bogus")
+
+
+def test_a_crashing_rollout_becomes_a_failed_group():
+    orch, trainer, _, _, _, errors = _make("async", crash={0, 3}, steps=3, inflight=2)
+    stats = asyncio.run(orch.run())
+    assert stats.groups_failed == 2 and "sandbox fell over" in errors[0].errors[0]
+    assert len(trainer.trained) == 3

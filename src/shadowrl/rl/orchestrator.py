@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import traceback
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -63,6 +64,10 @@ class WeightPublisher(Protocol):
     def publish(self, state: Mapping[str, Any], version: int) -> dict[str, Any]: ...
 
     def fetch(self, version: int, base: Mapping[str, Any] | None = None) -> Mapping[str, Any]: ...
+
+
+def _task_id(task: Any) -> str:
+    return task if isinstance(task, str) else str(task.instance_id)
 
 
 class TaskSampler:
@@ -165,12 +170,19 @@ class Orchestrator:
         while len(self._inflight) + self._ready.qsize() < limit:
             task, prepared = next(self.tasks)
             coro = self.rollout(task, prepared, self.trainer.version)
-            fut = asyncio.create_task(self._run_group(coro))
+            fut = asyncio.create_task(self._run_group(_task_id(task), coro))
             self._inflight.add(fut)
-            fut.add_done_callback(self._inflight.discard)
+            fut.add_done_callback(self._inflight.discard)  # also on cancellation
 
-    async def _run_group(self, coro: Awaitable[Group]) -> None:
-        await self._ready.put(await coro)
+    async def _run_group(self, task_id: str, coro: Awaitable[Group]) -> None:
+        try:
+            group = await coro
+        except Exception as e:  # a broken rollout is a failed group, never a lost one
+            group = Group(task_id, [], ["".join(traceback.format_exception(e)).strip()])
+        # leave the in-flight set *before* the group is visible as ready, so a collector
+        # that wakes on it sees a free slot and can refill at once
+        self._inflight.discard(asyncio.current_task())  # type: ignore[arg-type]
+        self._ready.put_nowait(group)
 
     async def _collect(self, n: int) -> list[Group]:
         """Wait for `n` trainable groups, dropping failed and too-stale ones."""
