@@ -58,13 +58,16 @@ class FakeEngine:
 def _make(mode, *, hold=None, fail=(), crash=(), max_staleness=1, steps=4, inflight=4):
     trainer, store, engine = FakeTrainer(), FakeStore(), FakeEngine()
     launched = []
+    stepped = asyncio.Event()
 
     async def rollout(task, prepared, version):
         i = len(launched)
         launched.append(version)
-        # group i may be held back until the trainer reaches a version (deterministic lag)
-        while trainer.version < (hold or {}).get(i, 0):
-            await asyncio.sleep(0.001)
+        # group i may be held back until a step ends with the trainer at a given version
+        if i in (hold or {}):
+            while trainer.version < hold[i]:
+                await stepped.wait()
+                stepped.clear()
         await asyncio.sleep(0)
         if i in fail:
             return Group(task, [], ["boom"], version)
@@ -86,6 +89,7 @@ def _make(mode, *, hold=None, fail=(), crash=(), max_staleness=1, steps=4, infli
         store=store,
         tasks=TaskSampler([(f"t{i}", None) for i in range(5)], seed=0),
         on_error=errors.append,
+        on_step=lambda step, metrics: stepped.set(),
     )
     return orch, trainer, store, engine, launched, errors
 
