@@ -12,7 +12,10 @@ from transformers import GenerationConfig, LlamaForCausalLM
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.cuda_graphs import BucketedStep, GraphStep, buckets
 from shadowrl.inference.engine import Engine
+from shadowrl.inference.forward import Decoder
+from shadowrl.inference.kv import KVCache
 from shadowrl.inference.sampling import BatchSampling, select_tokens, uniform
+from shadowrl.inference.step import StepBuffers, decode_and_sample
 from shadowrl.models import tiny_config
 from shadowrl.types import Generation, SamplingParams
 
@@ -24,7 +27,9 @@ def bare_model(seed: int = 0, device: str = "cpu") -> LlamaForCausalLM:
         torch.manual_seed(seed)
         model = LlamaForCausalLM(tiny_config())
     model.generation_config = GenerationConfig(eos_token_id=2, pad_token_id=2)
-    return model.to(device).eval()
+    if device == "cuda":
+        torch.nn.Module.cuda(model)  # in place (HF wraps .cuda/.to in untyped decorators)
+    return model.eval()
 
 
 def prompts(*lengths: int, seed: int = 0) -> list[list[int]]:
@@ -32,7 +37,7 @@ def prompts(*lengths: int, seed: int = 0) -> list[list[int]]:
     return [torch.randint(3, 49152, (n,), generator=g).tolist() for n in lengths]
 
 
-def teacher_logprobs(model: torch.nn.Module, prompt: list[int], gen: Generation) -> torch.Tensor:
+def teacher_logprobs(model: LlamaForCausalLM, prompt: list[int], gen: Generation) -> torch.Tensor:
     """Plain log-softmax of each generated token from one fresh forward pass."""
     ids = torch.tensor([prompt + list(gen.token_ids)], device=model.device)
     with torch.no_grad():
@@ -65,6 +70,31 @@ def test_uniform_is_a_pure_function_of_seed_and_counter() -> None:
     histogram = torch.histc(u.float(), bins=10, min=0, max=1)
     assert float(((histogram - 400) ** 2 / 400).sum()) < 27.88  # chi-square, 9 dof, p=0.001
     assert not torch.equal(u, uniform(seeds, counters + 1))
+
+
+@pytest.mark.parametrize("filtered", [False, True])
+def test_decode_step_never_reads_the_device(filtered: bool) -> None:
+    """What CUDA-graph capture needs, checked without CUDA: on the meta device tensors
+    have shapes but no data, so any host read (.item(), bool(t), .tolist(), a
+    data-dependent shape) or a host-made tensor mixed in would raise."""
+    with torch.device("meta"):
+        model = LlamaForCausalLM(tiny_config()).eval()
+    decoder = Decoder(model)
+    shape = decoder.shape
+    cache = KVCache(
+        layers=shape.layers,
+        slots=4,
+        kv_heads=shape.kv_heads,
+        head_dim=shape.head_dim,
+        capacity=64,
+        max_capacity=64,
+        dtype=torch.float32,
+        device=torch.device("meta"),
+    )
+    buffers = StepBuffers.allocate(4, torch.device("meta"))
+    with torch.inference_mode():
+        out = decode_and_sample(decoder, cache, buffers, 4, 64, True, filtered)
+    assert out.shape == (2, 4) and out.device.type == "meta"
 
 
 def test_sampling_never_draws_a_filtered_token() -> None:
@@ -150,11 +180,13 @@ def test_cuda_graphs_match_eager_and_read_swapped_weights() -> None:
     engine = Engine(model, None, config)
     with engine:
         outs = engine.generate_batch(ps, MIXED)  # includes a top-k/top-p row: lazy capture
+        assert isinstance(engine.stepper, GraphStep)
         captured = len(engine.stepper.graphs)
         engine.update_weights(new.state_dict(), version=1)
         swapped = engine.generate_batch(ps, MIXED)
-    assert isinstance(engine.stepper, GraphStep) and engine.stepper.enabled
-    assert len(engine.stepper.graphs) == captured  # the swap needed no recapture
+    assert (
+        engine.stepper.enabled and len(engine.stepper.graphs) == captured
+    )  # the swap needed no recapture
     greedy = [i for i, sp in enumerate(MIXED) if sp.temperature == 0]
     for i in greedy:
         assert outs[i].token_ids == expected[i].token_ids
