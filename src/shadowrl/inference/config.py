@@ -22,8 +22,9 @@ class EngineConfig(BaseModel):
     prefill_tokens_per_step: int = Field(
         default=4096,
         ge=1,
-        description="Prompt tokens admitted between two decode steps (at least one request), "
-        "bounding how long a burst of new prompts stalls running decodes.",
+        description="Prompt tokens prefilled between two decode steps, counted as the padded "
+        "batch (new prompts x the longest); at least one request is admitted. Bounds how long "
+        "a burst of new prompts stalls running decodes.",
     )
     recompute_kv_on_swap: bool = Field(
         default=False,

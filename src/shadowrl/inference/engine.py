@@ -2,8 +2,9 @@
 
 One background thread owns the model and runs this loop until stopped:
 
-    apply queued weight swaps  ->  admit waiting requests (prefill, shared per prompt)
-        ->  one decode step for every running request  ->  retire finished ones
+    apply queued weight swaps  ->  admit waiting requests (one batched prefill, shared
+        per prompt)  ->  one decode step for every running request (on CUDA, one CUDA
+        graph replay: `cuda_graphs.py`)  ->  retire finished ones
 
 Requests join and leave between decode steps, so a short completion never waits for a
 long one and a new rollout never waits for a batch to drain. Every token records its
@@ -96,11 +97,8 @@ class Engine:
         )
         self.default_stop_ids = eos_ids(model, tokenizer)
         self._tensors = dict(model.state_dict(keep_vars=True))
-        self._rng = torch.Generator()
-        if seed is not None:
-            self._rng.manual_seed(seed)
-        else:
-            self._rng.seed()
+        self._rng = torch.Generator()  # seeds the requests that bring none
+        self._rng.manual_seed(seed if seed is not None else self._rng.seed())
         self._cv = threading.Condition()
         self._inbox: list[Request] = []
         self._swaps: list[_Swap] = []
@@ -334,17 +332,21 @@ class Engine:
         self._retire_done(range(first, len(self._running)))
 
     def _take_groups(self, free: int) -> list[list[Request]]:
-        """Waiting requests for `free` slots within the prefill budget, identical prompts together."""
-        budget, groups = self.config.prefill_tokens_per_step, []
-        while self._pending and free > 0 and budget > 0:
+        """Waiting requests for `free` slots, identical prompts together, while the padded
+        prefill (new prompts x the longest) fits the budget; the first always fits."""
+        groups: list[list[Request]] = []
+        fresh, longest = 0, 0
+        while self._pending and free > 0:
             prompt = self._pending[0].prompt
+            if self._shared_prompt(prompt) < 0:
+                fresh, longest = fresh + 1, max(longest, len(prompt))
+                if fresh > 1 and fresh * longest > self.config.prefill_tokens_per_step:
+                    break
             group = [r for r in self._pending if r.prompt == prompt][:free]
             for request in group:
                 self._pending.remove(request)
             groups.append(group)
             free -= len(group)
-            if self._shared_prompt(prompt) < 0:
-                budget -= len(prompt)
         return groups
 
     def _shared_prompt(self, prompt: tuple[int, ...]) -> int:
@@ -366,10 +368,8 @@ class Engine:
             request.append(token, logprob, self.version)
 
     def _retire_done(self, slots: range) -> None:
-        finished = [
-            (slot, self._running[slot].finish_reason(self.config.max_seq_len, self.tokenizer))
-            for slot in slots
-        ]
+        limit, tokenizer = self.config.max_seq_len, self.tokenizer
+        finished = [(slot, self._running[slot].finish_reason(limit, tokenizer)) for slot in slots]
         self._retire([(slot, reason) for slot, reason in finished if reason is not None])
 
     def _retire(self, finished: list[tuple[int, FinishReason]]) -> None:

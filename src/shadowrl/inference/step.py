@@ -42,20 +42,14 @@ class StepBuffers:
 
     def fill(self, requests: Sequence[Request], rows: int) -> None:
         """Write requests into columns 0..n-1 and greedy no-op padding up to `rows` (host)."""
-        self.ints[:, :rows] = 0
-        self.floats[0, :rows], self.floats[1, :rows] = 0.0, 1.0
-        if not requests:
-            return
-        n = len(requests)
-        self.ints[:, :n] = torch.tensor(
-            [
-                [r.tokens[-1] if r.tokens else 0, r.cached, r.sampling.top_k, r.seed, len(r.tokens)]
-                for r in requests
-            ]
-        ).T
-        self.floats[:, :n] = torch.tensor(
-            [[r.sampling.temperature, r.sampling.top_p] for r in requests]
-        ).T
+        pad = rows - len(requests)
+        ints = [
+            [r.tokens[-1] if r.tokens else 0, r.cached, r.sampling.top_k, r.seed, len(r.tokens)]
+            for r in requests
+        ]
+        floats = [[r.sampling.temperature, r.sampling.top_p] for r in requests]
+        self.ints[:, :rows] = torch.tensor(ints + [[0] * 5] * pad, dtype=torch.int64).T
+        self.floats[:, :rows] = torch.tensor(floats + [[0.0, 1.0]] * pad).T
 
     def copy_from(self, other: StepBuffers, rows: int) -> None:
         if other is not self:
