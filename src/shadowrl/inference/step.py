@@ -29,15 +29,18 @@ Picks = tuple[list[int], list[float]]
 
 @dataclass(frozen=True)
 class StepBuffers:
-    """Per-row step inputs, packed: ints [5, R] and floats [2, R] on one device."""
+    """Per-row step inputs, packed: ints [R, 5] and floats [R, 2] on one device.
 
-    ints: Tensor  # token, length (= position of token), top_k, seed, counter
-    floats: Tensor  # temperature, top_p
+    Row-major, so the first n rows are one contiguous block: one plain copy each way.
+    """
+
+    ints: Tensor  # columns: token, length (= position of token), top_k, seed, counter
+    floats: Tensor  # columns: temperature, top_p
 
     @classmethod
     def allocate(cls, rows: int, device: torch.device, *, pin: bool = False) -> StepBuffers:
-        ints = torch.zeros((5, rows), dtype=torch.int64, device=device)
-        floats = torch.zeros((2, rows), dtype=torch.float32, device=device)
+        ints = torch.zeros((rows, 5), dtype=torch.int64, device=device)
+        floats = torch.zeros((rows, 2), dtype=torch.float32, device=device)
         return cls(ints.pin_memory(), floats.pin_memory()) if pin else cls(ints, floats)
 
     def fill(self, requests: Sequence[Request], rows: int) -> None:
@@ -48,19 +51,19 @@ class StepBuffers:
             for r in requests
         ]
         floats = [[r.sampling.temperature, r.sampling.top_p] for r in requests]
-        self.ints[:, :rows] = torch.tensor(ints + [[0] * 5] * pad, dtype=torch.int64).T
-        self.floats[:, :rows] = torch.tensor(floats + [[0.0, 1.0]] * pad).T
+        self.ints[:rows] = torch.tensor(ints + [[0] * 5] * pad, dtype=torch.int64)
+        self.floats[:rows] = torch.tensor(floats + [[0.0, 1.0]] * pad)
 
     def copy_from(self, other: StepBuffers, rows: int) -> None:
         if other is not self:
-            self.ints[:, :rows].copy_(other.ints[:, :rows], non_blocking=True)
-            self.floats[:, :rows].copy_(other.floats[:, :rows], non_blocking=True)
+            self.ints[:rows].copy_(other.ints[:rows], non_blocking=True)
+            self.floats[:rows].copy_(other.floats[:rows], non_blocking=True)
 
     def inputs(
         self, rows: int, *, sampled: bool, filtered: bool
     ) -> tuple[Tensor, Tensor, BatchSampling]:
         """(tokens [rows], lengths [rows], sampling settings) as views of the buffers."""
-        ints, floats = self.ints[:, :rows], self.floats[:, :rows]
+        ints, floats = self.ints[:rows].T, self.floats[:rows].T
         params = BatchSampling(
             temperature=floats[0],
             top_p=floats[1],
