@@ -4,7 +4,8 @@ Slot i holds the keys/values of the i-th running sequence, so a decode step read
 first B slots as a plain view, with no gather. When a sequence leaves, the last slot is
 moved into its hole (one copy of one sequence) to keep the batch packed. Capacity along
 the time axis starts small and doubles on demand, so a CPU run with short prompts does
-not reserve `max_batch * max_seq_len` of memory up front.
+not reserve `max_batch * max_seq_len` of memory up front. CUDA graphs bake in addresses,
+so with graphs the engine allocates the full capacity at once and the cache never moves.
 """
 
 from __future__ import annotations
