@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,6 +82,25 @@ def prepared_index(prepared: PreparedTask, search: SearchConfig) -> SemanticInde
     return _INDEXES[prepared.workspace]
 
 
+async def _open(make: Callable[[], Sandbox]) -> Sandbox:
+    """Create a sandbox in a worker thread without leaking it if we are cancelled meanwhile.
+
+    Async RL cancels surplus groups at the end of a run; a sandbox whose creation
+    finishes after the cancellation must still be closed, or its mounts outlive us.
+    """
+    fut = asyncio.ensure_future(asyncio.to_thread(make))
+    try:
+        return await asyncio.shield(fut)
+    except asyncio.CancelledError:
+        fut.add_done_callback(_close_if_made)
+        raise
+
+
+def _close_if_made(fut: asyncio.Future[Sandbox]) -> None:
+    if not fut.cancelled() and fut.exception() is None:
+        fut.result().close()
+
+
 async def _episode(
     policy: Policy,
     root: Sandbox,
@@ -96,7 +116,7 @@ async def _episode(
     index = None
     if "semantic_search" in spec.agent.tools:
         index = await asyncio.to_thread(prepared_index, prepared, spec.search)
-    sandbox = await asyncio.to_thread(lambda: root.snapshot().fork())
+    sandbox = await _open(lambda: root.snapshot().fork())
     try:
         traj = await run_episode(
             policy,
@@ -128,7 +148,7 @@ async def rollout_group(
 ) -> Group:
     """Run `group_size` episodes of `task` concurrently and grade them."""
     start = time.perf_counter()
-    root = await asyncio.to_thread(prepared.sandbox, spec.backend, spec.limits)
+    root = await _open(lambda: prepared.sandbox(spec.backend, spec.limits))
     try:
         results = await asyncio.gather(
             *(_episode(policy, root, task, prepared, tokenizer, spec) for _ in range(group_size)),
