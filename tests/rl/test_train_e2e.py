@@ -18,6 +18,7 @@ TINY = [
     "--pipeline.train_tasks=2",
     "--pipeline.eval_tasks=1",
     "--pipeline.eval_samples=1",
+    "--pipeline.eval_base=true",
     "--train.group_size=2",
     "--train.groups_per_step=1",
     "--train.save_every=1",

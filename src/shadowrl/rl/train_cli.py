@@ -35,9 +35,12 @@ class PipelineConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     train_tasks: int = Field(24, ge=0, description="Train-split tasks used (0 = all).")
-    eval_tasks: int = Field(10, ge=0, description="Held-out tasks evaluated (0 = all).")
+    eval_tasks: int = Field(8, ge=0, description="Held-out tasks evaluated (0 = all).")
     eval_samples: int = Field(2, ge=1, description="Episodes per held-out task (k of pass@k).")
-    eval_base: bool = Field(True, description="Evaluate the starting model before training.")
+    eval_base: bool = Field(
+        False,
+        description="Also evaluate the starting model (slow on CPU: it rambles to every budget).",
+    )
     sft: bool = Field(True, description="Warm-start with SFT on expert demonstrations.")
     demos_from: list[str] = Field(
         default_factory=list, description="Extra demonstration JSONL files (e.g. successes.jsonl)."
