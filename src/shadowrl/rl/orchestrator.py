@@ -181,7 +181,7 @@ class Orchestrator:
             group = Group(task_id, [], ["".join(traceback.format_exception(e)).strip()])
         # leave the in-flight set *before* the group is visible as ready, so a collector
         # that wakes on it sees a free slot and can refill at once
-        self._inflight.discard(asyncio.current_task())  # type: ignore[arg-type]
+        self._inflight.discard(asyncio.current_task())
         self._ready.put_nowait(group)
 
     async def _collect(self, n: int) -> list[Group]:

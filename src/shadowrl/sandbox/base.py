@@ -23,7 +23,9 @@ class Limits(BaseModel):
     cpu_seconds: int = Field(60, description="CPU-time limit per exec call (RLIMIT_CPU), seconds.")
     file_size_mb: int = Field(64, description="Largest single file a process may write, MiB.")
     disk_mb: int = Field(512, description="Total bytes the workspace may grow by, MiB.")
-    output_bytes: int = Field(64_000, description="Cap on captured stdout and stderr, each, per exec.")
+    output_bytes: int = Field(
+        64_000, description="Cap on captured stdout and stderr, each, per exec."
+    )
     cpu_shares: float = Field(1.0, description="CPU cores' worth of time the sandbox may use.")
 
 
