@@ -3,16 +3,29 @@
 Each recipe pins a PyPI sdist (version and sha256) of a small, pure-Python library
 with its own test suite. `build_suite(tier)` runs the generator on every recipe with
 a fixed RNG seed and writes `data/suites/<tier>.jsonl`; the committed files are the
-output, validated, so CI never needs to regenerate them.
+output, validated, so CI never needs to regenerate them. `build_suite(tier, only=...)`
+regenerates some libraries and keeps every other record byte for byte, so adding a
+library never reshuffles the tasks already in use.
+
+Libraries with a `src/` layout run their tests with `src` on PYTHONPATH, and their
+env is installed `--no-deps` from a pinned closure that leaves the library itself out
+(hypothesis depends on attrs, freezegun on python-dateutil): a second copy in
+site-packages would be what a plain `python -m pytest` imports, silently.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
-from shadowrl.tasks.task import SUITES_DIR, Seed, Task, save_tasks
+from shadowrl.tasks.task import SUITES_DIR, Seed, Task, load_tasks, save_tasks
+
+PYTEST_CMD: tuple[str, ...] = ("python", "-P", "-m", "pytest")  # `Task.test_cmd`'s default
+SRC_LAYOUT_CMD = ("env", "PYTHONPATH=src", *PYTEST_CMD)  # the grader's own env runs first
+_PYTEST = ("pytest==8.3.3", "iniconfig==2.0.0", "packaging==24.1", "pluggy==1.5.0")
+_HYPOTHESIS = ("hypothesis==6.112.1", "sortedcontainers==2.4.0")
 
 
 @dataclass(frozen=True)
@@ -26,6 +39,11 @@ class Recipe:
     hard: int
     env: tuple[str, ...] = ("pytest",)
     tests: tuple[str, ...] = ()  # restrict to these test files ('' = all)
+    test_cmd: tuple[str, ...] = PYTEST_CMD
+
+    @property
+    def name(self) -> str:
+        return self.sdist.split("==", 1)[0]
 
 
 RECIPES: tuple[Recipe, ...] = (
@@ -40,6 +58,13 @@ RECIPES: tuple[Recipe, ...] = (
            "mahmoud/boltons", 6, 3, env=("pytest==7.4.4",)),  # its conftest predates pytest 8
     Recipe("tabulate==0.9.0", "0095b12bf5966de529c0feb1fa08671671b3368eec77d7ef7ab114be2c068b3c",
            "astanin/python-tabulate", 3, 1),
+    Recipe("attrs==24.2.0", "5cfb1b9148b5b086569baec03f20d7b6bf3bcacc9a42bebf87ffaaca362f6346",
+           "python-attrs/attrs", 4, 2, test_cmd=SRC_LAYOUT_CMD,
+           env=("--no-deps", *_PYTEST, *_HYPOTHESIS, "cloudpickle==3.0.0", "pympler==1.1")),
+    Recipe("python-dateutil==2.9.0.post0", "37dd54208da7e1cd875388217d5e00ebd4179249f90fb72437e91a35459a0ad3",
+           "dateutil/dateutil", 4, 2, test_cmd=SRC_LAYOUT_CMD,
+           env=("--no-deps", *_PYTEST, *_HYPOTHESIS, "attrs==24.2.0", "freezegun==1.5.1", "six==1.16.0",
+                "pytest-cov==5.0.0", "coverage==7.6.1")),  # its conftest marks tests `no_cover`
 )  # fmt: skip
 MUTATIONS = {"medium": 1, "hard": 2}
 
@@ -48,31 +73,55 @@ def build_suite(
     tier: str,
     cache_dir: Path,
     *,
+    only: Collection[str] = (),
     workers: int = 2,
     rng_seed: int = 0,
     on_result: Callable[[Task | None], None] = lambda _: None,
 ) -> list[Task]:
-    """Generate and validate the `medium` or `hard` suite from `RECIPES`."""
+    """Generate and validate the `medium` or `hard` suite from `RECIPES`.
+
+    `only` names the libraries to regenerate (all when empty); the records of the
+    others are kept from the current file. The file is rewritten after each library,
+    so progress survives an interruption and no record is ever missing from it.
+    """
+    unknown = set(only) - {r.name for r in RECIPES}
+    if unknown:
+        raise ValueError(f"no recipe for {sorted(unknown)}")
+    path = SUITES_DIR / f"{tier}.jsonl"
+    by_sdist: dict[str, list[Task]] = {r.sdist: [] for r in RECIPES}
+    for task in load_tasks(path) if path.exists() else []:
+        by_sdist.setdefault(str(task.seed.sdist), []).append(task)
+    for recipe in RECIPES:
+        if not only or recipe.name in only:
+            by_sdist[recipe.sdist] = _make(recipe, tier, cache_dir, workers, rng_seed, on_result)
+            save_tasks(chain.from_iterable(by_sdist.values()), path)
+    return list(chain.from_iterable(by_sdist.values()))
+
+
+def _make(
+    recipe: Recipe,
+    tier: str,
+    cache_dir: Path,
+    workers: int,
+    rng_seed: int,
+    on_result: Callable[[Task | None], None],
+) -> list[Task]:
     from shadowrl.tasks.env import build_env, env_python
     from shadowrl.tasks.make import MakeSpec, make_tasks
     from shadowrl.tasks.prepare import seed_dir
 
-    tasks: list[Task] = []
-    for recipe in RECIPES:
-        seed = Seed(sdist=recipe.sdist, sha256=recipe.sha256)
-        spec = MakeSpec(
-            seed=seed,
-            repo=recipe.repo,
-            tier=tier,
-            n=recipe.medium if tier == "medium" else recipe.hard,
-            mutations=MUTATIONS[tier],
-            tests=recipe.tests,
-            env=recipe.env,
-            rng_seed=rng_seed,
-            statement=tier,
-        )
-        python = env_python(build_env(spec.env, cache_dir))
-        base = seed_dir(seed, cache_dir)
-        tasks += make_tasks(spec, base, python, workers=workers, on_result=on_result)
-        save_tasks(tasks, SUITES_DIR / f"{tier}.jsonl")  # after each library: progress survives
-    return tasks
+    seed = Seed(sdist=recipe.sdist, sha256=recipe.sha256)
+    spec = MakeSpec(
+        seed=seed,
+        repo=recipe.repo,
+        tier=tier,
+        n=recipe.medium if tier == "medium" else recipe.hard,
+        mutations=MUTATIONS[tier],
+        tests=recipe.tests,
+        env=recipe.env,
+        test_cmd=recipe.test_cmd,
+        rng_seed=rng_seed,
+        statement=tier,
+    )
+    python = env_python(build_env(spec.env, cache_dir))
+    return make_tasks(spec, seed_dir(seed, cache_dir), python, workers=workers, on_result=on_result)
