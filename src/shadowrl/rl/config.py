@@ -63,7 +63,9 @@ class TrainConfig(BaseModel):
 
     # -- schedule and checkpoints
     steps: int = Field(6, ge=0, description="RL optimizer steps to run.")
-    save_every: int = Field(10, ge=0, description="Checkpoint every N steps (0 = only at the end).")
+    save_every: int = Field(
+        1, ge=0, description="Checkpoint every N steps (0 = only at the end); a crash loses < N steps."
+    )
     keep_checkpoints: int = Field(2, ge=1, description="Newest checkpoints kept on disk.")
 
     # -- weight sync
