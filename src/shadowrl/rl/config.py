@@ -64,7 +64,9 @@ class TrainConfig(BaseModel):
     # -- schedule and checkpoints
     steps: int = Field(6, ge=0, description="RL optimizer steps to run.")
     save_every: int = Field(
-        1, ge=0, description="Checkpoint every N steps (0 = only at the end); a crash loses < N steps."
+        1,
+        ge=0,
+        description="Checkpoint every N steps (0 = only at the end); a crash loses < N steps.",
     )
     keep_checkpoints: int = Field(2, ge=1, description="Newest checkpoints kept on disk.")
 
@@ -81,8 +83,11 @@ class TrainConfig(BaseModel):
     zstd_level: int = Field(3, ge=1, le=22, description="zstd compression level of weight shards.")
 
     # -- SFT
-    sft_lr: float = Field(1e-5, gt=0, description="AdamW learning rate for SFT.")
-    sft_epochs: int = Field(2, ge=1, description="Passes over the demonstration set.")
+    sft_lr: float = Field(5e-5, gt=0, description="AdamW learning rate for SFT.")
+    sft_epochs: int = Field(3, ge=1, description="Passes over the demonstration set.")
     sft_batch_tokens: int = Field(
-        32768, ge=1, description="Generated tokens per SFT optimizer step (before accumulation)."
+        512,
+        ge=1,
+        description="Generated tokens per SFT optimizer step: a few demonstrations, so a small "
+        "demonstration set still gets tens of steps.",
     )
