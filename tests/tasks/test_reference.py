@@ -69,12 +69,14 @@ def test_agent_can_run_visible_tests_as_prompted(
 ) -> None:
     from shadowrl.agent.loop import run_episode
     from shadowrl.agent.policies import ScriptedPolicy
-    from shadowrl.tasks.prepare import task_prompt
+    from shadowrl.tasks.prepare import task_prompt, visible_test_command
     from shadowrl.tasks.reference import reference_agent_config
 
     prompt = task_prompt(tiny.task)
-    assert "`python -m pytest -q`" in prompt and tiny.task.problem_statement in prompt
-    run = json.dumps({"name": "run", "arguments": {"command": "python -m pytest -q test_calc.py"}})
+    command = visible_test_command(tiny.task)
+    assert f"`{command}`" in prompt and tiny.task.problem_statement in prompt
+    assert command.startswith("python ") and command.endswith(" -m pytest -q")
+    run = json.dumps({"name": "run", "arguments": {"command": f"{command} test_calc.py"}})
     replies = [
         f"<tool_call>{run}</tool_call>",
         '<tool_call>{"name": "submit", "arguments": {}}</tool_call>',

@@ -45,5 +45,5 @@ def test_plain_python_is_the_task_env(
 
 def test_prompt_names_no_host_path(easy: PreparedTask) -> None:
     prompt = task_prompt(easy.task)
-    assert "`python -m pytest -q`" in prompt and easy.task.problem_statement.strip() in prompt
+    assert "`python -P -m pytest -q`" in prompt and easy.task.problem_statement.strip() in prompt
     assert str(easy.env) not in prompt and str(easy.workspace) not in prompt

@@ -26,12 +26,11 @@ if TYPE_CHECKING:
     from shadowrl.config import Config
     from shadowrl.tasks import PreparedTask, Task
 
-VISIBLE_TESTS = "python -m pytest -q"
-
 
 def expert_replies(task: Task, prepared: PreparedTask) -> list[str]:
     """Read every file the gold patch touches, apply it, run the visible tests, submit."""
     from shadowrl.tasks.patch import parse_patch
+    from shadowrl.tasks.prepare import visible_test_command
     from shadowrl.tasks.reference import gold_replies
 
     def call(text: str, name: str, **args: Any) -> str:
@@ -44,7 +43,7 @@ def expert_replies(task: Task, prepared: PreparedTask) -> list[str]:
     return [
         *reads,
         *edits,
-        call("Let me run the tests.", "run", command=VISIBLE_TESTS),
+        call("Let me run the tests.", "run", command=visible_test_command(task)),
         call("Done.", "submit"),
     ]
 

@@ -51,6 +51,7 @@ class MakeSpec:
     modules: tuple[str, ...] = ()  # source files to mutate ('' = all non-test .py files)
     tests: tuple[str, ...] = ()  # test files to run ('' = all test_*.py)
     env: tuple[str, ...] = ("pytest",)
+    test_cmd: tuple[str, ...] = ("python", "-P", "-m", "pytest")  # -> Task.test_cmd
     rng_seed: int = 0
     heldout: float = 0.2
     timeout_s: float = 60.0
@@ -166,7 +167,7 @@ def _run(
 def _probe_task(spec: MakeSpec) -> Task:
     return Task(
         instance_id="probe", repo=spec.repo, problem_statement="", patch="", FAIL_TO_PASS=("-",),
-        seed=spec.seed, timeout_s=spec.timeout_s, env=spec.env,
+        seed=spec.seed, timeout_s=spec.timeout_s, env=spec.env, test_cmd=spec.test_cmd,
     )  # fmt: skip
 
 
@@ -200,6 +201,7 @@ def _task(
         split=hash_split(instance_id, spec.heldout),
         timeout_s=spec.timeout_s,
         env=spec.env,
+        test_cmd=spec.test_cmd,
     )
 
 

@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -223,6 +224,11 @@ def prepare(task: Task, cache_dir: str | Path) -> PreparedTask:
     return PreparedTask(task, build_workspace(task, cache), build_env(task.env, cache))
 
 
+def visible_test_command(task: Task) -> str:
+    """The shell command that runs the task's visible tests, as the agent should type it."""
+    return shlex.join([*task.test_cmd, "-q"])
+
+
 def task_prompt(task: Task) -> str:
     """What the agent is told: the issue and the rules of the game.
 
@@ -233,7 +239,7 @@ def task_prompt(task: Task) -> str:
         "You are working in a Python repository (the current directory).\n"
         "Fix the issue below by editing the source code. Do not modify or add tests:\n"
         "hidden tests are run after you submit, and test files are restored first.\n"
-        "You can run the visible tests with `python -m pytest -q`.\n"
+        f"You can run the visible tests with `{visible_test_command(task)}`.\n"
         "When the fix is done, call the `submit` tool.\n\n"
         f"<issue>\n{task.problem_statement.strip()}\n</issue>"
     )
