@@ -7,11 +7,17 @@ class EngineConfig(BaseModel):
     """The batched generation engine (`shadowrl.inference.engine.Engine`)."""
 
     model_config = ConfigDict(extra="forbid")
-    max_batch: int = Field(default=32, ge=1, description="Sequences decoded together in one step.")
+    max_batch: int = Field(
+        default=16,
+        ge=1,
+        description="Sequences decoded together in one step. The KV cache holds this many slots "
+        "(each up to max_seq_len), so it bounds memory: 16 x 4.6k tokens of SmolLM2 is ~3.4 GB fp32.",
+    )
     max_seq_len: int = Field(
-        default=8192,
+        default=4608,
         ge=16,
-        description="Longest prompt + completion; longer requests finish 'length'.",
+        description="Longest prompt + completion; longer requests finish 'length'. The default "
+        "covers the agent's 4,096-token context plus one reply.",
     )
     initial_kv_len: int = Field(
         default=1024,
