@@ -50,13 +50,17 @@ def _pump(proc: subprocess.Popen[bytes], caps: dict[int, Capture], deadline: flo
             if left <= 0:
                 return False
             for key, _ in sel.select(timeout=left):
-                fd = int(key.fd)
-                data = os.read(fd, _CHUNK)
-                if data:
-                    caps[fd].add(data)
-                else:
-                    sel.unregister(fd)
+                read_into(sel, int(key.fd), caps)
     return True
+
+
+def read_into(sel: selectors.BaseSelector, fd: int, caps: dict[int, Capture]) -> None:
+    """Move what is ready on `fd` into its capture; unregister it at end of file."""
+    data = os.read(fd, _CHUNK)
+    if data:
+        caps[fd].add(data)
+    else:
+        sel.unregister(fd)
 
 
 def run_captured(

@@ -39,7 +39,7 @@ from shadowrl.sandbox import seccomp
 from shadowrl.sandbox.base import ExecResult
 from shadowrl.sandbox.bwrap import SANDBOX_ENV
 from shadowrl.sandbox.pid1 import EXEC, KILL, KILLED, MAX_COMMAND, MAX_REQUEST
-from shadowrl.sandbox.process import Capture
+from shadowrl.sandbox.process import Capture, read_into
 
 log = logging.getLogger(__name__)
 KILL_GRACE_S = 5.0  # for pid 1 to answer a kill request before we stop the sandbox
@@ -186,12 +186,7 @@ class Supervisor:
                         reply = int(signal.SIGKILL if msg == KILLED else msg)
                         sel.unregister(self._sock)
                         continue
-                    fd = int(key.fd)
-                    data = os.read(fd, _CHUNK)
-                    if data:
-                        caps[fd].add(data)
-                    else:
-                        sel.unregister(fd)
+                    read_into(sel, int(key.fd), caps)
         return reply
 
     def stop(self) -> str:
