@@ -44,10 +44,7 @@ import asyncio
 import dataclasses
 import json
 import math
-import os
-import platform
 import statistics
-import subprocess
 import tempfile
 import time
 import traceback
@@ -59,6 +56,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from _machine import machine
 from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.types import Generation, SamplingParams, Trajectory
 
@@ -307,23 +305,6 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(
         "  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in cells
     )
-
-
-def machine() -> dict[str, Any]:
-    import torch
-
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent
-    ).stdout.strip()
-    return {
-        "platform": platform.platform(),
-        "cpu": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
-        "load_avg_1m": os.getloadavg()[0],
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "git_commit": commit,
-    }
 
 
 async def warm_up(s: Settings, tokenizer: Any, workspace: Path) -> None:

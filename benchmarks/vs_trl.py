@@ -34,12 +34,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
 import re
 import statistics
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Generator, Sequence
@@ -47,6 +44,8 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field
+
+from _machine import machine
 
 RESULTS = Path(__file__).parent / "results" / "vs_trl.json"
 QUICK = {"model": "tiny", "max_completion_length": 16, "steps": 3, "warmup": 1}
@@ -269,27 +268,6 @@ def median_of(rows: Sequence[dict[str, float]], key: str, skip: int) -> float:
     return statistics.median(r[key] for r in rows[skip:])
 
 
-def machine() -> dict[str, Any]:
-    import torch
-    import transformers
-    import trl
-
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent
-    ).stdout.strip()
-    return {
-        "platform": platform.platform(),
-        "cpu": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
-        "load_avg_1m": os.getloadavg()[0],
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "trl": trl.__version__,
-        "git_commit": commit,
-    }
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--quick", action="store_true", help=f"Small settings: {QUICK}.")
@@ -314,7 +292,7 @@ def main() -> int:
     print(f"shadowrl median step {a:.2f}s ({', '.join(f'{k} {v:.2f}s' for k, v in parts.items())})")
     print(f"TRL      median step {b:.2f}s")
     result = {
-        "settings": s.model_dump(), "machine": machine(), "shadowrl_step_s": a, "trl_step_s": b,
+        "settings": s.model_dump(), "machine": machine("transformers", "trl"), "shadowrl_step_s": a, "trl_step_s": b,
         "speedup": b / a, "shadowrl_parts_s": parts, "shadowrl_steps": ours, "trl_steps": theirs,
     }  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
