@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from shadowrl.tasks.prepare import PreparedTask, prepare
-from shadowrl.tasks.reference import gold_replies, run_reference
+from shadowrl.tasks.reference import gold_replies, minimal_hunk, run_reference
 from shadowrl.tasks.task import SUITES_DIR, load_suite
 
 
@@ -92,3 +92,25 @@ def test_agent_can_run_visible_tests_as_prompted(
         )
     )
     assert "1 passed" in traj.steps[0].results[0].output
+
+
+def test_minimal_hunk_keeps_only_the_changed_line() -> None:
+    text = "def f(x):\n    y = x + 1\n    return y\n"
+    old = "def f(x):\n    y = x + 1\n    return y\n"
+    new = "def f(x):\n    y = x - 1\n    return y\n"
+    assert minimal_hunk(text, old, new) == ("    y = x + 1\n", "    y = x - 1\n")
+
+
+def test_minimal_hunk_grows_context_until_unique() -> None:
+    text = "a = 1\nb = 0\nc = 2\nb = 0\nd = 3\n"
+    old, new = "c = 2\nb = 0\nd = 3\n", "c = 2\nb = 5\nd = 3\n"
+    small_old, small_new = minimal_hunk(text, old, new)
+    assert text.count(small_old) == 1 and "b = 0" in small_old
+    assert text.replace(small_old, small_new) == "a = 1\nb = 0\nc = 2\nb = 5\nd = 3\n"
+
+
+def test_minimal_hunk_of_a_pure_insertion_keeps_an_anchor() -> None:
+    text = "x = 1\ny = 2\n"
+    small_old, small_new = minimal_hunk(text, "x = 1\ny = 2\n", "x = 1\nz = 9\ny = 2\n")
+    assert small_old.strip() and text.count(small_old) == 1
+    assert text.replace(small_old, small_new) == "x = 1\nz = 9\ny = 2\n"

@@ -11,7 +11,8 @@ long one and a new rollout never waits for a batch to drain. Every token records
 logprob (under the distribution it was drawn from) and the weights version that made
 it; a swap lands between two steps, so versions change exactly where it happened and no
 request is dropped or restarted. Identical prompts (a GRPO group) are prefilled once and
-their KV is copied, including a prompt still held by a running request.
+their KV is copied; a finished request's KV is parked in a prefix cache (`prefix.py`), so
+an agent's next turn prefills only the tokens added since its last one.
 
 Callers: `await engine.generate(ids, sampling)` (the `Policy` protocol, safe from many
 asyncio tasks at once), `async for delta in engine.generate_stream(...)`, or the blocking
@@ -25,7 +26,6 @@ import threading
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
@@ -36,6 +36,7 @@ from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.cuda_graphs import GraphStep
 from shadowrl.inference.forward import Decoder
 from shadowrl.inference.kv import KVCache
+from shadowrl.inference.prefix import PrefixCache
 from shadowrl.inference.requests import (
     Done,
     OnDelta,
@@ -45,20 +46,10 @@ from shadowrl.inference.requests import (
     resolve_future,
 )
 from shadowrl.inference.step import DecodeStep, EagerStep
-from shadowrl.inference.weights import apply_state, eos_ids
+from shadowrl.inference.weights import Swap, apply_state, eos_ids
 from shadowrl.types import FinishReason, Generation, SamplingParams
 
 STEPS: dict[str, type[EagerStep]] = {"eager": EagerStep, "cuda_graphs": GraphStep}
-
-
-@dataclass(eq=False)
-class _Swap:
-    state: Mapping[str, Tensor]
-    version: int
-    delta: bool
-    done: threading.Event = field(default_factory=threading.Event)
-    pause_s: float = 0.0
-    error: BaseException | None = None
 
 
 class Engine:
@@ -95,13 +86,14 @@ class Engine:
         self.stepper: DecodeStep = STEPS["cuda_graphs" if graphs else "eager"](
             self.decoder, self.cache, self.config
         )
+        self.prefix = PrefixCache(self.cache, self.config.prefix_cache_tokens)
         self.default_stop_ids = eos_ids(model, tokenizer)
         self._tensors = dict(model.state_dict(keep_vars=True))
         self._rng = torch.Generator()  # seeds the requests that bring none
         self._rng.manual_seed(seed if seed is not None else self._rng.seed())
         self._cv = threading.Condition()
         self._inbox: list[Request] = []
-        self._swaps: list[_Swap] = []
+        self._swaps: list[Swap] = []
         self._pending: list[Request] = []
         self._running: list[Request] = []  # running[i] lives in KV slot i
         self._thread: threading.Thread | None = None
@@ -219,7 +211,7 @@ class Engine:
         Blocks until applied; returns the decode pause in seconds. Keys may be a subset
         of the model's (a shard); unknown keys raise before anything changes.
         """
-        swap = _Swap(state, version, delta)
+        swap = Swap(state, version, delta)
         if self._thread is None:
             with torch.inference_mode():
                 self._apply_swap(swap)
@@ -313,8 +305,10 @@ class Engine:
         self._running += [r for g in groups for r in g]
         fresh = [i for i, source in enumerate(sources) if source < 0]
         if fresh:
-            prompts = [groups[i][0].prompt for i in fresh]
-            logits = self.decoder.prefill(prompts, [starts[i] for i in fresh], self.cache)
+            hits = [self.prefix.restore_longest(groups[i][0].prompt, starts[i]) for i in fresh]
+            prompts = [groups[i][0].prompt[hit:] for i, hit in zip(fresh, hits, strict=True)]
+            slots = [starts[i] for i in fresh]
+            logits = self.decoder.prefill(prompts, slots, self.cache, hits if any(hits) else None)
             for row, i in enumerate(fresh):
                 sources[i], groups[i][0].prompt_logits = starts[i], logits[row]
         rows: list[Tensor] = []
@@ -339,7 +333,8 @@ class Engine:
         while self._pending and free > 0:
             prompt = self._pending[0].prompt
             if self._shared_prompt(prompt) < 0:
-                fresh, longest = fresh + 1, max(longest, len(prompt))
+                new_tokens = len(prompt) - self.prefix.match(prompt)[1]
+                fresh, longest = fresh + 1, max(longest, new_tokens)
                 if fresh > 1 and fresh * longest > self.config.prefill_tokens_per_step:
                     break
             group = [r for r in self._pending if r.prompt == prompt][:free]
@@ -376,6 +371,8 @@ class Engine:
         """Remove finished requests, moving the last slot into each hole to stay packed."""
         for slot, reason in sorted(finished, reverse=True):
             request = self._running[slot]
+            if reason != "abort" and request.prompt_version == self.version:
+                self.prefix.park(slot, (request.prompt + tuple(request.tokens))[: request.cached])
             last = len(self._running) - 1
             if slot != last:
                 mover = self._running[last]
@@ -384,11 +381,12 @@ class Engine:
             self._running.pop()
             request.finish(reason)
 
-    def _apply_swap(self, swap: _Swap) -> None:
+    def _apply_swap(self, swap: Swap) -> None:
         start = time.perf_counter()
         try:
             apply_state(self._tensors, swap.state, delta=swap.delta)
             self.version = swap.version
+            self.prefix.clear()
             if self.config.recompute_kv_on_swap and self._running:
                 ids = [(r.prompt + tuple(r.tokens))[: r.cached] for r in self._running]
                 self.decoder.prefill(ids, range(len(ids)), self.cache)

@@ -82,28 +82,48 @@ class Decoder:
 
     @torch.inference_mode()
     def prefill(
-        self, prompts: Sequence[Sequence[int]], slots: Sequence[int], cache: KVCache
+        self,
+        prompts: Sequence[Sequence[int]],
+        slots: Sequence[int],
+        cache: KVCache,
+        starts: Sequence[int] | None = None,
     ) -> Tensor:
         """Run prompts into `slots` in one forward; return each last position's logits [N, V].
 
-        Prompts are right-padded to the longest: with causal attention a real position
-        never sees the padding after it, and the padding's KV lies beyond the row's length,
-        where decode overwrites it before it is ever attended to.
+        Row i's tokens go at positions starts[i]... (default 0); the KV of positions before
+        starts[i] must already be in its slot (a prefix-cache hit). Rows are right-padded to
+        the longest: a real position never attends to the padding after it, and the padding
+        is written at the row's end, where decode overwrites it before it is ever read.
         """
         n, t = len(prompts), max(len(p) for p in prompts)
-        cache.reserve(t)
+        offsets = list(starts) if starts is not None else [0] * n
+        ends = [s + len(p) for s, p in zip(offsets, prompts, strict=True)]
+        cache.reserve(max(ends) + 1)
         device = self.embed.weight.device
         ids = torch.tensor([[*p, *[0] * (t - len(p))] for p in prompts], device=device)
         index = torch.tensor(list(slots), device=device)
         last = torch.tensor([len(p) - 1 for p in prompts], device=device)
+        steps = torch.arange(t, device=device)[None]
+        end = torch.tensor(ends, device=device)[:, None]
+        positions = torch.minimum(torch.tensor(offsets, device=device)[:, None] + steps, end)
+        span = max(ends)
+        # Attend to every cached or new position up to one's own (causal over the row).
+        mask = (torch.arange(span, device=device)[None, None] <= positions[:, :, None])[:, None]
         h = self.embed(ids)
-        cos, sin = self.rotary(h, torch.arange(t, device=device)[None].expand(n, t))
+        cos, sin = self.rotary(h, positions)
         for i, layer in enumerate(self.layers):
             attn = layer.self_attn
             q, k, v = self._qkv(attn, layer.input_layernorm(h), cos, sin)
-            cache.keys[i][index, :, :t] = k
-            cache.values[i][index, :, :t] = v
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            keys, values = cache.keys[i], cache.values[i]
+            keys[index[:, None], :, positions] = k.transpose(1, 2)
+            values[index[:, None], :, positions] = v.transpose(1, 2)
+            if starts is None:  # fresh prompts: plain causal attention over the new tokens
+                out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            else:
+                out = F.scaled_dot_product_attention(
+                    q, keys[index, :, :span], values[index, :, :span], attn_mask=mask,
+                    enable_gqa=True,
+                )  # fmt: skip
             h = h + attn.o_proj(out.transpose(1, 2).reshape(n, t, -1))
             h = self._mlp(layer, h)
         return self.lm_head(self.norm(h[torch.arange(n, device=device), last]))

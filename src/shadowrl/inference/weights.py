@@ -7,10 +7,24 @@ memory copy of the changed tensors.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from torch import Tensor
+
+
+@dataclass(eq=False)
+class Swap:
+    """A queued weight update; the caller waits on `done`, then reads `pause_s`/`error`."""
+
+    state: Mapping[str, Tensor]
+    version: int
+    delta: bool
+    done: threading.Event = field(default_factory=threading.Event)
+    pause_s: float = 0.0
+    error: BaseException | None = None
 
 
 def apply_state(tensors: Mapping[str, Tensor], state: Mapping[str, Tensor], *, delta: bool) -> None:

@@ -43,22 +43,47 @@ def _edits(path: str, before: str, hunks: list[tuple[str, str]], after: str | No
     )
 
 
+def minimal_hunk(text: str, old: str, new: str) -> tuple[str, str]:
+    """Shrink a hunk to its changed lines plus the least context that makes `old` unique.
+
+    Patch hunks carry three context lines each side; an agent (and a small model learning
+    from the expert) should only have to retype the lines it changes.
+    """
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    lo, hi = head, len(a) - tail  # a[lo:hi] is replaced by b[lo:len(b) - tail]
+    while lo > 0 or hi < len(a):
+        core = "".join(a[lo:hi])
+        if core.strip() and text.count(core) == 1:
+            break
+        lo, hi = max(lo - 1, 0), min(hi + 1, len(a))
+    grown_tail = len(a) - hi
+    return "".join(a[lo:hi]), "".join(b[lo : len(b) - grown_tail])
+
+
 def gold_replies(task: Task, prepared: PreparedTask) -> list[str]:
-    """Tool-call replies that apply `task.patch` to the workspace, then submit."""
+    """Tool-call replies that apply `task.patch` to the workspace with minimal edits, then submit."""
     before = {
         fp.path: prepared.read(fp.old) or "" for fp in parse_patch(task.patch) if fp.old is not None
     }
     after = apply_patch(before, task.patch)
     replies: list[str] = []
     for fp in parse_patch(task.patch):
+        text = before.get(fp.path, "")
         hunks = [
-            (
+            minimal_hunk(
+                text,
                 "".join(line[1:] + "\n" for line in body if line[:1] in " -"),
                 "".join(line[1:] + "\n" for line in body if line[:1] in " +"),
             )
             for _, body in fp.hunks
         ]
-        replies += _edits(fp.path, before.get(fp.path, ""), hunks, after[fp.path])
+        replies += _edits(fp.path, text, hunks, after[fp.path])
     return [*replies, _call("Done.", "submit", {})]
 
 

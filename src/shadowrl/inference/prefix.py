@@ -1,0 +1,122 @@
+"""Prefix cache: the KV of finished requests, kept so the next turn prefills only its suffix.
+
+An agent episode is a chain of requests whose prompts extend each other token for token:
+turn k+1's prompt is turn k's prompt, the tokens generated in turn k and the tool
+results. Without a cache every turn re-prefills the whole conversation, which on a CPU
+is most of the rollout time (prefill of a 2k-token context costs ~4 s on SmolLM2 where a
+decode step costs ~0.1 s). So when a request finishes, its KV is copied out of its slot
+and parked here; an admitted request looks for the parked sequence sharing the longest
+token prefix with its prompt, copies that much KV back and prefills only the rest. The
+system prompt and tool schemas, identical across tasks, are shared the same way.
+
+Exactness: an entry is reused only under the weights version that computed all of it,
+and a weight swap clears the cache, so a cache hit changes no logprob beyond float noise.
+Entries are evicted least recently used to stay under a token budget.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from shadowrl.inference.kv import KVCache
+
+
+@dataclass(eq=False)
+class _Entry:
+    tokens: Tensor  # [L] int64 (CPU): the token ids whose KV is held
+    kv: Tensor  # [layers, 2, kv_heads, L, head_dim] on the cache's device
+
+
+def common_prefix(a: Tensor, b: Tensor) -> int:
+    """Length of the longest common prefix of two 1-D int tensors."""
+    n = min(a.numel(), b.numel())
+    differ = torch.nonzero(a[:n] != b[:n])
+    return int(differ[0, 0]) if differ.numel() else n
+
+
+class PrefixCache:
+    """Parked KV of finished sequences, matched by longest common token prefix."""
+
+    def __init__(self, cache: KVCache, max_tokens: int) -> None:
+        self.cache = cache
+        self.max_tokens = max_tokens
+        self._entries: OrderedDict[int, _Entry] = OrderedDict()  # LRU order, oldest first
+        self._next_id = 0
+        self.tokens_held = 0
+        self.hit_tokens = 0  # prompt tokens served from the cache instead of prefilled
+
+    def clear(self) -> None:
+        """Drop everything (after a weight swap the parked KV is from old weights)."""
+        self._entries.clear()
+        self.tokens_held = 0
+
+    def park(self, slot: int, tokens: list[int] | tuple[int, ...]) -> None:
+        """Copy slot `slot`'s KV for `tokens` (its first len(tokens) positions) into the cache."""
+        n = len(tokens)
+        if self.max_tokens <= 0 or n == 0 or n > self.max_tokens:
+            return
+        ids = torch.tensor(tokens, dtype=torch.int64)
+        for key, entry in list(self._entries.items()):  # a superseded prefix is dead weight
+            if (
+                entry.tokens.numel() <= n
+                and common_prefix(entry.tokens, ids) == entry.tokens.numel()
+            ):
+                self._drop(key)
+        kv = torch.stack(
+            [
+                torch.stack((k[slot, :, :n], v[slot, :, :n]))
+                for k, v in zip(self.cache.keys, self.cache.values, strict=True)
+            ]
+        )
+        self._entries[self._next_id] = _Entry(ids, kv)
+        self._next_id += 1
+        self.tokens_held += n
+        while self.tokens_held > self.max_tokens:
+            self._drop(next(iter(self._entries)))
+
+    def match(self, prompt: tuple[int, ...]) -> tuple[int, int]:
+        """(entry key, usable length) of the best entry for `prompt`, or (-1, 0).
+
+        At most len(prompt) - 1 positions are usable: the last prompt token must run
+        through the model to give the logits of the first new token.
+        """
+        if not self._entries:
+            return -1, 0
+        ids = torch.tensor(prompt, dtype=torch.int64)
+        best, best_len = -1, 0
+        for key, entry in self._entries.items():
+            length = min(common_prefix(entry.tokens, ids), len(prompt) - 1)
+            if length > best_len:
+                best, best_len = key, length
+        return best, best_len
+
+    def restore(self, key: int, length: int, slot: int) -> int:
+        """Copy the first `length` positions of entry `key` into `slot` (returns `length`).
+
+        An entry restored in full is dropped: the request that extends it parks the longer
+        sequence when it finishes.
+        """
+        entry = self._entries[key]
+        self.cache.reserve(length + 1)
+        for layer, (k, v) in enumerate(zip(self.cache.keys, self.cache.values, strict=True)):
+            k[slot, :, :length] = entry.kv[layer, 0, :, :length]
+            v[slot, :, :length] = entry.kv[layer, 1, :, :length]
+        self.hit_tokens += length
+        if length >= entry.tokens.numel() - 1:
+            self._drop(key)
+        else:
+            self._entries.move_to_end(key)
+        return length
+
+    def restore_longest(self, prompt: tuple[int, ...], slot: int) -> int:
+        """Copy the longest cached prefix of `prompt` into `slot`; returns its length."""
+        key, length = self.match(prompt)
+        return self.restore(key, length, slot) if length else 0
+
+    def _drop(self, key: int) -> None:
+        entry = self._entries.pop(key)
+        self.tokens_held -= entry.tokens.numel()
