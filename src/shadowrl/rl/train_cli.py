@@ -41,6 +41,12 @@ class PipelineConfig(BaseModel):
         False,
         description="Also evaluate the starting model (slow on CPU: it rambles to every budget).",
     )
+    base_samples: int = Field(
+        0,
+        ge=0,
+        description="Episodes per held-out task in the base model's eval (0 = eval_samples); "
+        "fewer keep it affordable, since the base model uses every turn and token budget.",
+    )
     sft: bool = Field(True, description="Warm-start with SFT on expert demonstrations.")
     demos_from: list[str] = Field(
         default_factory=list, description="Extra demonstration JSONL files (e.g. successes.jsonl)."
@@ -87,7 +93,7 @@ def _load_policy_model(config: Config, path: str | None) -> tuple[Any, Any]:
 
 
 async def _evaluate(
-    model: Any, tokenizer: Any, config: Config, label: str, out: Path
+    model: Any, tokenizer: Any, config: Config, label: str, out: Path, samples: int = 0
 ) -> EvalResult:
     """Held-out eval of `model` through the exact serving harness, on the engine."""
     from shadowrl.eval.policies import SharedPolicy
@@ -104,7 +110,7 @@ async def _evaluate(
         result = await evaluate(
             tasks,
             factory,
-            samples=config.pipeline.eval_samples,
+            samples=samples or config.pipeline.eval_samples,
             concurrency=config.eval.concurrency,
             config=config,
             suite=f"{config.tasks.suite}:heldout",
@@ -186,7 +192,14 @@ def cmd_train(args: argparse.Namespace, config: Config) -> int:
     evals: dict[str, EvalResult] = {}
     if config.pipeline.eval_base:
         evals["base"] = asyncio.run(
-            _evaluate(model, tokenizer, config, "base", run_dir / "eval_base")
+            _evaluate(
+                model,
+                tokenizer,
+                config,
+                "base",
+                run_dir / "eval_base",
+                config.pipeline.base_samples,
+            )
         )
     if config.pipeline.sft:
         model = _sft(model, tokenizer, config, run_dir)
