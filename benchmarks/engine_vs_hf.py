@@ -101,7 +101,10 @@ def make_engine(model: Any, work: list[tuple[list[int], int]], batch: int) -> An
     from shadowrl.inference.engine import Engine
 
     longest = max(len(p) + n for p, n in work)
-    engine = Engine(model, None, EngineConfig(max_batch=batch, max_seq_len=longest + 1), seed=0)
+    # No prefix cache: the runs below repeat the same prompts, which would turn into cache
+    # hits and flatter the engine (`prefix_cache.py` measures the cache on its own).
+    config = EngineConfig(max_batch=batch, max_seq_len=longest + 1, prefix_cache_tokens=0)
+    engine = Engine(model, None, config, seed=0)
     engine.default_stop_ids = frozenset()  # match HF's eos_token_id=[] above
     return engine
 
