@@ -120,33 +120,23 @@ class _Run:
 async def _sample(
     run: _Run, task: Task, prepared: PreparedTask, snap: Snapshot, i: int
 ) -> SampleResult:
-    from shadowrl.agent.loop import run_episode
-    from shadowrl.tasks.prepare import task_prompt
-    from shadowrl.tasks.verify import verify
+    from shadowrl.episode import graded_episode
 
     start = time.perf_counter()
     async with run.gate:
         try:
             sandbox = await asyncio.to_thread(snap.fork)
             try:
-                traj = await run_episode(
-                    run.factory(task, prepared),
-                    sandbox,
-                    task_prompt(task),
-                    tokenizer=run.factory.tokenizer,
-                    config=run.config.agent,
-                    task_id=task.instance_id,
-                )
-                shaping = run.config.tasks.shaping
-                verdict = await asyncio.to_thread(
-                    lambda: verify(task, prepared, sandbox, shaping=shaping, trajectory=traj)
-                )
+                traj, verdict = await graded_episode(
+                    run.factory(task, prepared), sandbox, prepared,
+                    tokenizer=run.factory.tokenizer, agent=run.config.agent,
+                    shaping=run.config.tasks.shaping, search=run.config.search,
+                )  # fmt: skip
             finally:
                 await asyncio.to_thread(sandbox.close)
         except Exception as err:
             result = _crash(i, err, time.perf_counter() - start)
         else:
-            traj = dataclasses.replace(traj, reward=verdict.reward)
             run.episodes.append((traj, verdict.resolved))
             result = _graded(i, traj, verdict.resolved, verdict.reward, time.perf_counter() - start)
     run.advance(result.resolved)

@@ -51,31 +51,21 @@ def expert_replies(task: Task, prepared: PreparedTask) -> list[str]:
 async def _demo(
     task: Task, prepared: PreparedTask, tokenizer: Any, config: Config
 ) -> Trajectory | None:
-    from shadowrl.agent.loop import run_episode
     from shadowrl.agent.policies import ScriptedPolicy
-    from shadowrl.tasks import task_prompt, verify
+    from shadowrl.episode import graded_episode
 
     sandbox = await asyncio.to_thread(
         prepared.sandbox, config.sandbox.backend, config.sandbox.limits
     )
     try:
         policy = ScriptedPolicy(tokenizer, expert_replies(task, prepared))
-        traj = await run_episode(
-            policy,
-            sandbox,
-            task_prompt(task),
-            tokenizer=tokenizer,
-            config=config.agent,
-            task_id=task.instance_id,
-        )
-        verdict = await asyncio.to_thread(verify, task, prepared, sandbox)
+        traj, verdict = await graded_episode(
+            policy, sandbox, prepared, tokenizer=tokenizer, agent=config.agent,
+            search=config.search,
+        )  # fmt: skip
     finally:
         await asyncio.to_thread(sandbox.close)
-    return (
-        dataclasses.replace(traj, reward=verdict.reward)
-        if verdict.resolved and traj.end == "submitted"
-        else None
-    )
+    return traj if verdict.resolved and traj.end == "submitted" else None
 
 
 async def expert_demonstrations(

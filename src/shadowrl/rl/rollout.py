@@ -10,12 +10,10 @@ episode is recorded as such and its group is not trained on: a crash is not rewa
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shadowrl.types import Policy, Trajectory
@@ -23,7 +21,6 @@ from shadowrl.types import Policy, Trajectory
 if TYPE_CHECKING:
     from shadowrl.agent.config import AgentConfig
     from shadowrl.sandbox.base import Limits, Sandbox
-    from shadowrl.search import SemanticIndex
     from shadowrl.search.config import SearchConfig
     from shadowrl.tasks import PreparedTask, Task
     from shadowrl.tasks.config import ShapingConfig
@@ -66,22 +63,6 @@ class RolloutSpec:
     search: SearchConfig
 
 
-_INDEXES: dict[Path, SemanticIndex] = {}
-
-
-def prepared_index(prepared: PreparedTask, search: SearchConfig) -> SemanticIndex:
-    """The semantic index of a prepared workspace: built (or loaded) once, shared by forks."""
-    from shadowrl.search import build_or_load_index, directory_texts, get_embedder
-
-    if prepared.workspace not in _INDEXES:
-        files = directory_texts(prepared.workspace)
-        cache = Path(search.cache_dir).expanduser()
-        _INDEXES[prepared.workspace] = build_or_load_index(
-            files, cache, get_embedder(search.embedder), search.chunk
-        )
-    return _INDEXES[prepared.workspace]
-
-
 async def _open(make: Callable[[], Sandbox]) -> Sandbox:
     """Create a sandbox in a worker thread without leaking it if we are cancelled meanwhile.
 
@@ -102,36 +83,17 @@ def _close_if_made(fut: asyncio.Future[Sandbox]) -> None:
 
 
 async def _episode(
-    policy: Policy,
-    root: Sandbox,
-    task: Task,
-    prepared: PreparedTask,
-    tokenizer: Any,
-    spec: RolloutSpec,
+    policy: Policy, root: Sandbox, prepared: PreparedTask, tokenizer: Any, spec: RolloutSpec
 ) -> Trajectory:
-    from shadowrl.agent.loop import run_episode
-    from shadowrl.tasks import task_prompt
-    from shadowrl.tasks.verify import verify
+    from shadowrl.episode import graded_episode
 
-    index = None
-    if "semantic_search" in spec.agent.tools:
-        index = await asyncio.to_thread(prepared_index, prepared, spec.search)
     sandbox = await _open(lambda: root.snapshot().fork())
     try:
-        traj = await run_episode(
-            policy,
-            sandbox,
-            task_prompt(task),
-            tokenizer=tokenizer,
-            config=spec.agent,
-            task_id=task.instance_id,
-            index=index,
-        )
-        verdict = await asyncio.to_thread(
-            verify, task, prepared, sandbox, shaping=spec.shaping, trajectory=traj
-        )
-        info = {**traj.info, "resolved": verdict.resolved}
-        return dataclasses.replace(traj, reward=verdict.reward, info=info)
+        traj, _ = await graded_episode(
+            policy, sandbox, prepared, tokenizer=tokenizer, agent=spec.agent,
+            shaping=spec.shaping, search=spec.search,
+        )  # fmt: skip
+        return traj
     finally:
         await asyncio.to_thread(sandbox.close)
 
@@ -151,7 +113,7 @@ async def rollout_group(
     root = await _open(lambda: prepared.sandbox(spec.backend, spec.limits))
     try:
         results = await asyncio.gather(
-            *(_episode(policy, root, task, prepared, tokenizer, spec) for _ in range(group_size)),
+            *(_episode(policy, root, prepared, tokenizer, spec) for _ in range(group_size)),
             return_exceptions=True,
         )
     finally:
