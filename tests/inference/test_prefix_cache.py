@@ -93,3 +93,12 @@ def test_common_prefix() -> None:
     assert common_prefix(a, torch.tensor([1, 2, 9])) == 2
     assert common_prefix(a, torch.tensor([1, 2])) == 2
     assert common_prefix(a, torch.tensor([7])) == 0
+
+
+def test_every_member_of_a_group_parks_its_sequence() -> None:
+    model, tok = tiny_model(seed=0)
+    engine = Engine(model, tok, EngineConfig(initial_kv_len=16))
+    prompt = tokens(30, 0)
+    outs = engine.generate_batch([prompt] * 3, SamplingParams(max_new_tokens=10, temperature=1.0))
+    assert len({o.token_ids for o in outs}) == 3  # distinct completions: none supersedes another
+    assert engine.prefix.tokens_held == sum(30 + len(o.token_ids) - 1 for o in outs)

@@ -319,7 +319,8 @@ class Engine:
                 lead.prompt_logits = self._running[source].prompt_logits
             self.cache.broadcast(start, list(range(start + 1, start + len(group))), length)
             assert lead.prompt_logits is not None
-            lead.prompt_version = self.version
+            for request in group:  # each holds the prompt's KV: shareable, and parked when done
+                request.prompt_logits, request.prompt_version = lead.prompt_logits, self.version
             rows += [lead.prompt_logits] * len(group)
         admitted = self._running[first:]
         self._append(admitted, self.stepper.sample(admitted, torch.stack(rows)))
