@@ -39,7 +39,9 @@ def test_train_pipeline_runs_end_to_end_and_resumes(tmp_path):
         assert json.loads((run / stage / "eval.json").read_text())["tasks"]
     sft = [r for r in read_metrics(run / "metrics.jsonl", "sft")]
     assert sft and all(r["nll"] > 0 for r in sft)
-    assert [r["step"] for r in read_metrics(run / "metrics.jsonl", "rl")] == [1, 2]
+    rl = read_metrics(run / "metrics.jsonl", "rl")
+    assert [r["step"] for r in rl] == [1, 2]
+    assert rl[-1]["prefix_hit_tokens"] > 0  # later turns of each episode reused their KV
     report = (run / "report.md").read_text()
     assert "Held-out evaluation" in report and "| sft |" in report and "| rl |" in report
     state = json.loads((run / "loop_state.json").read_text())

@@ -102,6 +102,7 @@ async def run_rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> A
             return group
 
         def on_step(step: int, m: dict[str, Any]) -> None:
+            m = {**m, "prefix_hit_tokens": engine.prefix.hit_tokens}  # prompt tokens not prefilled
             metrics.log("rl", step + 1, m)
             live.update(_progress_table(step, cfg.steps, m))
             if (cfg.save_every and (step + 1) % cfg.save_every == 0) or step + 1 == cfg.steps:
