@@ -102,7 +102,8 @@ def shadowrl_steps(s: Settings) -> Generator[dict[str, float]]:
         model,
         TrainConfig.model_validate(
             {"lr": s.lr, "seed": s.seed, "max_staleness": 0, "microbatch_tokens": 1 << 20,
-             "token_budget": n * s.max_completion_length, "betas": (0.9, 0.99)}
+             "token_budget": n * s.max_completion_length, "betas": (0.9, 0.99),
+             "activation_checkpointing": False}  # short rows; TRL does not checkpoint either
         ),
     )  # fmt: skip
     engine = Engine(serving, tok, EngineConfig.model_validate({"max_batch": n}), seed=s.seed)

@@ -25,7 +25,14 @@ class TrainConfig(BaseModel):
         description="Oldest policy lag (trainer version − token version) a sample may have.",
     )
     microbatch_tokens: int = Field(
-        8192, ge=1, description="Token budget of one packed microbatch (rows × padded length)."
+        4096, ge=1, description="Token budget of one packed microbatch (rows × padded length)."
+    )
+    activation_checkpointing: bool = Field(
+        True,
+        description="Recompute each decoder layer's activations in backward instead of keeping "
+        "them. Off, SmolLM2 fp32 keeps ~1.7 MB per token (a 4k-token agent episode ~7 GB) but "
+        "the prompt prefix shared by a microbatch's rows is encoded once; on, memory is a "
+        "fraction of that for a few percent more compute and no prefix sharing.",
     )
     token_budget: int = Field(
         0,

@@ -101,12 +101,18 @@ def decoder_hidden(model: Any, input_ids: Tensor) -> Tensor:
     b, t = input_ids.shape
     same = (input_ids == input_ids[:1]).all(0).cumprod(0)
     shared = min(int(same.sum()), t - 1) if b > 1 else 0
+    if decoder.training and torch.is_grad_enabled() and _checkpointed(decoder):
+        shared = 0  # checkpointed layers drop the KV cache the shared prefix is passed in
     if shared == 0:
         return decoder(input_ids=input_ids, use_cache=False).last_hidden_state
     prefix = decoder(input_ids=input_ids[:1, :shared], use_cache=True)
     prefix.cache.batch_repeat_interleave(b)
     rest = decoder(input_ids=input_ids[:, shared:], cache=prefix.cache, use_cache=True)
     return torch.cat([prefix.last_hidden_state.expand(b, -1, -1), rest.last_hidden_state], 1)
+
+
+def _checkpointed(decoder: Any) -> bool:
+    return any(getattr(layer, "gradient_checkpointing", False) for layer in decoder.layers)
 
 
 class Trainer:
@@ -128,6 +134,8 @@ class Trainer:
         self.objective = OBJECTIVES[objective]
         self.device = next(model.parameters()).device
         self.params = [p for p in model.parameters() if p.requires_grad]
+        if cfg.activation_checkpointing:
+            model.activation_checkpointing_enable({"use_reentrant": False})
         lr = cfg.sft_lr if objective == "sft" else cfg.lr
         self.optimizer = torch.optim.AdamW(
             self.params,
