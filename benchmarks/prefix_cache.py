@@ -91,7 +91,9 @@ def main() -> None:
     name = "prefix_cache_quick.json" if args.quick else "prefix_cache.json"
     (RESULTS / name).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-    print(f"cached_s={cached_s:.2f} uncached_s={uncached_s:.2f} speedup={uncached_s / cached_s:.2f}")
+    print(
+        f"cached_s={cached_s:.2f} uncached_s={uncached_s:.2f} speedup={uncached_s / cached_s:.2f}"
+    )
 
 
 if __name__ == "__main__":
