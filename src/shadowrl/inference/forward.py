@@ -107,8 +107,9 @@ class Decoder:
         end = torch.tensor(ends, device=device)[:, None]
         positions = torch.minimum(torch.tensor(offsets, device=device)[:, None] + steps, end)
         span = max(ends)
-        # Attend to every cached or new position up to one's own (causal over the row).
-        mask = (torch.arange(span, device=device)[None, None] <= positions[:, :, None])[:, None]
+        mask = None  # fresh prompts attend causally among their own tokens (no mask to build)
+        if starts is not None:  # after a cache hit: every cached or new position up to one's own
+            mask = (torch.arange(span, device=device)[None, None] <= positions[:, :, None])[:, None]
         h = self.embed(ids)
         cos, sin = self.rotary(h, positions)
         for i, layer in enumerate(self.layers):
@@ -117,7 +118,7 @@ class Decoder:
             keys, values = cache.keys[i], cache.values[i]
             keys[index[:, None], :, positions] = k.transpose(1, 2)
             values[index[:, None], :, positions] = v.transpose(1, 2)
-            if starts is None:  # fresh prompts: plain causal attention over the new tokens
+            if mask is None:
                 out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
             else:
                 out = F.scaled_dot_product_attention(
