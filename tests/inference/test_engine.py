@@ -235,3 +235,23 @@ def test_smollm2_greedy_matches_hf_generate() -> None:
     for prompt, out in zip([p, short], outs, strict=True):
         ref = hf_greedy(model, list(prompt), 40)
         assert list(out.token_ids) == ref[: len(out.token_ids)]
+
+
+def test_bfloat16_engine_serves_a_cast_copy_and_casts_updates() -> None:
+    model, tok = tiny_model(seed=0)
+    reference, _ = tiny_model(seed=0)  # fp32: the trainer's master weights
+    engine = Engine(model, tok, EngineConfig(dtype="bfloat16"))
+    assert {p.dtype for p in engine.model.parameters()} == {torch.bfloat16}
+    assert engine.cache.keys[0].dtype == torch.bfloat16
+    [p] = prompts(30, seed=2)
+    [gen] = engine.generate_batch([p], SamplingParams(max_new_tokens=16, seed=1))
+    expected = teacher_forced(reference, p, gen).log_softmax(-1)
+    expected = expected.gather(-1, torch.tensor(gen.token_ids)[:, None])[:, 0]
+    # Near the fp32 policy, but not equal: that gap is what importance correction absorbs.
+    gap = (torch.tensor(gen.logprobs) - expected).abs()
+    assert 0 < gap.max() < 0.1
+    delta = _perturbed(reference, 5)
+    state = {n: t.detach() + delta[n] for n, t in reference.named_parameters()}
+    engine.update_weights(state, version=1)
+    for name, param in engine.model.named_parameters():
+        assert torch.equal(param, state[name].to(torch.bfloat16)), name

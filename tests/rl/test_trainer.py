@@ -133,6 +133,18 @@ def test_checkpoint_resume_is_exact(tmp_path: Path):
         assert torch.equal(params(resumed.model)[k], v), k
 
 
+def test_resume_keeps_the_moments_but_takes_the_new_configs_lr(tmp_path: Path):
+    trainer = Trainer(tiny(), cfg(lr=1e-3))
+    trainer.train_groups(groups())
+    ckpt = trainer.save(tmp_path)
+    resumed = Trainer.resume(ckpt, cfg(lr=2e-4, weight_decay=0.1))
+    [group] = resumed.optimizer.param_groups
+    assert group["lr"] == 2e-4 and group["weight_decay"] == 0.1
+    moments = resumed.optimizer.state_dict()["state"]
+    assert moments and all(float(st["step"]) == 1 for st in moments.values())
+    assert resumed.train_groups(groups())["lr"] == 2e-4
+
+
 def test_checkpoint_is_a_loadable_hf_directory_and_old_ones_are_pruned(tmp_path: Path):
     from transformers import AutoModelForCausalLM
 

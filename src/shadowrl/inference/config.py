@@ -1,5 +1,7 @@
 """Inference engine settings."""
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -7,6 +9,14 @@ class EngineConfig(BaseModel):
     """The batched generation engine (`shadowrl.inference.engine.Engine`)."""
 
     model_config = ConfigDict(extra="forbid")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        default="auto",
+        description="Precision the engine serves in; it casts its model (and KV cache) once at "
+        "start, and every weight update is cast on the way in. 'auto' keeps the model's dtype. "
+        "'bfloat16' halves the bytes read per decode step (1.6-1.9x faster decode on CPUs "
+        "with AVX512-BF16) while the trainer keeps fp32 master weights, as RL stacks do "
+        "with vLLM; the logprob gap is what the trainer's importance ratio corrects.",
+    )
     max_batch: int = Field(
         default=16,
         ge=1,

@@ -65,6 +65,8 @@ class Engine:
         seed: int | None = None,
     ) -> None:
         self.config = config or EngineConfig()
+        if self.config.dtype != "auto":  # the engine owns its model: cast in place, once
+            model = model.to(getattr(torch, self.config.dtype))
         self.model = model.eval()
         self.tokenizer = tokenizer  # only needed for stop strings
         self.decoder = Decoder(model)

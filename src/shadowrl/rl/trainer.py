@@ -57,6 +57,7 @@ def sft_objective(
 
 OBJECTIVES: dict[str, Objective] = {"rl": rl_objective, "sft": sft_objective}
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+HYPER = ("lr", "betas", "eps", "weight_decay")  # AdamW settings that come from the config
 
 
 def token_logprobs(
@@ -240,7 +241,12 @@ class Trainer:
         from safetensors.torch import load_model
 
         load_model(self.model, str(Path(ckpt) / "model.safetensors"), strict=False)
+        hyper = [{k: g[k] for k in HYPER} for g in self.optimizer.param_groups]
         state = load_training_state(ckpt, self.optimizer)
+        # The moments carry over; the hyper-parameters are this run's config (a resumed run
+        # may lower the lr), not the ones pickled with the optimizer.
+        for group, own in zip(self.optimizer.param_groups, hyper, strict=True):
+            group.update(own)
         self.step_count, self.version = state.step, state.version
 
     @classmethod
