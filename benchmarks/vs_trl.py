@@ -27,7 +27,12 @@ The two alternate step by step (a TRL step, then a shadowrl step, ...) so both s
 same background load on a shared machine. `warmup` steps of each are run first and not
 counted; the median of the next `steps` is reported.
 
+With `--engine-dtype bfloat16` shadowrl rolls out on a bf16 copy of the weights while
+its trainer keeps fp32 masters (what RL stacks do with vLLM); the importance ratio absorbs
+the logprob gap. TRL without vLLM has no such split: it generates with its training model.
+
     .venv/bin/python benchmarks/vs_trl.py [--quick] [--model tiny] [--steps 3] [--sync store]
+        [--engine-dtype bfloat16]
 """
 
 from __future__ import annotations
@@ -66,6 +71,11 @@ class Settings(BaseModel):
         "direct", description="shadowrl weight sync: in-process swap or via the WeightStore."
     )
     torch_threads: int = Field(2, ge=1, description="torch intra-op threads (both frameworks).")
+    engine_dtype: Literal["float32", "bfloat16"] = Field(
+        "float32",
+        description="shadowrl engine.dtype: the serving copy's precision (the trainer stays "
+        "fp32). TRL generates with its fp32 training model either way.",
+    )
 
 
 def problems(n: int, seed: int) -> list[tuple[int, int]]:
@@ -106,7 +116,12 @@ def shadowrl_steps(s: Settings) -> Generator[dict[str, float]]:
              "activation_checkpointing": False}  # short rows; TRL does not checkpoint either
         ),
     )  # fmt: skip
-    engine = Engine(serving, tok, EngineConfig.model_validate({"max_batch": n}), seed=s.seed)
+    engine = Engine(
+        serving,
+        tok,
+        EngineConfig.model_validate({"max_batch": n, "dtype": s.engine_dtype}),
+        seed=s.seed,
+    )
     sampling = SamplingParams(
         max_new_tokens=s.max_completion_length, temperature=1.0, top_p=1.0, top_k=0
     )
