@@ -65,6 +65,18 @@ def test_deltas_of_small_updates_are_small(tmp_path: Path):
     assert full["full_bytes"] == delta["full_bytes"] == 256 * 256 * 2
 
 
+def test_store_can_publish_in_the_engines_serving_dtype(tmp_path: Path):
+    seq = states(torch.float32, n=3)
+    store = WeightStore(str(tmp_path), dtype="bfloat16")
+    infos = [store.publish(s, v) for v, s in enumerate(seq, start=1)]
+    assert [i["kind"] for i in infos] == ["full", "delta", "delta"]
+    assert infos[0]["full_bytes"] == sum(t.numel() * 2 for t in seq[0].values())
+    for v, s in enumerate(seq, start=1):
+        assert_bit_equal(
+            WeightStore(str(tmp_path)).fetch(v), {k: t.bfloat16() for k, t in s.items()}
+        )
+
+
 def test_layout_change_forces_a_full_snapshot(tmp_path: Path):
     store = WeightStore(str(tmp_path))
     store.publish({"a": torch.ones(3)}, 1)

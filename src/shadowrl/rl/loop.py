@@ -65,7 +65,11 @@ async def run_rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> A
     if start >= cfg.steps:
         return trainer.model
     prepared = _prepare(_tasks(config, "train", config.pipeline.train_tasks), config)
-    store = WeightStore(cfg.weights_url or str(run_dir / "weights"), full_every=cfg.full_every)
+    store = WeightStore(
+        cfg.weights_url or str(run_dir / "weights"),
+        full_every=cfg.full_every,
+        dtype=None if config.engine.dtype == "auto" else config.engine.dtype,
+    )
     store.publish(trainer.state_dict(), trainer.version)
     spec = RolloutSpec(
         config.agent,
