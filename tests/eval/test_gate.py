@@ -99,7 +99,9 @@ def test_eval_result_round_trips_through_json(tmp_path: Path) -> None:
     r = make_result(rows(3, 1, 4), crash=True)
     r.save(tmp_path / "eval.json")
     back = EvalResult.load(tmp_path / "eval.json")
-    assert back == r
+    assert back == r and EvalResult.load(tmp_path) == r  # a run's eval dir works too
+    with pytest.raises(FileNotFoundError, match="shadowrl eval"):
+        EvalResult.load(tmp_path / "missing")
     assert back.overall.errors == 1
     assert sorted(back.overall.pass_k) == [1, 2, 4]
     assert back.by_tier["hard"].tasks == 2

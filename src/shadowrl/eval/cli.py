@@ -42,8 +42,12 @@ def add_eval_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_gate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--candidate", required=True, help="eval.json of the candidate")
-    p.add_argument("--incumbent", required=True, help="eval.json of the deployed policy")
+    p.add_argument(
+        "--candidate", required=True, help="eval.json of the candidate (or its directory)"
+    )
+    p.add_argument(
+        "--incumbent", required=True, help="eval.json of the deployed policy (or its directory)"
+    )
     p.add_argument("--margin", type=float, help="tolerated pass-rate drop (default: eval.margin)")
     p.add_argument("--alpha", type=float, help="significance level (default: eval.alpha)")
     p.add_argument("--test", choices=["bootstrap", "sign"], help="paired test (default: eval.test)")
@@ -149,8 +153,10 @@ def cmd_gate(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.eval.gate import PinMismatch, gate
     from shadowrl.eval.result import EvalResult
 
-    candidate = EvalResult.load(args.candidate)
-    incumbent = EvalResult.load(args.incumbent)
+    try:
+        candidate, incumbent = EvalResult.load(args.candidate), EvalResult.load(args.incumbent)
+    except FileNotFoundError as e:
+        raise SystemExit(f"shadowrl gate: {e}") from None
     try:
         d = gate(
             candidate,

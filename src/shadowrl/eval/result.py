@@ -103,7 +103,13 @@ class EvalResult(BaseModel):
 
     @classmethod
     def load(cls, path: str | Path) -> EvalResult:
-        return cls.model_validate_json(Path(path).read_text())
+        """Read an eval.json, or the eval.json inside a run's eval directory."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / "eval.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"no eval result at {path} (run `shadowrl eval` first)")
+        return cls.model_validate_json(path.read_text())
 
 
 def ks_for(samples: int) -> list[int]:
