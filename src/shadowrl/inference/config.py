@@ -13,7 +13,7 @@ class EngineConfig(BaseModel):
         default="auto",
         description="Precision the engine serves in; it casts its model (and KV cache) once at "
         "start, and every weight update is cast on the way in. 'auto' keeps the model's dtype. "
-        "'bfloat16' halves the bytes read per decode step (1.6-1.9x faster decode on CPUs "
+        "'bfloat16' halves the bytes read per decode step (1.5-1.9x faster decode on CPUs "
         "with AVX512-BF16) while the trainer keeps fp32 master weights, as RL stacks do "
         "with vLLM; the logprob gap is what the trainer's importance ratio corrects.",
     )
