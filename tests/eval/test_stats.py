@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import astuple
 
 import pytest
 
@@ -34,6 +35,23 @@ def test_wilson_interval_hand_values() -> None:
     assert (e.low, e.high) == (pytest.approx(0.23659, abs=1e-5), pytest.approx(0.76341, abs=1e-5))
     # 10/10 mirrors 0/10
     assert stats.wilson_interval(10, 10).low == pytest.approx(1 - 0.27753, abs=1e-5)
+
+
+def test_clustered_wilson_shrinks_episodes_by_the_design_effect() -> None:
+    # one sample per task: episodes are independent, plain Wilson over episodes
+    assert stats.clustered_wilson([(1, 1)] * 3 + [(1, 0)] * 7) == stats.wilson_interval(3, 10)
+    # equal rates on every task: no between-task variance, so no widening
+    assert stats.clustered_wilson([(4, 2)] * 10) == stats.wilson_interval(20, 40)
+    # all-or-nothing tasks: 40 episodes carry the information of 10 draws
+    e = stats.clustered_wilson([(4, 4)] * 2 + [(4, 0)] * 8)
+    assert astuple(e) == pytest.approx(astuple(stats.wilson_interval(2, 10)))
+    # by hand: p = 8/16; robust var = 4/3 * (4 + 4 + 0 + 0) / 16² = 1/24; binomial
+    # var = 0.25/16 = 1/64; design effect 8/3 -> 6 effective episodes, 3 successes
+    e = stats.clustered_wilson([(4, 4), (4, 0), (4, 2), (4, 2)])
+    assert astuple(e) == pytest.approx(astuple(stats.wilson_interval(3, 6)))
+    assert e.low < stats.wilson_interval(8, 16).low  # wider than treating 16 as independent
+    # no success at all: correlation unknown, so the cautious one draw per task
+    assert stats.clustered_wilson([(4, 0)] * 10) == stats.wilson_interval(0, 10)
 
 
 def test_bootstrap_mean_is_seeded_and_brackets_the_mean() -> None:

@@ -32,6 +32,12 @@ def _train(run_dir: Path, steps: int) -> int:
     return main(["train", f"--run_dir={run_dir}", f"--train.steps={steps}", *TINY])
 
 
+def _eval_stages(report: str) -> list[str]:
+    """The stage column of the report's held-out eval table."""
+    table = report.split("## Held-out evaluation")[1].split("\n\n")[1]
+    return [row.split("|")[1].strip() for row in table.splitlines()[2:]]
+
+
 def test_train_pipeline_runs_end_to_end_and_resumes(tmp_path):
     run = tmp_path / "run"
     assert _train(run, steps=2) == 0
@@ -43,7 +49,8 @@ def test_train_pipeline_runs_end_to_end_and_resumes(tmp_path):
     assert [r["step"] for r in rl] == [1, 2]
     assert rl[-1]["prefix_hit_tokens"] > 0  # later turns of each episode reused their KV
     report = (run / "report.md").read_text()
-    assert "Held-out evaluation" in report and "| sft |" in report and "| rl |" in report
+    assert "Held-out evaluation" in report
+    assert _eval_stages(report) == ["base", "sft", "rl_step2"]
     state = json.loads((run / "loop_state.json").read_text())
     assert state["step"] == 2
     ckpt = run / "checkpoints" / state["checkpoint"]
@@ -54,6 +61,8 @@ def test_train_pipeline_runs_end_to_end_and_resumes(tmp_path):
     assert [r["step"] for r in read_metrics(run / "metrics.jsonl", "rl")] == [1, 2, 3]
     assert json.loads((run / "loop_state.json").read_text())["step"] == 3
     assert (run / "eval_rl_step3" / "eval.json").exists()
+    report = (run / "report.md").read_text()
+    assert _eval_stages(report) == ["base", "sft", "rl_step2", "rl_step3"]  # the whole history
 
 
 def test_kill_9_mid_run_loses_at_most_the_step_in_progress(tmp_path):

@@ -24,7 +24,7 @@ def _score_rows(name: str, s: Scores) -> str:
 
 def _scores_table(r: EvalResult) -> list[str]:
     lines = [
-        "| tier | tasks | episodes | pass@1 (Wilson 95%) | pass@k (bootstrap 95%) | reward | crashed |",
+        "| tier | tasks | episodes | pass@1 (clustered Wilson 95%) | pass@k (bootstrap 95%) | reward | crashed |",
         "|---|---|---|---|---|---|---|",
         _score_rows("**all**", r.overall),
     ]
@@ -97,7 +97,7 @@ def render_report(r: EvalResult) -> str:
 
 
 def plot_tiers(r: EvalResult, path: Path) -> None:
-    """Bar chart of pass@1 per tier with its Wilson interval."""
+    """Bar chart of pass@1 per tier with its clustered Wilson interval."""
     import matplotlib
 
     matplotlib.use("Agg")

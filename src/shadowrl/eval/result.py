@@ -64,7 +64,9 @@ class Scores(BaseModel):
     tasks: int = Field(description="Tasks scored.")
     episodes: int = Field(description="Episodes scored.")
     errors: int = Field(description="Episodes that crashed (counted as unresolved).")
-    pass1: Estimate = Field(description="Resolved share of episodes, Wilson interval.")
+    pass1: Estimate = Field(
+        description="Resolved share of episodes; Wilson interval on the design-effect-adjusted count."
+    )
     pass_k: dict[int, Estimate] = Field(
         description="Mean unbiased pass@k over tasks, bootstrap-over-tasks interval, by k."
     )
@@ -123,17 +125,17 @@ def ks_for(samples: int) -> list[int]:
 
 
 def score(tasks: Sequence[TaskResult], *, seed: int = 0, resamples: int = 2000) -> Scores:
-    """Pass@1 (Wilson over episodes) and pass@k (bootstrap over tasks) of `tasks`."""
+    """Pass@1 (Wilson over episodes, widened for per-task correlation) and pass@k
+    (bootstrap over tasks) of `tasks`."""
     counts = [t.counts for t in tasks]
     n = sum(n for n, _ in counts)
-    c = sum(c for _, c in counts)
     k_max = min(n for n, _ in counts)
     rewards = [s.reward for t in tasks for s in t.samples]
     return Scores(
         tasks=len(tasks),
         episodes=n,
         errors=sum(s.error is not None for t in tasks for s in t.samples),
-        pass1=stats.wilson_interval(c, n),
+        pass1=stats.clustered_wilson(counts),
         pass_k={
             k: stats.pass_at_k_estimate(counts, k, seed=seed, resamples=resamples)
             for k in ks_for(k_max)

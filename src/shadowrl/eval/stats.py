@@ -50,8 +50,11 @@ def mean_pass_at_k(counts: Sequence[tuple[int, int]], k: int) -> float:
     return sum(pass_at_k(n, c, k) for n, c in counts) / len(counts)
 
 
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Estimate:
-    """Proportion with a Wilson score interval; well behaved at 0%, 100% and small n."""
+def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> Estimate:
+    """Proportion with a Wilson score interval; well behaved at 0%, 100% and small n.
+
+    Non-integer counts are allowed: `clustered_wilson` passes an effective sample size.
+    """
     if n <= 0 or not 0 <= successes <= n:
         raise ValueError(f"need 0 <= successes <= n and n > 0, got {successes}/{n}")
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
@@ -63,6 +66,32 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Estimat
     low = 0.0 if successes == 0 else max(0.0, centre - half)
     high = 1.0 if successes == n else min(1.0, centre + half)
     return Estimate(p, low, high)
+
+
+def clustered_wilson(counts: Sequence[tuple[int, int]], confidence: float = 0.95) -> Estimate:
+    """Pass rate over episodes, each task given as `(n, c)`, with a Wilson interval that
+    treats the samples of one task as correlated.
+
+    k samples of one task are not k independent draws: a task the policy solves once
+    it tends to solve again. The interval shrinks the episode count by the design
+    effect (the cluster-robust variance of the ratio estimate over the binomial one),
+    kept between 1 (independent) and the samples per task (every task all-or-nothing,
+    i.e. one draw per task). With no success or no failure the data cannot show how
+    correlated the samples are, so it takes the cautious end: one draw per task.
+    """
+    if not counts:
+        raise ValueError("no tasks")
+    n = sum(m for m, _ in counts)
+    c = sum(k for _, k in counts)
+    p, tasks = c / n, len(counts)
+    most = max(m for m, _ in counts)
+    if 0 < c < n and tasks > 1:
+        robust = tasks / (tasks - 1) * sum((k - p * m) ** 2 for m, k in counts) / n**2
+        design = min(max(robust / (p * (1 - p) / n), 1.0), most)
+    else:
+        design = most
+    effective = n / design
+    return wilson_interval(p * effective, effective, confidence)
 
 
 def _bootstrap_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:

@@ -6,14 +6,29 @@ each stage), so the report can be regenerated for any run, finished or not.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from shadowrl.eval.result import EvalResult
 from shadowrl.metrics import read_metrics
 
-if TYPE_CHECKING:
-    from shadowrl.eval.result import EvalResult
+
+def run_evals(run_dir: str | Path) -> dict[str, EvalResult]:
+    """Every held-out eval in `run_dir` (`eval_<stage>/eval.json`), keyed by stage.
+
+    Ordered base, then SFT, then RL by step, then any other (e.g. a re-evaluation
+    with more samples), so a run resumed several times reports its whole history.
+    """
+
+    def order(stage: str) -> tuple[int, int, str]:
+        if m := re.fullmatch(r"rl_step(\d+)", stage):
+            return 2, int(m[1]), stage
+        return {"base": (0, 0, stage), "sft": (1, 0, stage)}.get(stage, (3, 0, stage))
+
+    found = {p.parent.name.removeprefix("eval_"): p for p in Path(run_dir).glob("eval_*/eval.json")}
+    return {stage: EvalResult.load(found[stage]) for stage in sorted(found, key=order)}
 
 
 def _plot_curves(rows: list[dict[str, Any]], path: Path) -> None:
@@ -51,8 +66,9 @@ def _plot_evals(evals: Mapping[str, EvalResult], path: Path) -> None:
     est = [evals[n].overall.pass1 for n in names]
     values = [e.value for e in est]
     err = [[e.value - e.low for e in est], [e.high - e.value for e in est]]
-    fig, ax = plt.subplots(figsize=(4.5, 3.4))
+    fig, ax = plt.subplots(figsize=(max(4.5, 1.2 * len(names)), 3.4))
     ax.bar(names, values, yerr=err, capsize=6, color="tab:blue")
+    ax.set_xticks(range(len(names)), [f"{n}\nk={evals[n].samples}" for n in names])
     ax.set_ylabel("held-out pass@1 (95% CI)")
     ax.set_ylim(0, 1)
     fig.tight_layout()
@@ -60,25 +76,34 @@ def _plot_evals(evals: Mapping[str, EvalResult], path: Path) -> None:
     plt.close(fig)
 
 
-def write_run_report(run_dir: str | Path, evals: Mapping[str, EvalResult]) -> Path:
-    """Write `report.md` (+ PNG plots) into `run_dir`; returns its path."""
+def _eval_lines(evals: Mapping[str, EvalResult]) -> list[str]:
+    lines = [
+        "## Held-out evaluation",
+        "",
+        "| stage | samples/task | pass@1 | 95% CI | pass@k (k = samples) | tasks solved | episodes |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, r in evals.items():
+        p, k = r.overall.pass1, max(r.overall.pass_k, default=1)
+        solved = sum(any(s.resolved for s in t.samples) for t in r.tasks)
+        top = r.overall.pass_k.get(k, p).value
+        lines.append(
+            f"| {name} | {r.samples} | {p.value:.3f} | [{p.low:.3f}, {p.high:.3f}] "
+            f"| {top:.3f} | {solved}/{len(r.tasks)} | {r.overall.episodes} |"
+        )
+    if len({r.samples for r in evals.values()}) > 1:
+        lines += ["", "Compare rows with equal samples/task: the gate refuses the others."]
+    return [*lines, "", "![eval](eval_pass1.png)", ""]
+
+
+def write_run_report(run_dir: str | Path) -> Path:
+    """Write `report.md` (+ PNG plots) into `run_dir` from what it holds; returns its path."""
     run_dir = Path(run_dir)
     rows = read_metrics(run_dir / "metrics.jsonl", "rl")
     lines = [f"# shadowrl run `{run_dir.name}`", ""]
-    if evals:
+    if evals := run_evals(run_dir):
         _plot_evals(evals, run_dir / "eval_pass1.png")
-        lines += [
-            "## Held-out evaluation",
-            "",
-            "| stage | pass@1 | 95% CI | episodes |",
-            "|---|---|---|---|",
-        ]
-        for name, r in evals.items():
-            p = r.overall.pass1
-            lines.append(
-                f"| {name} | {p.value:.3f} | [{p.low:.3f}, {p.high:.3f}] | {r.overall.episodes} |"
-            )
-        lines += ["", "![eval](eval_pass1.png)", ""]
+        lines += _eval_lines(evals)
     if rows:
         _plot_curves(rows, run_dir / "curves.png")
         total_tokens = sum(r["gen_tokens"] for r in rows)

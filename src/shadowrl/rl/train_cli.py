@@ -189,24 +189,17 @@ def cmd_train(args: argparse.Namespace, config: Config) -> int:
 
     run_dir = _start(args, config)
     model, tokenizer = _load_policy_model(config, None)
-    evals: dict[str, EvalResult] = {}
     if config.pipeline.eval_base:
-        evals["base"] = asyncio.run(
-            _evaluate(
-                model,
-                tokenizer,
-                config,
-                "base",
-                run_dir / "eval_base",
-                config.pipeline.base_samples,
-            )
+        base_samples = config.pipeline.base_samples
+        asyncio.run(
+            _evaluate(model, tokenizer, config, "base", run_dir / "eval_base", base_samples)
         )
     if config.pipeline.sft:
         model = _sft(model, tokenizer, config, run_dir)
-        evals["sft"] = asyncio.run(_evaluate(model, tokenizer, config, "sft", run_dir / "eval_sft"))
+        asyncio.run(_evaluate(model, tokenizer, config, "sft", run_dir / "eval_sft"))
     model = _rl(model, tokenizer, config, run_dir)
     final = run_dir / f"eval_rl_step{config.train.steps}"  # a longer rerun evaluates anew
-    evals["rl"] = asyncio.run(_evaluate(model, tokenizer, config, "rl", final))
-    report = write_run_report(run_dir, evals)
+    asyncio.run(_evaluate(model, tokenizer, config, "rl", final))
+    report = write_run_report(run_dir)  # every eval in run_dir: a resumed run's whole history
     print(f"report: {report}")
     return 0
