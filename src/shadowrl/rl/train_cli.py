@@ -18,9 +18,9 @@ import copy
 import logging
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 if TYPE_CHECKING:
     from shadowrl.config import Config
@@ -35,6 +35,16 @@ class PipelineConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     train_tasks: int = Field(24, ge=0, description="Train-split tasks used (0 = all).")
+    sft_tasks: int = Field(
+        0,
+        ge=0,
+        description="How many of those tasks (from the front) give SFT its expert demos (0 = all).",
+    )
+    rl_tasks: Literal["all", "unseen"] = Field(
+        "all",
+        description="RL on every train task, or only on those SFT had no demo of ('unseen'): "
+        "then the RL reward is not the recall of a gold patch SFT was fitted on.",
+    )
     eval_tasks: int = Field(8, ge=0, description="Held-out tasks evaluated (0 = all).")
     eval_samples: int = Field(2, ge=1, description="Episodes per held-out task (k of pass@k).")
     eval_base: bool = Field(
@@ -51,6 +61,23 @@ class PipelineConfig(BaseModel):
     demos_from: list[str] = Field(
         default_factory=list, description="Extra demonstration JSONL files (e.g. successes.jsonl)."
     )
+
+    @model_validator(mode="after")
+    def _rl_has_tasks(self) -> PipelineConfig:
+        if self.rl_tasks == "unseen" and not (self.sft and self.sft_tasks):
+            raise ValueError("rl_tasks='unseen' needs sft on a subset: set sft_tasks > 0")
+        if self.rl_tasks == "unseen" and self.train_tasks and self.sft_tasks >= self.train_tasks:
+            raise ValueError(f"sft_tasks={self.sft_tasks} leaves none of {self.train_tasks} for RL")
+        return self
+
+
+def split_train_tasks(tasks: list[Task], pipeline: PipelineConfig) -> tuple[list[Task], list[Task]]:
+    """(SFT's tasks, RL's tasks) out of the train split, as `pipeline` says."""
+    sft = tasks[: pipeline.sft_tasks] if pipeline.sft_tasks else tasks
+    rl = tasks[len(sft) :] if pipeline.rl_tasks == "unseen" else tasks
+    if not rl:
+        raise SystemExit(f"no train task is left for RL: {len(tasks)} tasks, {len(sft)} for SFT")
+    return sft, rl
 
 
 def add_train_args(p: argparse.ArgumentParser) -> None:
@@ -132,7 +159,8 @@ def _sft(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> Any:
 
     if (done := latest_checkpoint(run_dir / "sft")) is not None:
         return AutoModelForCausalLM.from_pretrained(done)
-    prepared = _prepare(_tasks(config, "train", config.pipeline.train_tasks), config)
+    tasks = _tasks(config, "train", config.pipeline.train_tasks)
+    prepared = _prepare(split_train_tasks(tasks, config.pipeline)[0], config)
     demos = asyncio.run(expert_demonstrations(prepared, tokenizer, config, config.eval.concurrency))
     for path in config.pipeline.demos_from:
         demos += [t for t in load_trajectories(path) if (t.reward or 0) > 0]
