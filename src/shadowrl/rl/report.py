@@ -84,9 +84,8 @@ def _eval_lines(evals: Mapping[str, EvalResult]) -> list[str]:
         "|---|---|---|---|---|---|---|",
     ]
     for name, r in evals.items():
-        p, k = r.overall.pass1, max(r.overall.pass_k, default=1)
-        solved = sum(any(s.resolved for s in t.samples) for t in r.tasks)
-        top = r.overall.pass_k.get(k, p).value
+        p, top = r.overall.pass1, r.overall.pass_k[max(r.overall.pass_k)].value
+        solved = sum(c > 0 for _, c in (t.counts for t in r.tasks))
         lines.append(
             f"| {name} | {r.samples} | {p.value:.3f} | [{p.low:.3f}, {p.high:.3f}] "
             f"| {top:.3f} | {solved}/{len(r.tasks)} | {r.overall.episodes} |"

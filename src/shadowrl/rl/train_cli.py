@@ -24,7 +24,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 if TYPE_CHECKING:
     from shadowrl.config import Config
-    from shadowrl.eval.result import EvalResult
     from shadowrl.tasks import PreparedTask, Task
 
 log = logging.getLogger(__name__)
@@ -121,16 +120,16 @@ def _load_policy_model(config: Config, path: str | None) -> tuple[Any, Any]:
 
 async def _evaluate(
     model: Any, tokenizer: Any, config: Config, label: str, out: Path, samples: int = 0
-) -> EvalResult:
-    """Held-out eval of `model` through the exact serving harness, on the engine."""
+) -> None:
+    """Held-out eval of `model` through the exact serving harness, on the engine, into
+    `out` (skipped when `out` holds one: the report reads every eval back from disk)."""
     from shadowrl.eval.policies import SharedPolicy
     from shadowrl.eval.report import write_report
-    from shadowrl.eval.result import EvalResult
     from shadowrl.eval.runner import evaluate
     from shadowrl.inference.engine import Engine
 
     if (out / "eval.json").exists():
-        return EvalResult.load(out / "eval.json")
+        return
     tasks = _tasks(config, "heldout", config.pipeline.eval_tasks)
     with Engine(copy.deepcopy(model), tokenizer, config.engine, seed=config.seed) as engine:
         factory = SharedPolicy(engine, tokenizer, f"{label}:{config.model.path}")
@@ -144,7 +143,6 @@ async def _evaluate(
         )
     write_report(result, out)
     log.info("%s eval: pass@1 %.3f", label, result.overall.pass1.value)
-    return result
 
 
 def _sft(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> Any:
