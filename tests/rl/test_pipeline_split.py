@@ -42,3 +42,68 @@ def test_a_suite_too_small_for_the_split_is_a_clear_error():
     tasks = load_suite("easy", "train")[:3]
     with pytest.raises(SystemExit, match="no train task is left for RL"):
         split_train_tasks(tasks, PipelineConfig(train_tasks=0, sft_tasks=5, rl_tasks="unseen"))
+
+
+def _screen(tasks, outcomes):
+    """A real eval result of `tasks` whose task i resolved the samples in outcomes[i]."""
+    from shadowrl.eval.behaviour import summarize_behaviour
+    from shadowrl.eval.result import EvalResult, Pins, SampleResult, TaskResult, score
+
+    results = [
+        TaskResult(
+            instance_id=t.instance_id,
+            tier=t.tier,
+            samples=[
+                SampleResult(sample=j, resolved=r, reward=float(r), end="submitted")
+                for j, r in enumerate(row)
+            ],
+        )
+        for t, row in zip(tasks, outcomes, strict=True)
+    ]
+    pins = Pins(
+        suite="easy:train",
+        suite_hash="h",
+        harness_version="v",
+        config_digest="c",
+        config_sections={},
+        policy="sft",
+    )
+    return EvalResult(
+        pins=pins,
+        samples=len(outcomes[0]),
+        tasks=results,
+        overall=score(results, resamples=10),
+        by_tier={},
+        behaviour=summarize_behaviour([], []),
+        wall_s=1.0,
+        created="2026-01-01T00:00:00",
+    )
+
+
+def test_the_screen_keeps_tasks_solved_sometimes_but_not_always(tmp_path):
+    from shadowrl.config import load_config
+    from shadowrl.rl.train_cli import SCREEN_DIR, learnable, rl_task_list
+
+    overrides = ["--pipeline.train_tasks=6", "--pipeline.sft_tasks=2", "--pipeline.rl_tasks=unseen"]
+    config = load_config(overrides=[*overrides, "--pipeline.screen_samples=3"])
+    rl = load_suite("easy", "train")[2:6]
+    outcomes = [[False] * 3, [True, False, False], [True] * 3, [False, True, True]]
+    (tmp_path / SCREEN_DIR).mkdir()
+    _screen(rl, outcomes).save(tmp_path / SCREEN_DIR / "eval.json")
+    assert _ids(rl_task_list(config, tmp_path)) == _ids([rl[1], rl[3]])
+    assert _ids(learnable(rl[:2], _screen(rl, outcomes))) == _ids([rl[1]])
+    # without a screen RL gets the split's whole share, and no screen file is read
+    assert _ids(rl_task_list(load_config(overrides=overrides), tmp_path / "none")) == _ids(rl)
+
+
+def test_a_screen_that_keeps_nothing_is_a_clear_error(tmp_path):
+    from shadowrl.config import load_config
+    from shadowrl.rl.train_cli import SCREEN_DIR, rl_task_list
+
+    config = load_config(overrides=["--pipeline.train_tasks=2", "--pipeline.screen_samples=2"])
+    (tmp_path / SCREEN_DIR).mkdir()
+    _screen(load_suite("easy", "train")[:2], [[False, False], [True, True]]).save(
+        tmp_path / SCREEN_DIR / "eval.json"
+    )
+    with pytest.raises(SystemExit, match="sometimes but not always"):
+        rl_task_list(config, tmp_path)

@@ -50,7 +50,7 @@ async def run_rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> A
     from shadowrl.rl.demos import append_trajectories
     from shadowrl.rl.orchestrator import Orchestrator, TaskSampler
     from shadowrl.rl.rollout import RolloutSpec, rollout_group
-    from shadowrl.rl.train_cli import _prepare, _tasks, split_train_tasks
+    from shadowrl.rl.train_cli import _prepare, rl_task_list
     from shadowrl.rl.trainer import Trainer
     from shadowrl.rl.weights import WeightStore
 
@@ -64,8 +64,7 @@ async def run_rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> A
     trainer = Trainer.resume(ckpt, cfg) if ckpt else Trainer(model, cfg)
     if start >= cfg.steps:
         return trainer.model
-    tasks = _tasks(config, "train", config.pipeline.train_tasks)
-    prepared = _prepare(split_train_tasks(tasks, config.pipeline)[1], config)
+    prepared = _prepare(rl_task_list(config, run_dir), config)
     store = WeightStore(
         cfg.weights_url or str(run_dir / "weights"),
         full_every=cfg.full_every,

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 if TYPE_CHECKING:
     from shadowrl.config import Config
+    from shadowrl.eval.result import EvalResult
     from shadowrl.tasks import PreparedTask, Task
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,14 @@ class PipelineConfig(BaseModel):
         description="Episodes per held-out task in the base model's eval (0 = eval_samples); "
         "fewer keep it affordable, since the base model uses every turn and token budget.",
     )
+    screen_samples: int = Field(
+        0,
+        ge=0,
+        description="Before RL, run the starting policy this many times on each RL task and "
+        "train only on the tasks it solves sometimes but not always (0 = off): a group that "
+        "all fails or all passes has no outcome advantage, so it costs rollouts and teaches "
+        "nothing about solving. Written to run_dir/screen/.",
+    )
     sft: bool = Field(True, description="Warm-start with SFT on expert demonstrations.")
     demos_from: list[str] = Field(
         default_factory=list, description="Extra demonstration JSONL files (e.g. successes.jsonl)."
@@ -77,6 +86,38 @@ def split_train_tasks(tasks: list[Task], pipeline: PipelineConfig) -> tuple[list
     if not rl:
         raise SystemExit(f"no train task is left for RL: {len(tasks)} tasks, {len(sft)} for SFT")
     return sft, rl
+
+
+SCREEN_DIR = "screen"  # not eval_*: the run report reads those as held-out evals
+
+
+def learnable(tasks: list[Task], screen: EvalResult) -> list[Task]:
+    """The `tasks` that `screen` solved in some but not all of their samples, in order."""
+    keep = {t.instance_id for t in screen.tasks if 0 < t.counts[1] < t.counts[0]}
+    return [t for t in tasks if t.instance_id in keep]
+
+
+def rl_share(config: Config) -> list[Task]:
+    """The train tasks the split gives RL, before any screen."""
+    tasks = _tasks(config, "train", config.pipeline.train_tasks)
+    return split_train_tasks(tasks, config.pipeline)[1]
+
+
+def rl_task_list(config: Config, run_dir: Path) -> list[Task]:
+    """RL's train tasks: the split's RL share, narrowed by the screen when there is one."""
+    rl = rl_share(config)
+    if not config.pipeline.screen_samples:
+        return rl
+    from shadowrl.eval.result import EvalResult
+
+    kept = learnable(rl, EvalResult.load(run_dir / SCREEN_DIR))
+    if not kept:
+        raise SystemExit(
+            f"the screen in {run_dir / SCREEN_DIR} found no RL task that the starting policy "
+            "solves sometimes but not always: raise pipeline.screen_samples or set it to 0"
+        )
+    log.info("RL on %d of %d tasks that the screen found learnable", len(kept), len(rl))
+    return kept
 
 
 def add_train_args(p: argparse.ArgumentParser) -> None:
@@ -119,10 +160,17 @@ def _load_policy_model(config: Config, path: str | None) -> tuple[Any, Any]:
 
 
 async def _evaluate(
-    model: Any, tokenizer: Any, config: Config, label: str, out: Path, samples: int = 0
+    model: Any,
+    tokenizer: Any,
+    config: Config,
+    label: str,
+    out: Path,
+    samples: int = 0,
+    train_tasks: list[Task] | None = None,
 ) -> None:
-    """Held-out eval of `model` through the exact serving harness, on the engine, into
-    `out` (skipped when `out` holds one: the report reads every eval back from disk)."""
+    """Held-out eval (or, given `train_tasks`, an eval on those) of `model` through the
+    exact serving harness, on the engine, into `out` (skipped when `out` holds one: the
+    report reads every eval back from disk)."""
     from shadowrl.eval.policies import SharedPolicy
     from shadowrl.eval.report import write_report
     from shadowrl.eval.runner import evaluate
@@ -130,7 +178,8 @@ async def _evaluate(
 
     if (out / "eval.json").exists():
         return
-    tasks = _tasks(config, "heldout", config.pipeline.eval_tasks)
+    split = "heldout" if train_tasks is None else "train"
+    tasks = train_tasks or _tasks(config, split, config.pipeline.eval_tasks)
     with Engine(copy.deepcopy(model), tokenizer, config.engine, seed=config.seed) as engine:
         factory = SharedPolicy(engine, tokenizer, f"{label}:{config.model.path}")
         result = await evaluate(
@@ -139,7 +188,7 @@ async def _evaluate(
             samples=samples or config.pipeline.eval_samples,
             concurrency=config.eval.concurrency,
             config=config,
-            suite=f"{config.tasks.suite}:heldout",
+            suite=f"{config.tasks.suite}:{split}",
         )
     write_report(result, out)
     log.info("%s eval: pass@1 %.3f", label, result.overall.pass1.value)
@@ -223,6 +272,11 @@ def cmd_train(args: argparse.Namespace, config: Config) -> int:
     if config.pipeline.sft:
         model = _sft(model, tokenizer, config, run_dir)
         asyncio.run(_evaluate(model, tokenizer, config, "sft", run_dir / "eval_sft"))
+    if samples := config.pipeline.screen_samples:  # on RL's starting policy
+        screen = run_dir / SCREEN_DIR
+        asyncio.run(
+            _evaluate(model, tokenizer, config, "screen", screen, samples, rl_share(config))
+        )
     model = _rl(model, tokenizer, config, run_dir)
     final = run_dir / f"eval_rl_step{config.train.steps}"  # a longer rerun evaluates anew
     asyncio.run(_evaluate(model, tokenizer, config, "rl", final))
