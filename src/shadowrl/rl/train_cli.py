@@ -2,8 +2,11 @@
 
 `train` is the main job and runs the whole pipeline, each stage resumable:
 
-    base eval ─► SFT on expert demos ─► eval ─► async GRPO (orchestrator) ─► eval ─► report
-    (eval_base/)  (sft/ checkpoint)    (eval_sft/)  (checkpoints/, metrics)  (eval_rl_stepN/)
+    base eval ─► SFT on expert demos ─► eval ─► [screen] ─► async GRPO ─► eval ─► report
+    (eval_base/)  (sft/ checkpoint)   (eval_sft/) (screen/)  (checkpoints/) (eval_rl_stepN/)
+
+The optional screen samples the starting policy on RL's train tasks and keeps those
+it solves sometimes but not always (`pipeline.screen_samples`).
 
 A stage whose output already exists in `run_dir` is skipped, and RL continues from
 its newest checkpoint, so after a crash or `kill -9` rerunning the same command (or
