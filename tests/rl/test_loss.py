@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from shadowrl.rl.loss import (
+    LossStats,
     group_advantages,
     k3_kl,
     linear_token_logprobs,
@@ -139,3 +140,11 @@ def test_linear_logprobs_in_bf16_return_float32_and_bf16_grads():
     got.sum().backward()
     assert h.grad is not None and h.grad.dtype == torch.bfloat16
     assert w.grad is not None and w.grad.dtype == torch.bfloat16
+
+
+def test_stats_of_no_tokens_report_no_ratio_rather_than_infinities():
+    import json
+
+    m = (LossStats.zero() + LossStats.zero()).to_metrics()
+    assert m["tokens"] == 0.0 and not {"ratio_mean", "ratio_max", "ratio_min"} & m.keys()
+    json.dumps(m, allow_nan=False)  # metrics.jsonl stays strict JSON

@@ -79,16 +79,20 @@ class LossStats:
 
     def to_metrics(self) -> dict[str, float]:
         n = max(float(self.tokens), 1.0)
-        return {
+        out = {
             "tokens": float(self.tokens),
-            "ratio_mean": float(self.ratio_sum) / n,
-            "ratio_max": float(self.ratio_max),
-            "ratio_min": float(self.ratio_min),
             "clip_frac": float(self.clipped) / n,
             "zero_adv_rows": float(self.zero_adv_rows),
             "kl": float(self.kl_sum) / n,
             "nll": float(self.nll_sum) / n,
         }
+        if self.tokens > 0:  # no ratio was seen: ±inf would not even be valid JSON
+            out |= {
+                "ratio_mean": float(self.ratio_sum) / n,
+                "ratio_max": float(self.ratio_max),
+                "ratio_min": float(self.ratio_min),
+            }
+        return out
 
 
 def k3_kl(logprobs: Tensor, ref_logprobs: Tensor) -> Tensor:
