@@ -181,8 +181,10 @@ async def _evaluate(
 
     if (out / "eval.json").exists():
         return
-    split = "heldout" if train_tasks is None else "train"
-    tasks = train_tasks or _tasks(config, split, config.pipeline.eval_tasks)
+    if train_tasks is None:
+        split, tasks = "heldout", _tasks(config, "heldout", config.pipeline.eval_tasks)
+    else:  # an empty list stays empty: never a silent swap to the held-out split
+        split, tasks = "train", train_tasks
     with Engine(copy.deepcopy(model), tokenizer, config.engine, seed=config.seed) as engine:
         factory = SharedPolicy(engine, tokenizer, f"{label}:{config.model.path}")
         result = await evaluate(
