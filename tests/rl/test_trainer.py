@@ -145,6 +145,20 @@ def test_resume_keeps_the_moments_but_takes_the_new_configs_lr(tmp_path: Path):
     assert resumed.train_groups(groups())["lr"] == 2e-4
 
 
+def test_a_save_with_nothing_trained_since_leaves_the_checkpoint_untouched(tmp_path: Path):
+    # Rewriting it would open a window where kill -9 finds the checkpoint that
+    # loop_state.json names half-deleted (an RL step of zero-advantage groups saves again).
+    trainer = Trainer(tiny(), cfg())
+    trainer.train_groups(groups())
+    first = trainer.save(tmp_path)
+    (first / "marker").touch()
+    assert trainer.save(tmp_path) == first and (first / "marker").exists()
+    resumed = Trainer.resume(first, cfg())
+    assert resumed.save(tmp_path) == first and (first / "marker").exists()
+    resumed.train_groups(groups())
+    assert resumed.save(tmp_path).name == "step_00000002"
+
+
 def test_checkpoint_is_a_loadable_hf_directory_and_old_ones_are_pruned(tmp_path: Path):
     from transformers import AutoModelForCausalLM
 

@@ -53,6 +53,11 @@ def _set_python_rng(state: list[Any]) -> None:
     random.setstate((state[0], tuple(state[1]), state[2]))
 
 
+def checkpoint_path(root: str | Path, step: int) -> Path:
+    """Where `save_checkpoint` puts step `step` under `root`."""
+    return Path(root) / f"{PREFIX}{step:08d}"
+
+
 def save_checkpoint(
     root: str | Path,
     model: Any,
@@ -65,7 +70,7 @@ def save_checkpoint(
     """Write checkpoint `state.step` atomically; keep only the newest `keep`. Returns its path."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    final = root / f"{PREFIX}{state.step:08d}"
+    final = checkpoint_path(root, state.step)
     tmp = root / f"{TMP_PREFIX}{final.name}"
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp)

@@ -22,7 +22,12 @@ import torch
 from torch import Tensor
 
 from shadowrl.rl.batch import MicroBatch, TrainBatch, build_rl_batch
-from shadowrl.rl.checkpoint import TrainerState, load_training_state, save_checkpoint
+from shadowrl.rl.checkpoint import (
+    TrainerState,
+    checkpoint_path,
+    load_training_state,
+    save_checkpoint,
+)
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.loss import LossStats, linear_token_logprobs, policy_loss
 from shadowrl.rl.sft import sft_loss, sft_stats
@@ -148,6 +153,7 @@ class Trainer:
         )
         self.step_count = 0
         self.version = 0
+        self._saved: tuple[Path, int] | None = None  # (root, step) of the last checkpoint written
         torch.manual_seed(cfg.seed)
 
     def step(self, batch: TrainBatch) -> dict[str, float]:
@@ -226,8 +232,13 @@ class Trainer:
     # -- checkpoints -------------------------------------------------------------
     def save(self, root: str | Path, tokenizer: Any = None) -> Path:
         """Atomic checkpoint of weights (HF dir), optimizer, RNG and counters under `root`."""
+        if self._saved is not None and self._saved == (Path(root), self.step_count):
+            # Nothing trained since (e.g. an RL step whose groups all had zero advantage):
+            # rewriting the same directory would leave a window where a kill -9 finds it
+            # half-deleted while loop_state.json still names it.
+            return checkpoint_path(root, self.step_count)
         state = TrainerState(step=self.step_count, version=self.version)
-        return save_checkpoint(
+        path = save_checkpoint(
             root,
             self.model,
             self.optimizer,
@@ -235,6 +246,8 @@ class Trainer:
             tokenizer=tokenizer,
             keep=self.cfg.keep_checkpoints,
         )
+        self._saved = (Path(root), self.step_count)
+        return path
 
     def load_state(self, ckpt: str | Path) -> None:
         """Restore weights, optimizer, RNG and counters from a checkpoint directory."""
@@ -248,6 +261,7 @@ class Trainer:
         for group, own in zip(self.optimizer.param_groups, hyper, strict=True):
             group.update(own)
         self.step_count, self.version = state.step, state.version
+        self._saved = (Path(ckpt).parent, state.step)  # that checkpoint is this exact state
 
     @classmethod
     def resume(
