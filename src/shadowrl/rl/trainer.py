@@ -232,7 +232,7 @@ class Trainer:
     # -- checkpoints -------------------------------------------------------------
     def save(self, root: str | Path, tokenizer: Any = None) -> Path:
         """Atomic checkpoint of weights (HF dir), optimizer, RNG and counters under `root`."""
-        if self._saved is not None and self._saved == (Path(root), self.step_count):
+        if self._saved == (Path(root), self.step_count):
             # Nothing trained since (e.g. an RL step whose groups all had zero advantage):
             # rewriting the same directory would leave a window where a kill -9 finds it
             # half-deleted while loop_state.json still names it.
