@@ -11,13 +11,18 @@ SECTIONS = {"agent": "a1", "sandbox": "s1", "tasks": "t1", "tasks.shaping": "r1"
 
 
 def make_result(
-    outcomes: list[list[bool]], *, crash: bool = False, pins: dict[str, Any] | None = None
+    outcomes: list[list[bool]],
+    *,
+    crash: bool = False,
+    pins: dict[str, Any] | None = None,
+    groups: list[str] | None = None,
 ) -> EvalResult:
-    """A result whose task i has samples `outcomes[i]` (True = resolved)."""
+    """A result whose task i has samples `outcomes[i]` (True = resolved), in `groups[i]`."""
     tasks = [
         TaskResult(
             instance_id=f"task-{i}",
             tier="easy" if i % 2 else "hard",
+            group=groups[i] if groups else "",
             samples=[
                 SampleResult(sample=j, resolved=r, reward=float(r), end="submitted")
                 for j, r in enumerate(row)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from shadowrl.eval import stats
 from shadowrl.eval.gate import PinMismatch, gate
 from shadowrl.eval.result import EvalResult
 
@@ -105,3 +107,30 @@ def test_eval_result_round_trips_through_json(tmp_path: Path) -> None:
     assert back.overall.errors == 1
     assert sorted(back.overall.pass_k) == [1, 2, 4]
     assert back.by_tier["hard"].tasks == 2
+
+
+def test_gain_on_many_bugs_of_one_problem_counts_as_one_problem() -> None:
+    """Bugs made from one source problem are resampled together (TaskResult.group)."""
+    cand_rows, inc_rows = rows(8, 4) + rows(8, 0), rows(16, 0)
+    groups = ["humaneval/1"] * 8 + [f"humaneval/{i}" for i in range(2, 10)]
+    as_tasks = gate(make_result(cand_rows), make_result(inc_rows), margin=0.0, alpha=0.05)
+    grouped = gate(
+        make_result(cand_rows, groups=groups),
+        make_result(inc_rows, groups=groups),
+        margin=0.0,
+        alpha=0.05,
+    )
+    assert as_tasks.delta.mean == grouped.delta.mean == 0.5
+    assert as_tasks.delta.low > 0.25
+    assert grouped.delta.low == 0.0  # a draw of 9 problems without humaneval/1 gains nothing
+
+
+def test_pass1_interval_treats_a_group_as_one_cluster() -> None:
+    # Two groups of two tasks, 4 samples each: group a all resolved, group b none.
+    # Per group (8, 8) and (8, 0): the data cannot tell the groups' episodes apart from
+    # one draw each, so the Wilson interval is that of 1 success in 2 draws.
+    result = make_result(rows(2, 4) + rows(2, 0), groups=["a", "a", "b", "b"])
+    p1 = result.overall.pass1
+    assert (p1.value, p1.low, p1.high) == astuple(stats.wilson_interval(1, 2))
+    alone = make_result(rows(2, 4) + rows(2, 0)).overall.pass1
+    assert alone.high - alone.low < p1.high - p1.low

@@ -123,6 +123,7 @@ async def test_real_harness_grades_fix_and_no_fix(tmp_path: Path) -> None:
         [tiny_task(seed)], factory, samples=4, concurrency=4, config=config, progress=False
     )
     (task,) = result.tasks
+    assert task.group == tiny_task(seed).repo  # tasks of one source are resampled together
     assert [s.error for s in task.samples] == [None] * 4
     assert sorted(s.resolved for s in task.samples) == [False, False, True, True]
     assert result.overall.pass1.value == 0.5

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import astuple
 
+import numpy as np
 import pytest
 
 from shadowrl.eval import stats
@@ -95,3 +96,32 @@ def test_paired_bootstrap_degenerate_and_mixed() -> None:
     assert d.mean == 0.0
     assert d.low < 0.0 < d.upper  # one task better, one worse: no evidence either way
     assert math.isclose(d.upper, d.high)
+
+
+def test_cluster_bootstrap_draws_whole_clusters() -> None:
+    values = [1.0, 1.0, 1.0, 0.0]
+    # Every task alone is the plain bootstrap over tasks, draw for draw.
+    alone = stats.bootstrap_mean(values, seed=2, clusters=["a", "b", "c", "d"])
+    assert alone == stats.bootstrap_mean(values, seed=2)
+    # Two clusters of sizes 3 and 1: a draw holds (a,a), (a,b) or (b,b), and its mean is
+    # over the tasks it holds: 1, 3/4 or 0. So the 95% interval spans [0, 1].
+    means = stats._bootstrap_means(np.asarray(values), 400, 0, ["a", "a", "a", "b"])
+    assert set(np.round(means, 6)) == {0.0, 0.75, 1.0}
+    assert stats.bootstrap_mean(values, clusters=["a", "a", "a", "b"]) == stats.Estimate(
+        0.75, 0.0, 1.0
+    )
+    # One cluster: every draw is the whole set.
+    assert stats.bootstrap_mean(values, clusters=["x"] * 4) == stats.Estimate(0.75, 0.75, 0.75)
+    with pytest.raises(ValueError, match="3 cluster labels for 4 values"):
+        stats.bootstrap_mean(values, clusters=["a", "b", "c"])
+
+
+def test_paired_bootstrap_over_clusters_is_wider_when_the_gain_sits_in_one() -> None:
+    # 10 bugs of one problem all improve by 1; 10 other problems are unchanged.
+    cand, inc = [1.0] * 10 + [0.0] * 10, [0.0] * 20
+    by_task = stats.paired_bootstrap(cand, inc, seed=0)
+    by_problem = stats.paired_bootstrap(cand, inc, seed=0, clusters=["p"] * 10 + list("abcdefghij"))
+    assert by_task.mean == by_problem.mean == 0.5
+    assert by_task.low > 0.25  # as 20 independent tasks: clearly positive
+    # As 11 problems: a draw without problem p (probability (10/11)^11 = 0.35) gains 0.
+    assert by_problem.low == 0.0

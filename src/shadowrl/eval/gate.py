@@ -3,7 +3,8 @@
 Rule (default test, `bootstrap`). On the tasks both runs share, let p_c(i) and
 p_i(i) be the candidate's and the incumbent's pass rates on task i (resolved samples
 / samples) and Δ = mean_i [p_c(i) − p_i(i)]. Let U be the one-sided (1 − alpha) upper
-confidence bound of Δ from a seeded paired bootstrap over tasks. Then
+confidence bound of Δ from a seeded paired bootstrap over tasks (over groups of
+tasks made from the same source, `TaskResult.group`, which are correlated). Then
 
     reject  iff  U < −margin     (the candidate is significantly worse than
                                    the incumbent minus the margin)
@@ -128,7 +129,12 @@ def gate(
     cand_rates = [t.pass_rate for t in candidate.tasks]
     inc_rates = [t.pass_rate for t in incumbent.tasks]
     delta = stats.paired_bootstrap(
-        cand_rates, inc_rates, alpha=alpha, resamples=resamples, seed=seed
+        cand_rates,
+        inc_rates,
+        alpha=alpha,
+        resamples=resamples,
+        seed=seed,
+        clusters=[t.cluster for t in candidate.tasks],
     )
     sign = stats.sign_test(*_sample_pairs(candidate.tasks, incumbent.tasks))
     regressed, why = RULES[test](delta, sign, margin, alpha)

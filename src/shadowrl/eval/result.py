@@ -45,7 +45,16 @@ class TaskResult(BaseModel):
 
     instance_id: str = Field(description="The task's id.")
     tier: str = Field(description="The task's difficulty tier.")
+    group: str = Field(
+        default="",
+        description="Source the task was made from (`Task.repo`): tasks of one group are "
+        "correlated and the statistics resample them together. '' = a group of its own.",
+    )
     samples: list[SampleResult] = Field(description="One record per episode, in sample order.")
+
+    @property
+    def cluster(self) -> str:
+        return self.group or f"task:{self.instance_id}"
 
     @property
     def counts(self) -> tuple[int, int]:
@@ -125,9 +134,10 @@ def ks_for(samples: int) -> list[int]:
 
 
 def score(tasks: Sequence[TaskResult], *, seed: int = 0, resamples: int = 2000) -> Scores:
-    """Pass@1 (Wilson over episodes, widened for per-task correlation) and pass@k
-    (bootstrap over tasks) of `tasks`."""
+    """Pass@1 (Wilson over episodes, widened for correlation within a task's group) and
+    pass@k (bootstrap over groups of tasks) of `tasks`."""
     counts = [t.counts for t in tasks]
+    clusters = [t.cluster for t in tasks]
     n = sum(n for n, _ in counts)
     k_max = min(n for n, _ in counts)
     rewards = [s.reward for t in tasks for s in t.samples]
@@ -135,13 +145,26 @@ def score(tasks: Sequence[TaskResult], *, seed: int = 0, resamples: int = 2000) 
         tasks=len(tasks),
         episodes=n,
         errors=sum(s.error is not None for t in tasks for s in t.samples),
-        pass1=stats.clustered_wilson(counts),
+        pass1=stats.clustered_wilson(_cluster_counts(counts, clusters)),
         pass_k={
-            k: stats.pass_at_k_estimate(counts, k, seed=seed, resamples=resamples)
+            k: stats.pass_at_k_estimate(
+                counts, k, seed=seed, resamples=resamples, clusters=clusters
+            )
             for k in ks_for(k_max)
         },
         mean_reward=sum(rewards) / len(rewards),
     )
+
+
+def _cluster_counts(
+    counts: Sequence[tuple[int, int]], clusters: Sequence[str]
+) -> list[tuple[int, int]]:
+    """`(n, c)` summed per cluster, in first-seen order."""
+    summed: dict[str, tuple[int, int]] = {}
+    for (n, c), key in zip(counts, clusters, strict=True):
+        m, k = summed.get(key, (0, 0))
+        summed[key] = (m + n, k + c)
+    return list(summed.values())
 
 
 def score_by_tier(

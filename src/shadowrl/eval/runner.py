@@ -148,7 +148,9 @@ async def _task(run: _Run, task: Task, samples: int, cache_dir: Path) -> TaskRes
     from shadowrl.tasks.prepare import prepare
 
     def result(rows: Sequence[SampleResult]) -> TaskResult:
-        return TaskResult(instance_id=task.instance_id, tier=task.tier, samples=list(rows))
+        return TaskResult(
+            instance_id=task.instance_id, tier=task.tier, group=task.repo, samples=list(rows)
+        )
 
     sandbox_cfg = run.config.sandbox
     start = time.perf_counter()

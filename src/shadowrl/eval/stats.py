@@ -94,17 +94,43 @@ def clustered_wilson(counts: Sequence[tuple[int, int]], confidence: float = 0.95
     return wilson_interval(p * effective, effective, confidence)
 
 
-def _bootstrap_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+def cluster_ids(clusters: Sequence[str] | None, n: int) -> np.ndarray:
+    """Integer label per task, numbered in first-seen order; None = every task alone."""
+    if clusters is None:
+        return np.arange(n)
+    if len(clusters) != n:
+        raise ValueError(f"{len(clusters)} cluster labels for {n} values")
+    first: dict[str, int] = {}
+    return np.array([first.setdefault(c, len(first)) for c in clusters])
+
+
+def _bootstrap_means(
+    values: np.ndarray, resamples: int, seed: int, clusters: Sequence[str] | None = None
+) -> np.ndarray:
+    """Means of `values` over bootstrap draws of whole clusters (tasks by default).
+
+    Tasks of one cluster (bugs of one source problem) are correlated, so they are
+    drawn together; a draw's mean is over the tasks it holds. With every task its own
+    cluster this is the plain bootstrap over tasks, draw for draw.
+    """
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(values), size=(resamples, len(values)))
-    means: np.ndarray = values[idx].mean(axis=1)
+    labels = cluster_ids(clusters, len(values))
+    sums, sizes = np.bincount(labels, weights=values), np.bincount(labels)
+    idx = rng.integers(0, len(sums), size=(resamples, len(sums)))
+    means: np.ndarray = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
     return means
 
 
 def bootstrap_mean(
-    values: Sequence[float], *, confidence: float = 0.95, resamples: int = 2000, seed: int = 0
+    values: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+    clusters: Sequence[str] | None = None,
 ) -> Estimate:
-    """Mean of per-task values with a seeded percentile-bootstrap interval over tasks.
+    """Mean of per-task values with a seeded percentile-bootstrap interval over tasks
+    (or over `clusters` of tasks, one label per value).
 
     Resampling tasks (not episodes) keeps the samples of one task together, so the
     interval reflects how much the score would move on a different draw of tasks.
@@ -112,7 +138,7 @@ def bootstrap_mean(
     if not values:
         raise ValueError("no values")
     arr = np.asarray(values, dtype=np.float64)
-    means = _bootstrap_means(arr, resamples, seed)
+    means = _bootstrap_means(arr, resamples, seed, clusters)
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return Estimate(float(arr.mean()), float(low), float(high))
@@ -125,10 +151,13 @@ def pass_at_k_estimate(
     confidence: float = 0.95,
     resamples: int = 2000,
     seed: int = 0,
+    clusters: Sequence[str] | None = None,
 ) -> Estimate:
-    """Mean pass@k over tasks with a bootstrap-over-tasks interval."""
+    """Mean pass@k over tasks with a bootstrap-over-tasks (or -clusters) interval."""
     per_task = [pass_at_k(n, c, k) for n, c in counts]
-    return bootstrap_mean(per_task, confidence=confidence, resamples=resamples, seed=seed)
+    return bootstrap_mean(
+        per_task, confidence=confidence, resamples=resamples, seed=seed, clusters=clusters
+    )
 
 
 def by_tier(tiers: Sequence[str], items: Sequence[T]) -> dict[str, list[T]]:
@@ -200,8 +229,10 @@ def paired_bootstrap(
     alpha: float = 0.05,
     resamples: int = 5000,
     seed: int = 0,
+    clusters: Sequence[str] | None = None,
 ) -> PairedDifference:
-    """Paired bootstrap over tasks of the per-task pass-rate difference.
+    """Paired bootstrap over tasks (or `clusters` of tasks) of the per-task pass-rate
+    difference.
 
     `low`/`high` form the two-sided (1 − 2·alpha) interval whose `high` is also the
     one-sided (1 − alpha) upper bound `upper`.
@@ -209,6 +240,6 @@ def paired_bootstrap(
     if len(candidate) != len(incumbent) or not candidate:
         raise ValueError("need two equally long, non-empty sequences of per-task rates")
     diff = np.asarray(candidate, dtype=np.float64) - np.asarray(incumbent, dtype=np.float64)
-    means = _bootstrap_means(diff, resamples, seed)
+    means = _bootstrap_means(diff, resamples, seed, clusters)
     low, high = np.quantile(means, [alpha, 1 - alpha])
     return PairedDifference(float(diff.mean()), float(high), float(low), float(high))

@@ -3,6 +3,7 @@
     shadowrl tasks make --seed toolz==1.0.0 --n 10 --tier medium --out toolz.jsonl
     shadowrl tasks make --seed ./myrepo --tests tests/test_core.py --n 5 --tier hard --out x.jsonl
     shadowrl tasks easy --out easy.jsonl           # rebuild the HumanEval tier
+    shadowrl tasks wider --per-problem 4            # held-out problems x 5 bugs: easy-wide
     shadowrl tasks suite --tier medium              # rebuild a built-in tier from its recipes
     shadowrl tasks validate --suite medium          # gold must resolve 100%, noop 0%
     shadowrl tasks export --suite easy --out easy.swebench.jsonl
@@ -48,6 +49,13 @@ def add_tasks_args(parser: argparse.ArgumentParser) -> None:
     easy.add_argument("--out", default="", help="JSONL file (default: the built-in suite)")
     easy.add_argument("--limit", type=int, default=None, help="first N problems only")
     easy.add_argument("--workers", type=int, default=2)
+    wide = sub.add_parser(
+        "wider", help="easy-tier problems of one split with more bugs each (a larger eval set)"
+    )
+    wide.add_argument("--per-problem", type=int, default=4, help="extra bugs per problem")
+    wide.add_argument("--split", choices=["train", "heldout"], default="heldout")
+    wide.add_argument("--out", default="", help="JSONL file (default: the built-in easy-wide)")
+    wide.add_argument("--workers", type=int, default=2)
     suite = sub.add_parser("suite", help="regenerate the built-in medium or hard suite")
     suite.add_argument("--tier", choices=["medium", "hard"], required=True)
     suite.add_argument("--workers", type=int, default=2)
@@ -129,6 +137,31 @@ def _easy(args: argparse.Namespace, cache: Path) -> int:
     return 0
 
 
+def _wider(args: argparse.Namespace, cache: Path) -> int:
+    from shadowrl.tasks.env import build_env, env_python
+    from shadowrl.tasks.humaneval import build_wider
+    from shadowrl.tasks.task import SUITES_DIR, load_suite, save_tasks
+
+    if args.per_problem < 1:
+        raise SystemExit("--per-problem must be at least 1")
+    out = Path(args.out) if args.out else SUITES_DIR / "easy-wide.jsonl"
+    python = env_python(build_env(("pytest",), cache))
+    bar, on_result = _progress_callback(f"adding bugs to the {args.split} easy problems")
+    with bar:
+        tasks = build_wider(
+            load_suite("easy"),
+            python,
+            per_problem=args.per_problem,
+            split=args.split,
+            workers=args.workers,
+            on_result=on_result,
+        )
+    save_tasks(tasks, out)
+    problems = len({t.repo for t in tasks})
+    print(f"wrote {len(tasks)} tasks of {problems} problems to {out}")
+    return 0
+
+
 def _suite(args: argparse.Namespace, cache: Path) -> int:
     from shadowrl.tasks.suites import build_suite
 
@@ -171,7 +204,14 @@ def _export(args: argparse.Namespace, cache: Path) -> int:
     return 0
 
 
-ACTIONS = {"make": _make, "easy": _easy, "suite": _suite, "validate": _validate, "export": _export}
+ACTIONS = {
+    "make": _make,
+    "easy": _easy,
+    "wider": _wider,
+    "suite": _suite,
+    "validate": _validate,
+    "export": _export,
+}
 
 
 def cmd_tasks(args: argparse.Namespace, config: Config) -> int:

@@ -11,17 +11,18 @@ and passes with the gold patch. Small enough for a 135M model to read in one go.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import itertools
 import json
 import random
 import re
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from shadowrl.tasks.make import Job, MakeSpec, run_jobs
-from shadowrl.tasks.mutate import apply_mutations, candidate_mutations, is_effective
-from shadowrl.tasks.task import Seed, Task, hash_split
+from shadowrl.tasks.mutate import Mutation, apply_mutations, candidate_mutations, is_effective
+from shadowrl.tasks.task import Seed, Split, Task, hash_split
 
 HIDDEN_TEST = "test_hidden.py"
 EXAMPLE_TEST = "test_example.py"
@@ -69,16 +70,32 @@ def write_seed(problem: dict[str, str], root: Path) -> Path:
 
 
 def _jobs(
-    problem: dict[str, str], seed: Path, python: Path, rng: random.Random, tries: int
+    problem: dict[str, str],
+    seed: Path,
+    python: Path,
+    rng: random.Random,
+    tries: int,
+    skip: Collection[str] = (),
 ) -> Iterator[Job]:
+    """Up to `tries` candidate bugs of one problem, in a seeded random order.
+
+    `skip` holds digests (`_digest`) of buggy sources that already are tasks; when it
+    is given (widening), at most one candidate per line, so the bugs of one problem
+    sit in different places.
+    """
     module = f"{problem['entry_point']}.py"
     source = (seed / module).read_text()
-    muts = [
-        m
-        for m in candidate_mutations(source, EASY_OPERATORS)
-        if is_effective(source, apply_mutations(source, [m]))
-    ]
+    muts = []
+    for m in candidate_mutations(source, EASY_OPERATORS):
+        mutated = apply_mutations(source, [m])
+        if is_effective(source, mutated) and _digest(mutated) not in skip:
+            muts.append(m)
     rng.shuffle(muts)
+    if skip:
+        by_line: dict[int, Mutation] = {}
+        for m in muts:
+            by_line.setdefault(m.line, m)
+        muts = list(by_line.values())
     tests = tuple(t for t in (EXAMPLE_TEST, HIDDEN_TEST) if (seed / t).exists() or t == HIDDEN_TEST)
     spec = MakeSpec(
         seed=Seed(path=str(seed)),
@@ -93,6 +110,11 @@ def _jobs(
     baseline = frozenset(f"{t}::test_{'check' if t == HIDDEN_TEST else 'example'}" for t in tests)
     for m in muts[:tries]:
         yield Job(spec, seed, python, module, (m,), tests, baseline, probe_timeout=20.0)
+
+
+def _digest(source: str) -> str:
+    """The buggy source's digest, as in the task ids (`make._task`)."""
+    return hashlib.sha256(source.encode()).hexdigest()[:8]
 
 
 def build_easy(
@@ -133,3 +155,55 @@ def _renamed(task: Task) -> Task:
     number = re.sub(r"\D", "", task.repo.split(":", 1)[1])
     instance_id = f"humaneval__{number}-{task.instance_id.rsplit('-', 1)[1]}"
     return task.model_copy(update={"instance_id": instance_id, "split": hash_split(instance_id)})
+
+
+def build_wider(
+    easy: list[Task],
+    python: Path,
+    *,
+    per_problem: int = 4,
+    split: Split = "heldout",
+    rng_seed: int = 1,
+    workers: int = 2,
+    on_result: Callable[[Task | None], None] = lambda _: None,
+) -> list[Task]:
+    """The `split` tasks of the easy tier plus up to `per_problem` other bugs per problem.
+
+    More tasks per held-out problem narrow an evaluation's interval without touching
+    the train/held-out boundary: every new bug inherits its problem's split, so a
+    held-out problem stays unseen in training whatever bug it carries. The bugs of
+    one problem are correlated (same code), which the eval statistics account for by
+    clustering on `Task.repo`. Seeds are the easy tier's own (`humaneval/`).
+    """
+    problems = {p["task_id"]: p for p in humaneval_problems()}
+    rng = random.Random(rng_seed)
+    chosen = [t for t in easy if t.split == split]
+    streams = []
+    for task in chosen:
+        problem = problems[task.repo.split(":", 1)[1]]
+        skip = {task.instance_id.rsplit("-", 1)[1]}
+        streams.append(
+            _jobs(problem, Path(str(task.seed.path)), python, rng, 3 * per_problem, skip)
+        )
+    jobs = [job for batch in itertools.zip_longest(*streams) for job in batch if job is not None]
+    found = run_jobs(
+        iter(jobs),
+        len(jobs),
+        lambda j: (j.spec.repo, j.mutations[0].line),  # one per line: keep every valid one
+        workers=workers,
+        max_candidates=len(jobs),
+        on_result=on_result,
+    )
+    by_problem: dict[str, list[Task]] = {}
+    for new in found:  # already sorted by id, so the choice below is deterministic
+        by_problem.setdefault(new.repo, []).append(new)
+    extra = [
+        _renamed(t).model_copy(update={"split": split})
+        for tasks in by_problem.values()
+        for t in tasks[:per_problem]
+    ]
+    return sorted([*chosen, *extra], key=_problem_order)
+
+
+def _problem_order(task: Task) -> tuple[int, str]:
+    return int(task.instance_id.split("__")[1].split("-")[0]), task.instance_id

@@ -1,0 +1,36 @@
+"""Widening the easy tier: more bugs per problem, never across the train/held-out line."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from shadowrl.tasks.env import build_env, env_python
+from shadowrl.tasks.humaneval import build_wider
+from shadowrl.tasks.task import load_suite
+
+
+def test_wider_adds_distinct_validated_bugs_to_each_problem(cache_dir: Path) -> None:
+    easy = [t for t in load_suite("easy") if t.split == "heldout"][:2]
+    python = env_python(build_env(("pytest",), cache_dir))
+    tasks = build_wider(easy, python, per_problem=2, split="heldout")
+    ids = [t.instance_id for t in tasks]
+    assert len(ids) == len(set(ids))
+    assert {t.instance_id for t in easy} <= set(ids)  # the originals are kept as they are
+    new = [t for t in tasks if t not in easy]
+    assert new, "no extra bug was found for two HumanEval problems"
+    assert {t.repo for t in new} <= {t.repo for t in easy}
+    assert all(t.split == "heldout" and t.tier == "easy" for t in new)
+    assert max(Counter(t.repo for t in new).values()) <= 2
+    originals = {t.repo: t.bug_patch for t in easy}
+    assert all(t.bug_patch != originals[t.repo] for t in new)  # a different bug each
+    assert all(t.FAIL_TO_PASS for t in new)  # validated: the hidden check fails on the bug
+
+
+def test_the_built_in_wide_suite_holds_only_held_out_problems() -> None:
+    """easy-wide widens the held-out problems; none of its problems is trained on."""
+    train_problems = {t.repo for t in load_suite("easy", "train")}
+    wide = load_suite("easy-wide")
+    assert {t.split for t in wide} == {"heldout"}
+    assert not {t.repo for t in wide} & train_problems
+    assert {t.instance_id for t in load_suite("easy", "heldout")} <= {t.instance_id for t in wide}
