@@ -107,3 +107,30 @@ def test_a_screen_that_keeps_nothing_is_a_clear_error(tmp_path):
     )
     with pytest.raises(SystemExit, match="sometimes but not always"):
         rl_task_list(config, tmp_path)
+
+
+def _crashed(result, first_n):
+    """`result` with the first `first_n` samples of each task turned into crashes."""
+    from shadowrl.eval.result import SampleResult, score
+
+    for task in result.tasks:
+        for j in range(first_n):
+            task.samples[j] = SampleResult(
+                sample=j, resolved=False, reward=0.0, end="crash", error=f"OSError: seed {j}"
+            )
+    return result.model_copy(update={"overall": score(result.tasks)})
+
+
+def test_an_eval_where_every_episode_crashed_stops_the_run_and_is_not_reused(tmp_path):
+    from shadowrl.rl.train_cli import keep_eval
+
+    tasks = load_suite("easy", "heldout")[:2]
+    broken = _crashed(_screen(tasks, [[True, False], [False, False]]), 2)
+    with pytest.raises(RuntimeError, match=r"all 4 episodes crashed(.|\n)*OSError: seed 0"):
+        keep_eval(broken, tmp_path / "eval_sft", "sft")
+    assert not (tmp_path / "eval_sft").exists()  # a rerun evaluates again
+    assert (tmp_path / "eval_sft.crashed" / "eval.json").exists()  # the evidence is kept
+    # some crashes are recorded and counted as unresolved; the eval is kept
+    partly = _crashed(_screen(tasks, [[True, True], [False, True]]), 1)
+    keep_eval(partly, tmp_path / "eval_sft", "sft")
+    assert (tmp_path / "eval_sft" / "eval.json").exists() and partly.overall.errors == 2

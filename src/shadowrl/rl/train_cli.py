@@ -175,7 +175,6 @@ async def _evaluate(
     exact serving harness, on the engine, into `out` (skipped when `out` holds one: the
     report reads every eval back from disk)."""
     from shadowrl.eval.policies import SharedPolicy
-    from shadowrl.eval.report import write_report
     from shadowrl.eval.runner import evaluate
     from shadowrl.inference.engine import Engine
 
@@ -195,8 +194,35 @@ async def _evaluate(
             config=config,
             suite=f"{config.tasks.suite}:{split}",
         )
+    keep_eval(result, out, label)
+
+
+def keep_eval(result: EvalResult, out: Path, label: str) -> None:
+    """Write `result` to `out`, unless every episode crashed.
+
+    That is a broken setup (a seed path that does not resolve, a missing environment),
+    not a policy that scores 0: the run stops with the first error, and the report goes
+    to `<out>.crashed/`, so a rerun evaluates again instead of reusing it.
+    """
+    from shadowrl.eval.report import write_report
+
+    overall = result.overall
+    if overall.episodes and overall.errors == overall.episodes:
+        dest = out.with_name(out.name + ".crashed")
+        write_report(result, dest)
+        first = next(s.error for t in result.tasks for s in t.samples if s.error)
+        raise RuntimeError(
+            f"{label} eval: all {overall.episodes} episodes crashed (report: {dest}); "
+            f"the first error:\n{first}"
+        )
     write_report(result, out)
-    log.info("%s eval: pass@1 %.3f", label, result.overall.pass1.value)
+    log.info(
+        "%s eval: pass@1 %.3f (%d of %d episodes crashed)",
+        label,
+        overall.pass1.value,
+        overall.errors,
+        overall.episodes,
+    )
 
 
 def _sft(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> Any:
