@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from collections.abc import Callable, Sequence
 
@@ -68,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = load_config(args.config, rest)
     except ValueError as e:  # pydantic's ValidationError is a ValueError
         parser.error(str(e))
+    # stderr, so it never mixes into a command's output; the long commands log progress
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     module, func, _ = COMMANDS[args.command]
     return int(getattr(importlib.import_module(module), func)(args, config) or 0)
 

@@ -133,3 +133,18 @@ async def test_real_harness_grades_fix_and_no_fix(tmp_path: Path) -> None:
     assert result.behaviour.tool_mix["edit_file"] == pytest.approx(2 / 6)
     assert result.behaviour.edit_before_read_rate == 0.5  # the fixers never read calc.py
     assert sum(s.tool_errors for s in task.samples) >= 1  # the malformed call
+
+
+def test_without_a_terminal_progress_is_a_log_line_per_tenth(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from shadowrl.eval.runner import _progress
+
+    caplog.set_level("INFO", logger="shadowrl.eval.runner")
+    with _progress(True, 25) as advance:  # pytest captures stdout: no terminal
+        for i in range(25):
+            advance(i % 5 == 0)
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 13  # every 2 samples (25 // 10), and the last
+    assert lines[0].startswith("eval: 2/25 samples, 1 resolved")
+    assert lines[-1].startswith("eval: 25/25 samples, 5 resolved")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from shadowrl.sandbox.base import Snapshot
     from shadowrl.tasks.prepare import PreparedTask
     from shadowrl.tasks.task import Task
+
+log = logging.getLogger(__name__)
 
 
 class PolicyFactory(Protocol):
@@ -58,11 +61,20 @@ Advance = Callable[[bool], None]
 
 @contextlib.contextmanager
 def _progress(enabled: bool, total: int) -> Iterator[Advance]:
-    """A rich progress bar advanced once per graded sample, showing resolved so far."""
+    """A rich progress bar advanced once per graded sample, showing resolved so far.
+
+    Without a terminal (nohup, CI, a log file) a live bar prints nothing until the end,
+    so there the progress is a log line every tenth of the samples instead.
+    """
     if not enabled:
         yield lambda _: None
         return
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    if not Console().is_terminal:
+        yield _log_lines(total)
+        return
 
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     resolved = 0
@@ -75,6 +87,20 @@ def _progress(enabled: bool, total: int) -> Iterator[Advance]:
             bar.update(job, advance=1, description=f"eval: {resolved} resolved")
 
         yield advance
+
+
+def _log_lines(total: int) -> Advance:
+    done, resolved, start = 0, 0, time.monotonic()
+    every = max(total // 10, 1)
+
+    def advance(ok: bool) -> None:
+        nonlocal done, resolved
+        done, resolved = done + 1, resolved + ok
+        if done % every == 0 or done == total:
+            minutes = (time.monotonic() - start) / 60
+            log.info("eval: %d/%d samples, %d resolved, %.1f min", done, total, resolved, minutes)
+
+    return advance
 
 
 def _crash(sample: int, err: BaseException, wall_s: float) -> SampleResult:

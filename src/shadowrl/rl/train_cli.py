@@ -272,7 +272,6 @@ def _start(args: argparse.Namespace, config: Config) -> Path:
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(_dump(config))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     return run_dir
 
 
