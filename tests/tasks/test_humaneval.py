@@ -34,3 +34,17 @@ def test_the_built_in_wide_suite_holds_only_held_out_problems() -> None:
     assert {t.split for t in wide} == {"heldout"}
     assert not {t.repo for t in wide} & train_problems
     assert {t.instance_id for t in load_suite("easy", "heldout")} <= {t.instance_id for t in wide}
+
+
+def test_task_making_without_a_terminal_logs_its_counts(caplog):
+    from shadowrl.tasks.cli import _progress_callback
+
+    caplog.set_level("INFO", logger="shadowrl.tasks.cli")
+    bar, on_result = _progress_callback("adding bugs")
+    with bar:
+        for i in range(60):
+            on_result(None if i % 3 else object())
+    assert [r.getMessage() for r in caplog.records] == [
+        "adding bugs: kept 9, rejected 16",
+        "adding bugs: kept 17, rejected 33",
+    ]

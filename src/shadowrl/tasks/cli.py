@@ -14,6 +14,7 @@ Heavy imports happen inside the command functions so `shadowrl --help` stays ins
 from __future__ import annotations
 
 import argparse
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -77,9 +78,14 @@ def _progress_callback(label: str) -> tuple[Progress, Callable[[Task | None], No
     counts = {"kept": 0, "rejected": 0}
     tid = bar.add_task(label, total=None, stats="")
 
+    live = bar.console.is_terminal  # without one (nohup, CI) the spinner prints nothing
+
     def on_result(task: Task | None) -> None:
         counts["kept" if task is not None else "rejected"] += 1
-        bar.update(tid, stats=f"kept {counts['kept']}, rejected {counts['rejected']}")
+        stats = f"kept {counts['kept']}, rejected {counts['rejected']}"
+        bar.update(tid, stats=stats)
+        if not live and (counts["kept"] + counts["rejected"]) % 25 == 0:
+            logging.getLogger(__name__).info("%s: %s", label, stats)
 
     return bar, on_result
 
