@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from shadowrl.config import Config
     from shadowrl.tasks.task import Task
 
+log = logging.getLogger(__name__)
 TIERS = {"easy": (1, "easy"), "medium": (1, "medium"), "hard": (2, "hard")}  # mutations, statement
 
 
@@ -85,7 +86,7 @@ def _progress_callback(label: str) -> tuple[Progress, Callable[[Task | None], No
         stats = f"kept {counts['kept']}, rejected {counts['rejected']}"
         bar.update(tid, stats=stats)
         if not live and (counts["kept"] + counts["rejected"]) % 25 == 0:
-            logging.getLogger(__name__).info("%s: %s", label, stats)
+            log.info("%s: %s", label, stats)
 
     return bar, on_result
 
