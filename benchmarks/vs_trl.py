@@ -5,7 +5,9 @@ Both sides do the same work per step, measured in one process one after the othe
 * task — "What is a + b? Answer with just the number.", rendered with the model's
   chat template; reward 1.0 if the last integer in the completion is a + b, else 0.0.
 * model — SmolLM2-135M-Instruct through `shadowrl.models.load_model` (or `--model tiny`,
-  the 2-layer random Llama), float32 on the CPU, same torch intra-op thread count.
+  the 2-layer random Llama, or `--model smollm2-random`, SmolLM2-135M's shape with random
+  weights for hosts without the bundled GGUF), float32 weights on `--device` (CPU by
+  default, same torch intra-op thread count).
 * batch — `prompts` prompts × `generations` completions each (G of GRPO), at most
   `max_completion_length` new tokens, temperature 1.0, top-p 1.0, top-k off, stop at EOS.
 * objective — advantage = reward − group mean (no std scaling), no KL term, loss summed
@@ -21,7 +23,9 @@ path; `--sync store`: through the delta-compressed `WeightStore` as the orchestr
 TRL step = one `GRPOTrainer` optimizer step with `loss_type="dr_grpo"`,
 `scale_rewards="none"`, `beta=0.0`, `num_iterations=1`, `gradient_accumulation_steps=1`
 (so no extra old-logprob forward), TRL's own transformers `generate` path (no vLLM on
-a CPU), timed by a callback from `on_step_begin` to `on_step_end`.
+a CPU; none is installed on our GPU host either), timed by a callback from
+`on_step_begin` to `on_step_end`. On a GPU, `--trl-bf16` gives TRL its usual mixed
+precision (bf16 autocast over the fp32 weights) for generation and training alike.
 
 The two alternate step by step (a TRL step, then a shadowrl step, ...) so both see the
 same background load on a shared machine. `warmup` steps of each are run first and not
@@ -33,6 +37,9 @@ the logprob gap. TRL without vLLM has no such split: it generates with its train
 
     .venv/bin/python benchmarks/vs_trl.py [--quick] [--model tiny] [--steps 3] [--sync store]
         [--engine-dtype bfloat16]
+    python benchmarks/vs_trl.py --device cuda --model smollm2-random --tokenizer DIR \
+        --engine-dtype bfloat16 --trl-bf16 true --prompts 8 --generations 8 \
+        --max-completion-length 256 --out benchmarks/results/vs_trl_cuda.json
 """
 
 from __future__ import annotations
@@ -54,12 +61,26 @@ from _machine import machine
 
 RESULTS = Path(__file__).parent / "results" / "vs_trl.json"
 QUICK = {"model": "tiny", "max_completion_length": 16, "steps": 3, "warmup": 1}
+# SmolLM2-135M's geometry (its config.json), for `--model smollm2-random`.
+SMOLLM2_SHAPE = {
+    "hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
+    "num_attention_heads": 9, "num_key_value_heads": 3, "max_position_embeddings": 8192,
+    "initializer_range": 0.02, "rms_norm_eps": 1e-5,
+}  # fmt: skip
 
 
 class Settings(BaseModel):
     """What both frameworks share; written into the results JSON."""
 
-    model: str = Field("smollm2", description="'smollm2' (bundled SmolLM2-135M) or 'tiny'.")
+    model: str = Field(
+        "smollm2",
+        description="'smollm2' (bundled SmolLM2-135M), 'smollm2-random' (its shape, random "
+        "weights) or 'tiny'.",
+    )
+    tokenizer: str = Field(
+        "smollm2", description="Tokenizer for the random models: 'smollm2' or a directory."
+    )
+    device: str = Field("cpu", description="'cpu' or 'cuda': where both frameworks run.")
     prompts: int = Field(2, ge=1, description="Distinct prompts per step.")
     generations: int = Field(4, ge=2, description="Completions per prompt (G).")
     max_completion_length: int = Field(32, ge=1, description="New tokens per completion, at most.")
@@ -74,7 +95,10 @@ class Settings(BaseModel):
     engine_dtype: Literal["float32", "bfloat16"] = Field(
         "float32",
         description="shadowrl engine.dtype: the serving copy's precision (the trainer stays "
-        "fp32). TRL generates with its fp32 training model either way.",
+        "fp32). TRL generates with its training model either way.",
+    )
+    trl_bf16: bool = Field(
+        False, description="TRL's bf16 mixed precision (autocast; GPU only), its GPU default."
     )
 
 
@@ -100,13 +124,12 @@ def shadowrl_steps(s: Settings) -> Generator[dict[str, float]]:
     """warmup + steps RL steps with shadowrl's engine, trainer and weight sync, one per next()."""
     from shadowrl.inference.config import EngineConfig
     from shadowrl.inference.engine import Engine
-    from shadowrl.models import ModelConfig, load_model
     from shadowrl.rl.config import TrainConfig
     from shadowrl.rl.trainer import Trainer
     from shadowrl.types import SamplingParams
 
-    model, tok = load_model(ModelConfig.model_validate({"path": s.model, "seed": s.seed}))
-    serving, _ = load_model(ModelConfig.model_validate({"path": s.model, "seed": s.seed}))
+    model, tok = build_model(s)
+    serving, _ = build_model(s)
     n = s.prompts * s.generations
     trainer = Trainer(
         model,
@@ -116,17 +139,15 @@ def shadowrl_steps(s: Settings) -> Generator[dict[str, float]]:
              "activation_checkpointing": False}  # short rows; TRL does not checkpoint either
         ),
     )  # fmt: skip
-    engine = Engine(
-        serving,
-        tok,
-        EngineConfig.model_validate({"max_batch": n, "dtype": s.engine_dtype}),
-        seed=s.seed,
-    )
+    tasks = problems(s.prompts * (s.warmup + s.steps), s.seed)
+    longest = max(len(prompt_ids(tok, a, b)) for a, b in tasks) + s.max_completion_length
+    # max_seq_len sized to the workload: on CUDA the KV cache and graph spans follow it.
+    config = {"max_batch": n, "dtype": s.engine_dtype, "max_seq_len": longest + 1}
+    engine = Engine(serving, tok, EngineConfig.model_validate(config), seed=s.seed)
     sampling = SamplingParams(
         max_new_tokens=s.max_completion_length, temperature=1.0, top_p=1.0, top_k=0
     )
     sync = weight_sync(s, engine)
-    tasks = problems(s.prompts * (s.warmup + s.steps), s.seed)
     with engine:
         for i in range(s.warmup + s.steps):
             batch = tasks[i * s.prompts : (i + 1) * s.prompts]
@@ -140,6 +161,7 @@ def shadowrl_steps(s: Settings) -> Generator[dict[str, float]]:
             metrics = train_every_row(trainer, groups)
             t2 = time.perf_counter()
             sync(trainer.state_dict(), trainer.version)
+            device_sync()
             t3 = time.perf_counter()
             row = {"step_s": t3 - t0, "generate_s": t1 - t0, "train_s": t2 - t1, "sync_s": t3 - t2,
                    "completion_tokens": float(sum(len(g.token_ids) for g in gens)),
@@ -147,6 +169,34 @@ def shadowrl_steps(s: Settings) -> Generator[dict[str, float]]:
                    "loss": metrics["loss"]}  # fmt: skip
             progress("shadowrl", i, s, row)
             yield row
+
+
+def build_model(s: Settings) -> tuple[Any, Any]:
+    """(model, tokenizer) in float32 on s.device; random models are seeded identically."""
+    import torch
+
+    from shadowrl.models import ModelConfig, load_model, load_tokenizer, tiny_config
+
+    if s.model != "smollm2-random":
+        return load_model(ModelConfig.model_validate({"path": s.model, "seed": s.seed,
+                                                      "device": s.device}))  # fmt: skip
+    from transformers import GenerationConfig, LlamaForCausalLM
+
+    config = tiny_config(**SMOLLM2_SHAPE)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(s.seed)
+        model = LlamaForCausalLM(config)
+    model.generation_config = GenerationConfig(bos_token_id=1, eos_token_id=2, pad_token_id=2)
+    torch.nn.Module.to(model, device=s.device)
+    return model.eval(), load_tokenizer(s.tokenizer)
+
+
+def device_sync() -> None:
+    """Wait for queued GPU work, so a host clock read after it measures it."""
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
 
 
 def prompt_ids(tok: Any, a: int, b: int) -> list[int]:
@@ -227,9 +277,7 @@ def trl_steps(s: Settings, between: Callable[[], None]) -> list[dict[str, float]
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from shadowrl.models import ModelConfig, load_model
-
-    model, tok = load_model(ModelConfig.model_validate({"path": s.model, "seed": s.seed}))
+    model, tok = build_model(s)
     total = s.warmup + s.steps
     rows = [
         {"prompt": question(a, b), "answer": a + b} for a, b in problems(s.prompts * total, s.seed)
@@ -246,6 +294,7 @@ def trl_steps(s: Settings, between: Callable[[], None]) -> list[dict[str, float]
             self.t0 = time.perf_counter()
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            device_sync()
             row = {"step_s": time.perf_counter() - self.t0}
             out.append(row)
             progress("trl", len(out) - 1, s, row)
@@ -259,7 +308,7 @@ def trl_steps(s: Settings, between: Callable[[], None]) -> list[dict[str, float]
             max_grad_norm=1.0, lr_scheduler_type="constant", warmup_steps=0,
             loss_type="dr_grpo", scale_rewards="none", beta=0.0, num_iterations=1,
             gradient_accumulation_steps=1, temperature=1.0, top_p=1.0, top_k=0,
-            use_cpu=True, bf16=False, fp16=False, seed=s.seed, report_to="none",
+            use_cpu=s.device == "cpu", bf16=s.trl_bf16, fp16=False, seed=s.seed, report_to="none",
             save_strategy="no", logging_steps=total, disable_tqdm=True, log_completions=False,
             dataloader_num_workers=0, gradient_checkpointing=False,
         )  # fmt: skip
@@ -288,8 +337,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--quick", action="store_true", help=f"Small settings: {QUICK}.")
     for name, field in Settings.model_fields.items():
-        ap.add_argument(f"--{name.replace('_', '-')}", type=type(field.default), default=None,
-                        help=field.description)  # fmt: skip
+        kind = type(field.default)
+        ap.add_argument(f"--{name.replace('_', '-')}", default=None, help=field.description,
+                        type=(lambda v: v.lower() in ("1", "true", "yes")) if kind is bool else kind)  # fmt: skip
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
     given = {k: v for k in Settings.model_fields if (v := getattr(args, k)) is not None}

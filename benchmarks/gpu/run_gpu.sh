@@ -1,35 +1,52 @@
 #!/usr/bin/env bash
-# One-shot GPU check for the inference engine (H200, < 5 minutes): environment report,
-# engine vs HF generate on a random Qwen2.5-0.5B-shaped model in bf16, then the engine
-# tests including the `gpu` ones. Everything lands in $OUT (default: benchmarks/results).
+# One-shot GPU check (H200, ~5 minutes): environment report, engine vs HF generate on a
+# random Qwen2.5-0.5B-shaped model in bf16, the `gpu` tests (CUDA graphs, trainer on
+# CUDA), then shadowrl vs TRL on a random SmolLM2-135M-shaped model. Each part has its
+# own time limit, so one failure does not hide the others. Logs land in $OUT.
+#
+#   run(command="bash benchmarks/gpu/run_gpu.sh", carry=[".cache/gpu_wheels", ".cache/gpu_tok"])
+#
+# .cache/gpu_wheels: wheels the GPU image lacks (pydantic, pytest-asyncio, trl, datasets...),
+# .cache/gpu_tok: SmolLM2's tokenizer; benchmarks/results/gpu_notes.md says how to remake both.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-benchmarks/results}"
 mkdir -p "$OUT"
 PY="${PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3 )}"
-export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+export PYTHONPATH="$PWD/src:$PWD/benchmarks${PYTHONPATH:+:$PYTHONPATH}" HF_HUB_OFFLINE=1
+export TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
 
-# Offline GPU hosts may lack pure-config deps (pydantic, pytest-asyncio): unpack wheels
-# from $WHEELS (made with `pip download --python-version 3.12 ...`) onto the path.
 WHEELS="${WHEELS:-.cache/gpu_wheels}"
-if ! "$PY" -c "import pydantic, pytest_asyncio" 2>/dev/null && [ -d "$WHEELS" ]; then
-  DEPS="$(mktemp -d)"
-  "$PY" -c "import sys, zipfile, glob; [zipfile.ZipFile(w).extractall(sys.argv[2]) for w in glob.glob(sys.argv[1] + '/*.whl')]" "$WHEELS" "$DEPS"
-  export PYTHONPATH="$PYTHONPATH:$DEPS"
+if [ -d "$WHEELS" ] && ! "$PY" -c "import pydantic, pytest_asyncio, trl" 2>/dev/null; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site "$WHEELS"/*.whl && export PYTHONPATH="$PYTHONPATH:/tmp/site"
 fi
 
-"$PY" - <<'PY' 2>&1 | tee "$OUT/gpu_env.txt"
-import torch, transformers
-print("torch", torch.__version__, "transformers", transformers.__version__)
-print("cuda", torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "-")
-PY
+section() { echo; echo "=== $1 ($(date +%T))"; }
 
-export PYTHONUNBUFFERED=1
-timeout 200 "$PY" benchmarks/engine_vs_hf.py --model qwen2.5-0.5b-random --device cuda \
-  --dtype bfloat16 --prompts 32 2>&1 | grep --line-buffered -v "Loading weights" | tee "$OUT/engine_vs_hf_cuda.log"
+section env
+{ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv
+  "$PY" -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__, 'cuda', torch.cuda.is_available())"
+  "$PY" -c "import trl, datasets; print('trl', trl.__version__, 'datasets', datasets.__version__)"
+} 2>&1 | tee "$OUT/gpu_env.txt"
+
+section engine_vs_hf
+timeout 150 "$PY" benchmarks/engine_vs_hf.py --model qwen2.5-0.5b-random --device cuda \
+  --dtype bfloat16 --prompts 32 2>&1 | grep --line-buffered -v "Loading weights" \
+  | tee "$OUT/engine_vs_hf_cuda.log"
 cp benchmarks/results/engine_vs_hf_cuda.json "$OUT/" 2>/dev/null || true
 
-# Engine tests incl. `gpu` ones; those needing SmolLM2's tokenizer skip on bare hosts.
-# addopts cleared: the host may lack pytest-timeout.
-timeout 90 "$PY" -m pytest tests/inference/test_engine_graphs.py tests/inference/test_engine.py \
-  -o addopts="" -m "gpu or not slow" -q -rs -p no:cacheprovider 2>&1 | tee "$OUT/engine_tests_gpu.log"
+# `gpu` tests; those needing the bundled SmolLM2 skip on bare hosts. addopts cleared
+# (it deselects `gpu`), pytest-timeout kept per test.
+section gpu_tests
+timeout 120 "$PY" -m pytest tests/inference/test_engine_graphs.py tests/rl/test_trainer.py \
+  -o addopts="" -m "gpu or not slow" -q -rs -p no:cacheprovider --timeout=60 2>&1 \
+  | tee "$OUT/gpu_tests.log" | tail -25
+
+section vs_trl
+timeout 200 "$PY" benchmarks/vs_trl.py --device cuda --model smollm2-random \
+  --tokenizer .cache/gpu_tok --engine-dtype bfloat16 --trl-bf16 true --prompts 8 \
+  --generations 8 --max-completion-length 256 --steps 3 --warmup 1 --torch-threads 8 \
+  --out "$OUT/vs_trl_cuda.json" 2>&1 | grep --line-buffered -v "Warning\|warn(" \
+  | tee "$OUT/vs_trl_cuda.log" | grep -v "^{"
+section done

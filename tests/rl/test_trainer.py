@@ -245,3 +245,21 @@ def test_kl_step_with_reference_model_and_a_row_without_trainable_tokens():
         microbatch_tokens=4096,
     )  # fmt: skip
     assert trainer.step(empty)["skipped"] == 1  # one-token rows: nothing to predict from
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_a_cuda_step_gives_the_cpu_update(checkpointing: bool):
+    c = cfg(grad_clip=0.0, eps=1e-4, activation_checkpointing=checkpointing)
+    kw = dict(trainer_version=0, max_staleness=1, microbatch_tokens=4096, pad_to_multiple=1)
+    cpu, gpu = Trainer(tiny(), c), Trainer(tiny().cuda(), c)
+    m_cpu, m_gpu = (
+        cpu.step(build_rl_batch(groups(), **kw)),
+        gpu.step(build_rl_batch(groups(), **kw)),
+    )
+    assert gpu.device.type == "cuda" and m_gpu["tokens"] == m_cpu["tokens"] > 0
+    assert m_gpu["loss"] == pytest.approx(m_cpu["loss"], rel=1e-4)
+    assert m_gpu["grad_norm"] == pytest.approx(m_cpu["grad_norm"], rel=1e-3)
+    for k, v in params(cpu.model).items():
+        torch.testing.assert_close(params(gpu.model)[k].cpu(), v, atol=1e-4, rtol=0)
