@@ -5,6 +5,7 @@
 # own time limit, so one failure does not hide the others. Logs land in $OUT.
 #
 #   run(command="bash benchmarks/gpu/run_gpu.sh", carry=[".cache/gpu_wheels", ".cache/gpu_tok"])
+#   PARTS="gpu_tests vs_trl" bash benchmarks/gpu/run_gpu.sh    # a subset
 #
 # .cache/gpu_wheels: wheels the GPU image lacks (pydantic, pytest-asyncio, trl, datasets...),
 # .cache/gpu_tok: SmolLM2's tokenizer; benchmarks/results/gpu_notes.md says how to remake both.
@@ -22,7 +23,9 @@ if [ -d "$WHEELS" ] && ! "$PY" -c "import pydantic, pytest_asyncio, trl" 2>/dev/
     --target /tmp/site "$WHEELS"/*.whl && export PYTHONPATH="$PYTHONPATH:/tmp/site"
 fi
 
+PARTS="${PARTS:-engine_vs_hf gpu_tests vs_trl}"
 section() { echo; echo "=== $1 ($(date +%T))"; }
+wanted() { [[ " $PARTS " == *" $1 "* ]]; }
 
 section env
 { nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv
@@ -30,23 +33,29 @@ section env
   "$PY" -c "import trl, datasets; print('trl', trl.__version__, 'datasets', datasets.__version__)"
 } 2>&1 | tee "$OUT/gpu_env.txt"
 
+if wanted engine_vs_hf; then
 section engine_vs_hf
 timeout 150 "$PY" benchmarks/engine_vs_hf.py --model qwen2.5-0.5b-random --device cuda \
   --dtype bfloat16 --prompts 32 2>&1 | grep --line-buffered -v "Loading weights" \
   | tee "$OUT/engine_vs_hf_cuda.log"
 cp benchmarks/results/engine_vs_hf_cuda.json "$OUT/" 2>/dev/null || true
+fi
 
 # `gpu` tests; those needing the bundled SmolLM2 skip on bare hosts. addopts cleared
 # (it deselects `gpu`), pytest-timeout kept per test.
+if wanted gpu_tests; then
 section gpu_tests
 timeout 120 "$PY" -m pytest tests/inference/test_engine_graphs.py tests/rl/test_trainer.py \
   -o addopts="" -m "gpu or not slow" -q -rs -p no:cacheprovider --timeout=60 2>&1 \
   | tee "$OUT/gpu_tests.log" | tail -25
+fi
 
+if wanted vs_trl; then
 section vs_trl
 timeout 200 "$PY" benchmarks/vs_trl.py --device cuda --model smollm2-random \
   --tokenizer .cache/gpu_tok --engine-dtype bfloat16 --trl-bf16 true --prompts 8 \
   --generations 8 --max-completion-length 256 --steps 3 --warmup 1 --torch-threads 8 \
   --out "$OUT/vs_trl_cuda.json" 2>&1 | grep --line-buffered -v "Warning\|warn(" \
   | tee "$OUT/vs_trl_cuda.log" | grep -v "^{"
+fi
 section done

