@@ -5,7 +5,8 @@ The rollout workload is many prompts of mixed lengths with mixed completion leng
 completion is done; the engine prefills prompts in batches, retires sequences as they
 finish and, on CUDA, replays each decode step from a CUDA graph. Both sample at
 temperature 1 with the same per-request token budgets. The engine is started (graphs
-captured, reported as startup_s) and warmed up before the clock starts, as a server is.
+captured, reported as startup_s) and warmed up before the clock starts, as a server is;
+with `--repeats N` each side also gets a warm-up and N timed runs, and the median counts.
 
     python benchmarks/engine_vs_hf.py                 # SmolLM2 on CPU
     python benchmarks/engine_vs_hf.py --quick         # fewer/shorter prompts
@@ -155,6 +156,11 @@ def timed(fn: Any, *args: Any) -> tuple[int, float]:
     return tokens, time.perf_counter() - start
 
 
+def median_run(runs: list[tuple[int, float]]) -> tuple[int, float]:
+    """The run with the median time (every run generates the same token count)."""
+    return sorted(runs, key=lambda r: r[1])[len(runs) // 2]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2", help="smollm2 | tiny | qwen2.5-0.5b-random")
@@ -164,6 +170,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=32, help="HF batch and engine max_batch")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply all lengths")
     parser.add_argument("--quick", action="store_true", help="8 prompts, lengths x0.25")
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="timed runs per side; the median is reported"
+    )
     args = parser.parse_args()
     if args.quick:
         args.prompts, args.scale = 8, 0.25
@@ -180,10 +189,13 @@ def main() -> None:
     engine.start()  # a serving engine's startup: CUDA graphs are captured here
     startup_s = time.perf_counter() - start
     run_engine(engine, work[:2])  # warm up kernels and allocators
-    e_tokens, e_s = timed(run_engine, engine, work)
+    e_runs = [timed(run_engine, engine, work) for _ in range(args.repeats)]
     phases = breakdown(engine, work)
     engine.stop()
-    h_tokens, h_s = timed(run_hf, model, work, args.batch)
+    if args.repeats > 1:  # HF gets the same warm-up before its timed runs
+        run_hf(model, work[:2], args.batch)
+    h_runs = [timed(run_hf, model, work, args.batch) for _ in range(args.repeats)]
+    (e_tokens, e_s), (h_tokens, h_s) = median_run(e_runs), median_run(h_runs)
     e_tps, h_tps = e_tokens / e_s, h_tokens / h_s
     result = {
         "model": args.model,
@@ -191,11 +203,13 @@ def main() -> None:
         "dtype": args.dtype,
         "prompts": args.prompts,
         "scale": args.scale,
+        "repeats": args.repeats,
         "prompt_tokens": sum(len(p) for p, _ in work),
         "engine": {
             "tokens": e_tokens,
             "seconds": round(e_s, 3),
             "tokens_per_s": round(e_tps, 2),
+            "runs_s": [round(t, 3) for _, t in e_runs],
             "startup_s": round(startup_s, 3),
             "decode_step": type(engine.stepper).__name__,
             "cuda_graphs": len(engine.stepper.graphs)
@@ -203,7 +217,12 @@ def main() -> None:
             else 0,
             "breakdown": phases,
         },
-        "hf": {"tokens": h_tokens, "seconds": round(h_s, 3), "tokens_per_s": round(h_tps, 2)},
+        "hf": {
+            "tokens": h_tokens,
+            "seconds": round(h_s, 3),
+            "tokens_per_s": round(h_tps, 2),
+            "runs_s": [round(t, 3) for _, t in h_runs],
+        },
         "ratio": round(e_tps / h_tps, 3),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)

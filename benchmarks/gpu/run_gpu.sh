@@ -36,7 +36,7 @@ section env
 if wanted engine_vs_hf; then
 section engine_vs_hf
 timeout 150 "$PY" benchmarks/engine_vs_hf.py --model qwen2.5-0.5b-random --device cuda \
-  --dtype bfloat16 --prompts 32 2>&1 | grep --line-buffered -v "Loading weights" \
+  --dtype bfloat16 --prompts 32 --repeats 3 2>&1 | grep --line-buffered -v "Loading weights" \
   | tee "$OUT/engine_vs_hf_cuda.log"
 cp benchmarks/results/engine_vs_hf_cuda.json "$OUT/" 2>/dev/null || true
 fi
