@@ -97,14 +97,21 @@ def run_hf(model: Any, work: list[tuple[list[int], int]], batch: int) -> int:
     return kept
 
 
-def make_engine(model: Any, work: list[tuple[list[int], int]], batch: int) -> Any:
+def make_engine(
+    model: Any, work: list[tuple[list[int], int]], batch: int, compile_decode: bool = False
+) -> Any:
     from shadowrl.inference.config import EngineConfig
     from shadowrl.inference.engine import Engine
 
     longest = max(len(p) + n for p, n in work)
     # No prefix cache: the runs below repeat the same prompts, which would turn into cache
     # hits and flatter the engine (`prefix_cache.py` measures the cache on its own).
-    config = EngineConfig(max_batch=batch, max_seq_len=longest + 1, prefix_cache_tokens=0)
+    config = EngineConfig(
+        max_batch=batch,
+        max_seq_len=longest + 1,
+        prefix_cache_tokens=0,
+        compile_decode=compile_decode,
+    )
     engine = Engine(model, None, config, seed=0)
     engine.default_stop_ids = frozenset()  # match HF's eos_token_id=[] above
     return engine
@@ -171,6 +178,9 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="multiply all lengths")
     parser.add_argument("--quick", action="store_true", help="8 prompts, lengths x0.25")
     parser.add_argument(
+        "--compile", action="store_true", help="engine.compile_decode (torch.compile the step)"
+    )
+    parser.add_argument(
         "--repeats", type=int, default=1, help="timed runs per side; the median is reported"
     )
     args = parser.parse_args()
@@ -184,7 +194,7 @@ def main() -> None:
     torch.manual_seed(0)
     model = build_model(args.model, args.device, args.dtype)
     work = workload(args.prompts, model.config.vocab_size, args.scale)
-    engine = make_engine(model, work, args.batch)
+    engine = make_engine(model, work, args.batch, args.compile)
     start = time.perf_counter()
     engine.start()  # a serving engine's startup: CUDA graphs are captured here
     startup_s = time.perf_counter() - start
@@ -212,6 +222,7 @@ def main() -> None:
             "runs_s": [round(t, 3) for _, t in e_runs],
             "startup_s": round(startup_s, 3),
             "decode_step": type(engine.stepper).__name__,
+            "compile_decode": args.compile,
             "cuda_graphs": len(engine.stepper.graphs)
             if isinstance(engine.stepper, GraphStep)
             else 0,

@@ -43,6 +43,14 @@ fi
 
 # `gpu` tests; those needing the bundled SmolLM2 skip on bare hosts. addopts cleared
 # (it deselects `gpu`), pytest-timeout kept per test.
+if wanted engine_compile; then  # engine_vs_hf with engine.compile_decode
+section engine_compile
+timeout 200 "$PY" benchmarks/engine_vs_hf.py --model qwen2.5-0.5b-random --device cuda \
+  --dtype bfloat16 --prompts 32 --repeats 3 --compile 2>&1 | grep --line-buffered -v "Loading weights" \
+  | tee "$OUT/engine_vs_hf_cuda_compile.log"
+cp benchmarks/results/engine_vs_hf_cuda.json "$OUT/engine_vs_hf_cuda_compile.json" 2>/dev/null || true
+fi
+
 if wanted gpu_tests; then
 section gpu_tests
 timeout 120 "$PY" -m pytest tests/inference/test_engine_graphs.py tests/rl/test_trainer.py \
@@ -57,5 +65,9 @@ timeout 200 "$PY" benchmarks/vs_trl.py --device cuda --model smollm2-random \
   --generations 8 --max-completion-length 256 --steps 3 --warmup 1 --torch-threads 8 \
   --out "$OUT/vs_trl_cuda.json" 2>&1 | grep --line-buffered -v "Warning\|warn(" \
   | tee "$OUT/vs_trl_cuda.log" | grep -v "^{"
+fi
+if wanted decode_profile; then  # diagnostic, not in the default PARTS
+section decode_profile
+timeout 150 "$PY" benchmarks/gpu/decode_profile.py 2>&1 | tee "$OUT/decode_profile.log"
 fi
 section done

@@ -172,11 +172,13 @@ def test_cuda_greedy_matches_hf_generate() -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.timeout(300)  # compiling the step takes a while
 @cuda
-def test_cuda_graphs_match_eager_and_read_swapped_weights() -> None:
+@pytest.mark.parametrize("compiled", [False, True])
+def test_cuda_graphs_match_eager_and_read_swapped_weights(compiled: bool) -> None:
     model, new = bare_model(0, "cuda"), bare_model(5, "cuda")
     ps = prompts(5, 40, 17, 3, 64, seed=1)
-    config = EngineConfig(max_batch=4, max_seq_len=256)
+    config = EngineConfig(max_batch=4, max_seq_len=256, compile_decode=compiled)
     eager = Engine(model, None, config.model_copy(update={"cuda_graphs": False}))
     expected = eager.generate_batch(ps, MIXED)
     engine = Engine(copy.deepcopy(model), None, config)  # the swap below writes in place

@@ -63,6 +63,13 @@ class EngineConfig(BaseModel):
         "per step instead of one per kernel). The KV cache is then allocated at max_seq_len "
         "up front. Falls back to eager decoding, with a warning, if capture fails.",
     )
+    compile_decode: bool = Field(
+        default=False,
+        description="With cuda_graphs on CUDA, torch.compile the decode step before capturing "
+        "it: Inductor fuses the ~50 small kernels per layer that eager PyTorch launches "
+        "(norms, rotary, casts), which a graph replays back to back. Costs a compile at "
+        "engine start (a few per shape class; see benchmarks/results/gpu_notes.md).",
+    )
     cuda_graph_batch_sizes: list[int] = Field(
         default=[1, 2, 4, 8, 16, 32, 64, 128],
         description="Batch buckets captured as graphs; a batch runs padded to the next bucket "

@@ -72,6 +72,13 @@ class GraphStep(BucketedStep):
         self.graphs: dict[Key, tuple[torch.cuda.CUDAGraph, Tensor]] = {}
         self.pool = torch.cuda.graph_pool_handle()  # one memory pool shared by all graphs
         self.enabled = True
+        # Inductor fuses eager PyTorch's ~50 kernels per layer into a few; the graph then
+        # replays the fused kernels. dynamic=True: one compile serves every bucket shape.
+        self.step_fn = (
+            torch.compile(decode_and_sample, dynamic=True)
+            if config.compile_decode
+            else decode_and_sample
+        )
 
     def warmup(self) -> None:
         """Capture every (batch, span) bucket without filtering, largest first."""
@@ -103,13 +110,13 @@ class GraphStep(BucketedStep):
         try:
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):  # warm-up run: lazy inits must not be captured
-                decode_and_sample(*args)
+            with torch.cuda.stream(side):  # warm-up run (and compile): lazy inits stay out
+                self.step_fn(*args)
             torch.cuda.current_stream().wait_stream(side)
             graph = torch.cuda.CUDAGraph()
             # thread_local: callers may use CUDA on other threads while the engine captures.
             with torch.cuda.graph(graph, pool=self.pool, capture_error_mode="thread_local"):
-                out = decode_and_sample(*args)
+                out = self.step_fn(*args)
         except Exception as error:
             log.warning("CUDA graph capture failed for %s, decoding eagerly: %r", key, error)
             self.enabled = False

@@ -129,13 +129,14 @@ class Decoder:
             h = self._mlp(layer, h)
         return self.lm_head(self.norm(h[torch.arange(n, device=device), last]))
 
-    @torch.inference_mode()
     def decode(self, tokens: Tensor, lengths: Tensor, cache: KVCache, span: int) -> Tensor:
         """One step for slots 0..B-1: `tokens` [B] go at positions `lengths` [B].
 
         Returns logits [B, V]. Attention reads the first `span` > max(lengths) positions
         (a host-side number, so nothing here waits on the device: a CUDA graph captures it
-        at a fixed span and the mask hides what lies beyond each row's length).
+        at a fixed span and the mask hides what lies beyond each row's length). Call it
+        under `torch.inference_mode()` (the engine's loop runs in it): a decorator here
+        would break `torch.compile` of the step, which cannot trace the mode switch.
         """
         b = tokens.shape[0]
         s = self.shape
