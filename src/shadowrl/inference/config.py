@@ -65,10 +65,11 @@ class EngineConfig(BaseModel):
     )
     compile_decode: bool = Field(
         default=False,
-        description="With cuda_graphs on CUDA, torch.compile the decode step before capturing "
-        "it: Inductor fuses the ~50 small kernels per layer that eager PyTorch launches "
-        "(norms, rotary, casts), which a graph replays back to back. Costs a compile at "
-        "engine start (a few per shape class; see benchmarks/results/gpu_notes.md).",
+        description="Experimental. With cuda_graphs on CUDA, torch.compile the decode forward "
+        "before capturing it: Inductor would fuse the ~50 small kernels per layer that eager "
+        "PyTorch launches (1,256 per step for Qwen2.5-0.5B, ~4 ms of a 4.7 ms step on an H200). "
+        "Costs compiles at engine start (~90 s seen); if a compile fails the engine decodes "
+        "eagerly with a warning. Not yet measured in this form: benchmarks/results/gpu_notes.md.",
     )
     cuda_graph_batch_sizes: list[int] = Field(
         default=[1, 2, 4, 8, 16, 32, 64, 128],

@@ -31,7 +31,7 @@ from torch import Tensor
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.forward import Decoder
 from shadowrl.inference.kv import KVCache
-from shadowrl.inference.step import EagerStep, decode_and_sample
+from shadowrl.inference.step import EagerStep, Forward, decode_and_sample
 
 log = logging.getLogger(__name__)
 
@@ -73,11 +73,11 @@ class GraphStep(BucketedStep):
         self.pool = torch.cuda.graph_pool_handle()  # one memory pool shared by all graphs
         self.enabled = True
         # Inductor fuses eager PyTorch's ~50 kernels per layer into a few; the graph then
-        # replays the fused kernels. dynamic=True: one compile serves every bucket shape.
-        self.step_fn = (
-            torch.compile(decode_and_sample, dynamic=True)
-            if config.compile_decode
-            else decode_and_sample
+        # replays the fused kernels. Only the forward: compiling the sampler too failed on
+        # torch 2.11 (Inductor has no split reduction for argmax over a 152k vocabulary
+        # with a dynamic batch). dynamic=True: one compile serves the bucket shapes.
+        self.forward: Forward | None = (
+            torch.compile(decoder.decode, dynamic=True) if config.compile_decode else None
         )
 
     def warmup(self) -> None:
@@ -111,12 +111,12 @@ class GraphStep(BucketedStep):
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):  # warm-up run (and compile): lazy inits stay out
-                self.step_fn(*args)
+                decode_and_sample(*args, forward=self.forward)
             torch.cuda.current_stream().wait_stream(side)
             graph = torch.cuda.CUDAGraph()
             # thread_local: callers may use CUDA on other threads while the engine captures.
             with torch.cuda.graph(graph, pool=self.pool, capture_error_mode="thread_local"):
-                out = self.step_fn(*args)
+                out = decode_and_sample(*args, forward=self.forward)
         except Exception as error:
             log.warning("CUDA graph capture failed for %s, decoding eagerly: %r", key, error)
             self.enabled = False

@@ -11,7 +11,7 @@ the host waits for the device, and it must, to see stops and stream tokens.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -25,6 +25,7 @@ from shadowrl.inference.requests import Request
 from shadowrl.inference.sampling import BatchSampling, select_tokens
 
 Picks = tuple[list[int], list[float]]
+Forward = Callable[[Tensor, Tensor, KVCache, int], Tensor]  # Decoder.decode's signature
 
 
 @dataclass(frozen=True)
@@ -155,8 +156,12 @@ def decode_and_sample(
     span: int,
     sampled: bool,
     filtered: bool,
+    forward: Forward | None = None,
 ) -> Tensor:
-    """The whole device side of a decode step: forward, sample, stack -> [2, rows]."""
+    """The whole device side of a decode step: forward, sample, stack -> [2, rows].
+
+    `forward` replaces `decoder.decode` (a compiled version of it, say).
+    """
     tokens, lengths, params = buffers.inputs(rows, sampled=sampled, filtered=filtered)
-    logits = decoder.decode(tokens, lengths, cache, span)
+    logits = (forward or decoder.decode)(tokens, lengths, cache, span)
     return stacked(*select_tokens(logits, params))
