@@ -45,6 +45,7 @@ def timer(fn: Callable[[], Any], iters: int, cuda: bool) -> float:
             fn()
         run: Callable[[], Any] = graph.replay
     else:
+        fn()  # warm-up (and compile)
         run = fn
     times = []
     for _ in range(iters):
@@ -69,6 +70,8 @@ def main() -> None:
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--max-seq-len", type=int, default=1281)
     ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--compile", action="store_true", help="torch.compile the forward, as "
+                    "engine.compile_decode does")  # fmt: skip
     args = ap.parse_args()
     cuda = args.device.startswith("cuda")
     model = build_model(args.model, args.device, args.dtype)
@@ -77,6 +80,7 @@ def main() -> None:
     engine = Engine(model, None, config, seed=0)
     engine.cache.reserve(args.max_seq_len)  # full-size cache, as with graphs
     dec, cache, bufs = engine.decoder, engine.cache, engine.stepper.buffers
+    forward = torch.compile(dec.decode, dynamic=True) if args.compile else dec.decode
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
     kv_token = 2 * dec.shape.layers * dec.shape.kv_heads * dec.shape.head_dim * 2
     print(f"weights {weights / 1e9:.3f} GB, KV {kv_token} B/token; floor = bytes / bandwidth")
@@ -93,8 +97,18 @@ def main() -> None:
             logits = torch.randn(rows, vocab, device=args.device)
             for span in sorted({1024, args.max_seq_len}):
                 fns = {
-                    "step": partial(decode_and_sample, dec, cache, bufs, rows, span, True, False),
-                    "forward": partial(dec.decode, tokens, lengths, cache, span),
+                    "step": partial(
+                        decode_and_sample,
+                        dec,
+                        cache,
+                        bufs,
+                        rows,
+                        span,
+                        True,
+                        False,
+                        forward=forward,
+                    ),
+                    "forward": partial(forward, tokens, lengths, cache, span),
                     "sample": partial(select_tokens, logits, params),
                     "lm_head": partial(lambda x: dec.lm_head(dec.norm(x)), hidden),
                 }
@@ -102,21 +116,21 @@ def main() -> None:
                 floor = (weights + rows * span * kv_token) / 4e12 * 1e3
                 print(f"{rows:>4} {span:>5} {t['step']:>7.3f} {t['forward']:>8.3f} "
                       f"{t['sample']:>7.3f} {t['lm_head']:>8.3f} {floor:>11.3f}", flush=True)  # fmt: skip
-        profile(dec, cache, bufs, args.max_seq_len, cuda)
+        profile(dec, cache, bufs, args.max_seq_len, cuda, forward)
 
 
-def profile(dec: Any, cache: Any, bufs: Any, span: int, cuda: bool) -> None:
+def profile(dec: Any, cache: Any, bufs: Any, span: int, cuda: bool, forward: Any) -> None:
     """Eager steps under the profiler: kernels per step, GPU ms per step, top kernels."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
     steps = 5
     for _ in range(3):
-        decode_and_sample(dec, cache, bufs, 32, span, True, False)
+        decode_and_sample(dec, cache, bufs, 32, span, True, False, forward=forward)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with torch_profile(activities=activities) as prof:
         for _ in range(steps):
-            decode_and_sample(dec, cache, bufs, 32, span, True, False)
+            decode_and_sample(dec, cache, bufs, 32, span, True, False, forward=forward)
         if cuda:
             torch.cuda.synchronize()
     events = prof.key_averages()

@@ -6,6 +6,7 @@
 #
 #   run(command="bash benchmarks/gpu/run_gpu.sh", carry=[".cache/gpu_wheels", ".cache/gpu_tok"])
 #   PARTS="gpu_tests vs_trl" bash benchmarks/gpu/run_gpu.sh    # a subset
+#   PARTS=decode_profile PROFILE_ARGS=--compile bash benchmarks/gpu/run_gpu.sh
 #
 # .cache/gpu_wheels: wheels the GPU image lacks (pydantic, pytest-asyncio, trl, datasets...),
 # .cache/gpu_tok: SmolLM2's tokenizer; benchmarks/results/gpu_notes.md says how to remake both.
@@ -68,6 +69,6 @@ timeout 200 "$PY" benchmarks/vs_trl.py --device cuda --model smollm2-random \
 fi
 if wanted decode_profile; then  # diagnostic, not in the default PARTS
 section decode_profile
-timeout 150 "$PY" benchmarks/gpu/decode_profile.py 2>&1 | tee "$OUT/decode_profile.log"
+timeout 150 "$PY" benchmarks/gpu/decode_profile.py ${PROFILE_ARGS:-} 2>&1 | tee "$OUT/decode_profile.log"
 fi
 section done
