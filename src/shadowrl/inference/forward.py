@@ -135,8 +135,8 @@ class Decoder:
         Returns logits [B, V]. Attention reads the first `span` > max(lengths) positions
         (a host-side number, so nothing here waits on the device: a CUDA graph captures it
         at a fixed span and the mask hides what lies beyond each row's length). Call it
-        under `torch.inference_mode()` (the engine's loop runs in it): a decorator here
-        would break `torch.compile` of the step, which cannot trace the mode switch.
+        under `torch.inference_mode()`, as `step.decode_and_sample` does: a decorator here
+        would break `torch.compile` of this method, which cannot trace the mode switch.
         """
         b = tokens.shape[0]
         s = self.shape

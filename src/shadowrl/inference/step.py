@@ -148,6 +148,7 @@ class EagerStep:
         )
 
 
+@torch.inference_mode()
 def decode_and_sample(
     decoder: Decoder,
     cache: KVCache,
