@@ -237,7 +237,7 @@ def main() -> None:
         "ratio": round(e_tps / h_tps, 3),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    device = args.device.split(":")[0]
+    device = args.device.split(":")[0] + ("_compile" if args.compile else "")
     (RESULTS / f"engine_vs_hf_{device}.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     print(f"engine_tps={e_tps:.2f} hf_tps={h_tps:.2f} ratio={e_tps / h_tps:.2f}")

@@ -175,20 +175,14 @@ def build_model(s: Settings) -> tuple[Any, Any]:
     """(model, tokenizer) in float32 on s.device; random models are seeded identically."""
     import torch
 
-    from shadowrl.models import ModelConfig, load_model, load_tokenizer, tiny_config
+    from shadowrl.models import ModelConfig, load_model, load_tokenizer, random_llama
 
     if s.model != "smollm2-random":
         return load_model(ModelConfig.model_validate({"path": s.model, "seed": s.seed,
                                                       "device": s.device}))  # fmt: skip
-    from transformers import GenerationConfig, LlamaForCausalLM
-
-    config = tiny_config(**SMOLLM2_SHAPE)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(s.seed)
-        model = LlamaForCausalLM(config)
-    model.generation_config = GenerationConfig(bos_token_id=1, eos_token_id=2, pad_token_id=2)
+    model = random_llama(s.seed, **SMOLLM2_SHAPE)
     torch.nn.Module.to(model, device=s.device)
-    return model.eval(), load_tokenizer(s.tokenizer)
+    return model, load_tokenizer(s.tokenizer)
 
 
 def device_sync() -> None:

@@ -42,16 +42,16 @@ timeout 150 "$PY" benchmarks/engine_vs_hf.py --model qwen2.5-0.5b-random --devic
 cp benchmarks/results/engine_vs_hf_cuda.json "$OUT/" 2>/dev/null || true
 fi
 
-# `gpu` tests; those needing the bundled SmolLM2 skip on bare hosts. addopts cleared
-# (it deselects `gpu`), pytest-timeout kept per test.
 if wanted engine_compile; then  # engine_vs_hf with engine.compile_decode
 section engine_compile
 timeout 200 "$PY" benchmarks/engine_vs_hf.py --model qwen2.5-0.5b-random --device cuda \
   --dtype bfloat16 --prompts 32 --repeats 3 --compile 2>&1 | grep --line-buffered -v "Loading weights" \
   | tee "$OUT/engine_vs_hf_cuda_compile.log"
-cp benchmarks/results/engine_vs_hf_cuda.json "$OUT/engine_vs_hf_cuda_compile.json" 2>/dev/null || true
+cp benchmarks/results/engine_vs_hf_cuda_compile.json "$OUT/" 2>/dev/null || true
 fi
 
+# `gpu` tests; those needing the bundled SmolLM2 skip on bare hosts. addopts cleared
+# (it deselects `gpu`), pytest-timeout kept per test.
 if wanted gpu_tests; then
 section gpu_tests
 timeout 120 "$PY" -m pytest tests/inference/test_engine_graphs.py tests/rl/test_trainer.py \

@@ -193,8 +193,8 @@ def tiny_config(**overrides: Any) -> Any:
     return LlamaConfig(**fields)
 
 
-def tiny_model(seed: int = 0, **overrides: Any) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """A tiny random Llama with SmolLM2's tokenizer; the same seed gives the same weights."""
+def random_llama(seed: int = 0, **overrides: Any) -> PreTrainedModel:
+    """A random Llama of `tiny_config(**overrides)`; the same seed gives the same weights."""
     import torch
     from transformers import GenerationConfig, LlamaForCausalLM
 
@@ -202,7 +202,12 @@ def tiny_model(seed: int = 0, **overrides: Any) -> tuple[PreTrainedModel, PreTra
         torch.manual_seed(seed)
         model = LlamaForCausalLM(tiny_config(**overrides))
     model.generation_config = GenerationConfig(bos_token_id=1, eos_token_id=2, pad_token_id=2)
-    return model.eval(), load_tokenizer("tiny")
+    return model.eval()
+
+
+def tiny_model(seed: int = 0, **overrides: Any) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """A tiny random Llama with SmolLM2's tokenizer; the same seed gives the same weights."""
+    return random_llama(seed, **overrides), load_tokenizer("tiny")
 
 
 def load_model(cfg: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:

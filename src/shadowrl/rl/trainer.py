@@ -13,6 +13,7 @@ of microbatch gradients is exactly the gradient of the batch loss.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from collections.abc import Callable, Sequence
@@ -128,9 +129,12 @@ def _cache_of(output: Any) -> Any:
 
 
 def _cache_kwarg(decoder: Any) -> str:
-    return (
-        "cache" if "cache" in inspect.signature(decoder.forward).parameters else "past_key_values"
-    )
+    return _cache_kwarg_of(type(decoder).forward)
+
+
+@functools.cache  # once per decoder class, not once per microbatch
+def _cache_kwarg_of(forward: Any) -> str:
+    return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
 
 
 def enable_checkpointing(model: Any) -> None:
