@@ -138,3 +138,38 @@ def test_ro_bind_under_tmp_survives_the_scrub(tmp_path: Path, workspace: Path) -
         assert sb._supervisor is pid1 and pid1.alive  # type: ignore[attr-defined]
     finally:
         sb.close()
+
+
+@needs_overlay
+def test_a_killed_owners_store_is_swept_and_a_live_one_is_not(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from shadowrl.sandbox.layers import LayerStore, sweep_orphans
+
+    code = (
+        "import os, signal, sys; from pathlib import Path\n"
+        "from shadowrl.sandbox.layers import LayerStore\n"
+        "store = LayerStore(parent=Path(sys.argv[1])); store.upper(1)\n"
+        "print(store.root, flush=True); os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True
+    )
+    assert child.returncode == -signal.SIGKILL
+    dead = Path(child.stdout.strip())
+    mounts = Path("/proc/self/mountinfo").read_text
+    assert dead.is_dir() and str(dead) in mounts()  # the kill left its tmpfs mounted
+    live = LayerStore(parent=tmp_path)
+    live.cgroups = None  # this process's groups belong to its global store; leave them
+    live.upper(1)
+    try:
+        assert sweep_orphans(tmp_path) == 1
+        assert not dead.exists() and str(dead) not in mounts()
+        assert live.root.is_dir() and str(live.root) in mounts()  # owner alive: untouched
+        assert live.root.name.startswith(f"shadowrl-sb-{os.getpid()}-")
+    finally:
+        live.close()
+    assert not live.root.exists()

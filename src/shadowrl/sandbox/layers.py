@@ -9,9 +9,12 @@ Every layer is its own mount under one private temp root:
            snapshot remounts it read-only and it becomes a lower layer, shared by the
            snapshot and everything forked from it.
 
-A layer is unmounted when the last sandbox or snapshot holding it lets go. Overlay
-options name layers as /proc/self/fd/N, so a sandbox reading its own mountinfo
-learns nothing about host paths.
+A layer is unmounted when the last sandbox or snapshot holding it lets go, and the
+whole store at exit. A process killed before that (kill -9, the OOM killer) cannot
+clean up, so its mounts, tmpfs memory included, would stay until reboot: the store's
+root is named after its owner's pid, and the next process to open a store sweeps the
+roots of owners that are gone. Overlay options name layers as /proc/self/fd/N, so a
+sandbox reading its own mountinfo learns nothing about host paths.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import itertools
+import logging
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
@@ -29,6 +34,10 @@ from shadowrl.sandbox import layerfs, syscalls
 from shadowrl.sandbox.cgroups import CgroupLayout, find_cgroups
 
 SANDBOX_UID = 61_000  # host uid (and gid) every sandboxed process runs as
+_PREFIX = "shadowrl-sb-"
+_OWNED = re.compile(rf"{_PREFIX}(\d+)-")  # root names: shadowrl-sb-<owner pid>-<random>
+
+log = logging.getLogger(__name__)
 _OVERLAY_OPTS = "redirect_dir=off,index=off,metacopy=off,xino=off"
 
 
@@ -51,9 +60,9 @@ class Layer:
 class LayerStore:
     """Creates, shares and frees layers and overlay mounts for one process."""
 
-    def __init__(self, uid: int = SANDBOX_UID) -> None:
+    def __init__(self, uid: int = SANDBOX_UID, parent: Path | None = None) -> None:
         self.uid = uid
-        self.root = Path(tempfile.mkdtemp(prefix="shadowrl-sb-"))
+        self.root = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
         self.root.chmod(0o711)  # bwrap, running as the sandbox user, must reach its mount
         self._lock = threading.RLock()  # release() may run from a GC finalizer
         self._ids = itertools.count()
@@ -150,6 +159,34 @@ class LayerStore:
             self.cgroups.remove()
 
 
+def sweep_orphans(parent: Path | None = None) -> int:
+    """Unmount and remove the stores under `parent` (default: the temp dir) whose owner
+    process is gone; returns how many. A live owner's store is never touched."""
+    swept = 0
+    for root in Path(parent or tempfile.gettempdir()).glob(f"{_PREFIX}*"):
+        owner = _OWNED.match(root.name)
+        if owner is None or _alive(int(owner[1])):
+            continue
+        for path in root.iterdir():
+            _unmount_dir(path)
+        with contextlib.suppress(OSError):
+            root.rmdir()
+            swept += 1
+    if swept:
+        log.info("removed %d sandbox store(s) left by processes that died", swept)
+    return swept
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
 def _unmount_dir(path: Path) -> None:
     with contextlib.suppress(OSError):
         syscalls.umount(path, lazy=True)
@@ -166,6 +203,7 @@ def get_store() -> LayerStore:
     global _store
     with _store_lock:
         if _store is None:
+            sweep_orphans()
             _store = LayerStore()
             atexit.register(_store.close)
         return _store
