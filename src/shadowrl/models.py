@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,8 +42,12 @@ class ModelConfig(BaseModel):
         description="'smollm2' (bundled SmolLM2-135M-Instruct), 'tiny' (random, for tests), "
         "a Hugging Face directory or a .gguf file.",
     )
-    dtype: str = Field("float32", description="'float32' or 'bfloat16'.")
-    device: str = Field("cpu", description="'cpu', 'cuda' or 'cuda:N'.")
+    dtype: Literal["float32", "bfloat16", "float16"] = Field(
+        "float32", description="Weights dtype of the loaded policy."
+    )
+    device: str = Field(
+        "cpu", pattern=r"^(cpu|cuda(:\d+)?)$", description="'cpu', 'cuda' or 'cuda:N'."
+    )
     seed: int = Field(0, description="Initialisation seed, used only by the 'tiny' model.")
 
 
@@ -85,6 +89,29 @@ def _gguf_cache_dir(gguf: Path, what: str) -> Path:
     st = gguf.stat()
     sha = _sha256(gguf.resolve(), st.st_size, st.st_mtime_ns)[:16]
     return cache_root() / f"{gguf.stem}-{sha}{what}"
+
+
+class ModelPathError(ValueError):
+    """A model path that names nothing loadable."""
+
+
+def check_model_path(path: str) -> None:
+    """Raise `ModelPathError` unless `path` names a loadable model, before any slow import."""
+    if path in NAMED_MODELS:
+        return
+    p = Path(path).expanduser()
+    if p.suffix == ".gguf" and p.is_file():
+        return
+    if p.is_dir() and (p / "config.json").is_file():
+        return
+    what = "does not exist" if not p.exists() else "is neither a .gguf file nor a model directory"
+    raise ModelPathError(
+        f"model {path!r} {what}: give one of {list(NAMED_MODELS)}, a Hugging Face "
+        "directory (with config.json) or a .gguf file"
+    )
+
+
+NAMED_MODELS = ("smollm2", "tiny")
 
 
 def _resolve_gguf(path: str) -> Path | None:
@@ -214,6 +241,7 @@ def load_model(cfg: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBa
     """Load a policy in eval mode on `cfg.device` with `cfg.dtype`."""
     from transformers import AutoModelForCausalLM
 
+    check_model_path(cfg.path)
     _offline()
     dtype = _torch_dtype(cfg.dtype)
     if cfg.path == "tiny":

@@ -8,7 +8,7 @@ the ids the model saw and produced, so training never re-tokenises text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -92,6 +92,19 @@ class Policy(Protocol):
     async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams) -> Generation:
         """Continue `prompt_ids`; must be safe to call concurrently."""
         ...
+
+
+@runtime_checkable
+class WeightSink(Protocol):
+    """A policy whose weights can be replaced between decode steps (the inference engine).
+
+    Blocks until the swap is done; requests in flight keep decoding and each token keeps
+    the version that produced it.
+    """
+
+    def update_weights(
+        self, state: Mapping[str, Any], version: int, *, delta: bool = False
+    ) -> Any: ...
 
 
 @dataclass(frozen=True)

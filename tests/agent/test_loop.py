@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from shadowrl.agent.config import AgentConfig
-from shadowrl.agent.demo import demo_expert_replies, load_dir_task
 from shadowrl.agent.loop import NUDGE, run_episode
 from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.agent.prompt import Renderer
@@ -30,10 +29,11 @@ def episode(policy: Any, sandbox: Any, tokenizer: Any, **kw: Any) -> Trajectory:
     )
 
 
-def test_scripted_expert_solves_the_demo_task(demo_sandbox: Any, tokenizer: Any) -> None:
-    task = load_dir_task("demo")
-    assert demo_sandbox.exec(task.test_cmd).exit_code != 0
-    traj = episode(ScriptedPolicy(tokenizer, demo_expert_replies()), demo_sandbox, tokenizer)
+def test_scripted_expert_solves_the_demo_task(
+    demo_sandbox: Any, tokenizer: Any, demo_replies: list[str], demo_test_cmd: str
+) -> None:
+    assert demo_sandbox.exec(demo_test_cmd).exit_code != 0
+    traj = episode(ScriptedPolicy(tokenizer, demo_replies), demo_sandbox, tokenizer)
     assert traj.end == "submitted" and traj.num_turns == 4 and traj.tool_errors == 0
     assert [c.name for s in traj.steps for c in s.tool_calls] == [
         "read_file",
@@ -43,11 +43,13 @@ def test_scripted_expert_solves_the_demo_task(demo_sandbox: Any, tokenizer: Any)
         "submit",
     ]
     assert traj.steps[2].results[0].output.startswith("exit code 0")
-    assert demo_sandbox.exec(task.test_cmd).exit_code == 0
+    assert demo_sandbox.exec(demo_test_cmd).exit_code == 0
 
 
-def test_segment_holds_exactly_what_the_model_saw(demo_sandbox: Any, tokenizer: Any) -> None:
-    policy = ScriptedPolicy(tokenizer, demo_expert_replies(), version=7)
+def test_segment_holds_exactly_what_the_model_saw(
+    demo_sandbox: Any, tokenizer: Any, demo_replies: list[str]
+) -> None:
+    policy = ScriptedPolicy(tokenizer, demo_replies, version=7)
     traj = episode(policy, demo_sandbox, tokenizer)
     (seg,) = traj.segments
     renderer = Renderer(tokenizer, ToolSet.from_names(CFG.tools).schemas())
@@ -65,7 +67,7 @@ def test_segment_holds_exactly_what_the_model_saw(demo_sandbox: Any, tokenizer: 
             runs, cur = [*runs, cur], []
     runs.append(cur)
     assert [tokenizer.decode(r) for r in runs] == [s.text + "<|im_end|>" for s in traj.steps]
-    assert [s.text for s in traj.steps] == demo_expert_replies()
+    assert [s.text for s in traj.steps] == demo_replies
     assert all(v == 7 for v, m in zip(seg.versions, seg.loss_mask, strict=True) if m)
     assert all(
         v == -1 and lp == 0.0
@@ -169,18 +171,19 @@ def test_episode_timeout(demo_sandbox: Any, tokenizer: Any) -> None:
     assert traj.end == "timeout" and traj.num_turns == 0
 
 
-def test_scripted_expert_in_the_overlay_sandbox(tokenizer: Any) -> None:
+def test_scripted_expert_in_the_overlay_sandbox(
+    tokenizer: Any, demo_replies: list[str], demo_repo: Any, demo_test_cmd: str
+) -> None:
     from shadowrl.sandbox import create_sandbox
     from shadowrl.sandbox.overlay import unavailable_reason
 
     if (reason := unavailable_reason()) is not None:
         pytest.skip(f"overlay sandbox unavailable: {reason}")
-    task = load_dir_task("demo")
-    sb = create_sandbox(task.repo, backend="overlay")
+    sb = create_sandbox(demo_repo, backend="overlay")
     try:
-        traj = episode(ScriptedPolicy(tokenizer, demo_expert_replies()), sb, tokenizer)
+        traj = episode(ScriptedPolicy(tokenizer, demo_replies), sb, tokenizer)
         assert traj.end == "submitted" and "stats.py" in sb.changed_files()
-        assert sb.exec(task.test_cmd).exit_code == 0
+        assert sb.exec(demo_test_cmd).exit_code == 0
     finally:
         sb.close()
 
@@ -188,15 +191,15 @@ def test_scripted_expert_in_the_overlay_sandbox(tokenizer: Any) -> None:
 @pytest.mark.slow
 def test_smollm2_attempts_the_demo_task(demo_sandbox: Any) -> None:
     """The real model runs a (short) episode; it need not succeed, only be well-formed."""
-    from shadowrl.agent.policies import HFPolicy
+    from shadowrl.inference.config import EngineConfig
+    from shadowrl.inference.engine import Engine
     from shadowrl.models import ModelConfig, load_model
 
     model, tok = load_model(ModelConfig(path="smollm2"))
-    task = load_dir_task("demo")
+    problem = "median() in stats.py returns wrong results for unsorted input. Fix it."
     config = CFG.model_copy(update={"max_turns": 2, "max_new_tokens": 64, "temperature": 0.0})
-    traj = asyncio.run(
-        run_episode(HFPolicy(model, tok), demo_sandbox, task.problem, tokenizer=tok, config=config)
-    )
+    with Engine(model, tok, EngineConfig()) as engine:
+        traj = asyncio.run(run_episode(engine, demo_sandbox, problem, tokenizer=tok, config=config))
     assert traj.num_turns >= 1 and traj.num_generated > 0
     (seg,) = traj.segments
     assert sum(seg.loss_mask) == traj.num_generated

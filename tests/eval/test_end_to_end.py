@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from shadowrl.config import Config
-from shadowrl.eval.cli import add_eval_args, add_gate_args, cmd_eval, cmd_gate
+from shadowrl.commands import eval as eval_command
+from shadowrl.commands import gate as gate_command
+from shadowrl.commands.config import Config
 from shadowrl.eval.result import EvalResult
 from shadowrl.tasks.task import SUITES_DIR
 
@@ -44,8 +45,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for policy in ("gold", "noop"):
         out[policy] = tmp_path_factory.mktemp(policy)
         argv = ["--suite", "easy", "--policy", policy, "--limit", str(TASKS), "--concurrency", "2"]
-        args = _parse(add_eval_args, [*argv, "--out", str(out[policy]), "--no-progress"])
-        assert cmd_eval(args, config) == 0
+        args = _parse(eval_command.add_args, [*argv, "--out", str(out[policy]), "--no-progress"])
+        assert eval_command.run(args, config) == 0
     return out
 
 
@@ -66,10 +67,22 @@ def test_gold_resolves_everything_and_noop_nothing(runs: dict[str, Path]) -> Non
 def test_gate_rejects_noop_and_promotes_gold(runs: dict[str, Path]) -> None:
     config = Config.model_validate({})
     gold, noop = str(runs["gold"] / "eval.json"), str(runs["noop"] / "eval.json")
-    assert cmd_gate(_parse(add_gate_args, ["--candidate", noop, "--incumbent", gold]), config) == 1
-    assert cmd_gate(_parse(add_gate_args, ["--candidate", gold, "--incumbent", noop]), config) == 0
+    assert (
+        gate_command.run(
+            _parse(gate_command.add_args, ["--candidate", noop, "--incumbent", gold]), config
+        )
+        == 1
+    )
+    assert (
+        gate_command.run(
+            _parse(gate_command.add_args, ["--candidate", gold, "--incumbent", noop]), config
+        )
+        == 0
+    )
     sign = ["--test", "sign"]
     assert (
-        cmd_gate(_parse(add_gate_args, ["--candidate", noop, "--incumbent", gold, *sign]), config)
+        gate_command.run(
+            _parse(gate_command.add_args, ["--candidate", noop, "--incumbent", gold, *sign]), config
+        )
         == 1
     )

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from shadowrl.config import Config
-from shadowrl.eval.cli import add_gate_args, cmd_gate, parse_suite
+from shadowrl.commands import gate as gate_command
+from shadowrl.commands.config import Config
+from shadowrl.commands.eval import parse_suite
 from shadowrl.eval.pins import config_sections, harness_version, suite_hash
 from shadowrl.eval.report import render_report, write_report
 from shadowrl.tasks.task import Task
@@ -82,11 +83,11 @@ def _gate(tmp_path: Path, cand: list[list[bool]], inc: list[list[bool]], **pins:
     make_result(cand).save(tmp_path / "c.json")
     make_result(inc, pins=dict(pins)).save(tmp_path / "i.json")
     parser = argparse.ArgumentParser()
-    add_gate_args(parser)
+    gate_command.add_args(parser)
     args = parser.parse_args(
         ["--candidate", str(tmp_path / "c.json"), "--incumbent", str(tmp_path / "i.json")]
     )
-    return cmd_gate(args, Config.model_validate({}))
+    return gate_command.run(args, Config.model_validate({}))
 
 
 def test_gate_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

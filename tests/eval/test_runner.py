@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
-from shadowrl.config import Config
-from shadowrl.eval.policies import ReferencePolicy
+from shadowrl.commands.config import Config, episode_spec
+from shadowrl.episode import PolicyFactory, ReferencePolicy
+from shadowrl.eval.pins import config_pins
+from shadowrl.eval.result import EvalResult
 from shadowrl.eval.runner import evaluate
 from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.task import Task
@@ -22,6 +24,24 @@ from shadowrl.types import Policy
 CACHE = Path(
     os.environ.get("SHADOWRL_TEST_CACHE", Path(tempfile.gettempdir()) / "shadowrl-test-cache")
 )
+
+
+async def _evaluate(
+    tasks: list[Task], factory: PolicyFactory, config: Config, samples: int, concurrency: int
+) -> EvalResult:
+    """`evaluate` wired from a config tree, as `shadowrl eval` wires it."""
+    settings = config.eval.model_copy(update={"samples": samples, "concurrency": concurrency})
+    return await evaluate(
+        tasks,
+        factory,
+        episode_spec(config),
+        settings=settings,
+        cache_dir=config.tasks.cache_dir,
+        config_pins=config_pins(config),
+        seed=config.seed,
+        suite="inline",
+        progress=False,
+    )
 
 
 async def test_unpreparable_task_is_recorded_as_crashed_samples(tmp_path: Path) -> None:
@@ -37,15 +57,7 @@ async def test_unpreparable_task_is_recorded_as_crashed_samples(tmp_path: Path) 
         }
     )
     config = Config.model_validate({"tasks": {"cache_dir": str(tmp_path / "cache")}})
-    result = await evaluate(
-        [missing],
-        ReferencePolicy("noop", tokenizer=None),
-        samples=3,
-        concurrency=2,
-        config=config,
-        suite="inline",
-        progress=False,
-    )
+    result = await _evaluate([missing], ReferencePolicy("noop", tokenizer=None), config, 3, 2)
     (task,) = result.tasks
     assert [s.end for s in task.samples] == ["crash"] * 3
     assert all("does-not-exist" in (s.error or "") for s in task.samples)
@@ -119,9 +131,7 @@ async def test_real_harness_grades_fix_and_no_fix(tmp_path: Path) -> None:
         [fixer, quitter, fixer, ["<tool_call>\n{oops\n</tool_call>", _call(SUBMIT)]],
         load_tokenizer(),
     )
-    result = await evaluate(
-        [tiny_task(seed)], factory, samples=4, concurrency=4, config=config, progress=False
-    )
+    result = await _evaluate([tiny_task(seed)], factory, config, 4, 4)
     (task,) = result.tasks
     assert task.group == tiny_task(seed).repo  # tasks of one source are resampled together
     assert [s.error for s in task.samples] == [None] * 4

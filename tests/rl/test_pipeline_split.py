@@ -3,7 +3,8 @@
 import pytest
 from pydantic import ValidationError
 
-from shadowrl.rl.train_cli import PipelineConfig, split_train_tasks
+from shadowrl.pipeline.config import PipelineConfig, PipelineError
+from shadowrl.pipeline.stages import split_train_tasks
 from shadowrl.tasks import load_suite
 
 
@@ -40,7 +41,7 @@ def test_a_split_that_leaves_rl_nothing_is_refused_at_config_time(fields):
 
 def test_a_suite_too_small_for_the_split_is_a_clear_error():
     tasks = load_suite("easy", "train")[:3]
-    with pytest.raises(SystemExit, match="no train task is left for RL"):
+    with pytest.raises(PipelineError, match="no train task is left for RL"):
         split_train_tasks(tasks, PipelineConfig(train_tasks=0, sft_tasks=5, rl_tasks="unseen"))
 
 
@@ -81,32 +82,36 @@ def _screen(tasks, outcomes):
 
 
 def test_the_screen_keeps_tasks_solved_sometimes_but_not_always(tmp_path):
-    from shadowrl.config import load_config
-    from shadowrl.rl.train_cli import SCREEN_DIR, learnable, rl_task_list
+    from shadowrl.commands.config import load_config, train_run
+    from shadowrl.pipeline.stages import SCREEN_DIR, learnable, rl_task_list
 
     overrides = ["--pipeline.train_tasks=6", "--pipeline.sft_tasks=2", "--pipeline.rl_tasks=unseen"]
-    config = load_config(overrides=[*overrides, "--pipeline.screen_samples=3"])
+    config = load_config(
+        overrides=[*overrides, "--pipeline.screen_samples=3", f"--run_dir={tmp_path}"]
+    )
     rl = load_suite("easy", "train")[2:6]
     outcomes = [[False] * 3, [True, False, False], [True] * 3, [False, True, True]]
     (tmp_path / SCREEN_DIR).mkdir()
     _screen(rl, outcomes).save(tmp_path / SCREEN_DIR / "eval.json")
-    assert _ids(rl_task_list(config, tmp_path)) == _ids([rl[1], rl[3]])
+    assert _ids(rl_task_list(train_run(config))) == _ids([rl[1], rl[3]])
     assert _ids(learnable(rl[:2], _screen(rl, outcomes))) == _ids([rl[1]])
     # without a screen RL gets the split's whole share, and no screen file is read
-    assert _ids(rl_task_list(load_config(overrides=overrides), tmp_path / "none")) == _ids(rl)
+    unscreened = load_config(overrides=[*overrides, f"--run_dir={tmp_path / 'none'}"])
+    assert _ids(rl_task_list(train_run(unscreened))) == _ids(rl)
 
 
 def test_a_screen_that_keeps_nothing_is_a_clear_error(tmp_path):
-    from shadowrl.config import load_config
-    from shadowrl.rl.train_cli import SCREEN_DIR, rl_task_list
+    from shadowrl.commands.config import load_config, train_run
+    from shadowrl.pipeline.stages import SCREEN_DIR, rl_task_list
 
-    config = load_config(overrides=["--pipeline.train_tasks=2", "--pipeline.screen_samples=2"])
+    overrides = ["--pipeline.train_tasks=2", "--pipeline.screen_samples=2", f"--run_dir={tmp_path}"]
+    config = load_config(overrides=overrides)
     (tmp_path / SCREEN_DIR).mkdir()
     _screen(load_suite("easy", "train")[:2], [[False, False], [True, True]]).save(
         tmp_path / SCREEN_DIR / "eval.json"
     )
-    with pytest.raises(SystemExit, match="sometimes but not always"):
-        rl_task_list(config, tmp_path)
+    with pytest.raises(PipelineError, match="sometimes but not always"):
+        rl_task_list(train_run(config))
 
 
 def _crashed(result, first_n):
@@ -122,7 +127,7 @@ def _crashed(result, first_n):
 
 
 def test_an_eval_where_every_episode_crashed_stops_the_run_and_is_not_reused(tmp_path):
-    from shadowrl.rl.train_cli import keep_eval
+    from shadowrl.pipeline.stages import keep_eval
 
     tasks = load_suite("easy", "heldout")[:2]
     broken = _crashed(_screen(tasks, [[True, False], [False, False]]), 2)

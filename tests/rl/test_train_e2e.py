@@ -10,7 +10,7 @@ from pathlib import Path
 
 from transformers import AutoModelForCausalLM
 
-from shadowrl.cli import main
+from shadowrl.commands.main import main
 from shadowrl.metrics import read_metrics
 
 TINY = [
@@ -24,7 +24,7 @@ TINY = [
     "--train.save_every=1",
     "--agent.max_turns=5",
     "--agent.max_new_tokens=200",
-    "--loop.inflight_groups=2",
+    "--orchestrator.inflight_groups=2",
 ]
 
 
@@ -73,7 +73,14 @@ def test_kill_9_mid_run_loses_at_most_the_step_in_progress(tmp_path):
     import time
 
     run = tmp_path / "run"
-    argv = [sys.executable, "-m", "shadowrl.cli", "train", f"--run_dir={run}", "--train.steps=4"]
+    argv = [
+        sys.executable,
+        "-m",
+        "shadowrl.commands.main",
+        "train",
+        f"--run_dir={run}",
+        "--train.steps=4",
+    ]
     argv += [*TINY, "--pipeline.sft=false", "--pipeline.eval_base=false"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state = run / "loop_state.json"

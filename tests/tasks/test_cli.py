@@ -6,16 +6,16 @@ import argparse
 import json
 from pathlib import Path
 
-from shadowrl.config import Config
-from shadowrl.tasks.cli import add_tasks_args, cmd_tasks
+from shadowrl.commands import tasks as tasks_command
+from shadowrl.commands.config import Config
 from shadowrl.tasks.task import load_suite
 
 
 def _run(argv: list[str], cache: Path) -> int:
     parser = argparse.ArgumentParser()
-    add_tasks_args(parser)
+    tasks_command.add_args(parser)
     config = Config.model_validate({"tasks": {"cache_dir": str(cache)}})
-    return cmd_tasks(parser.parse_args(argv), config)
+    return tasks_command.run(parser.parse_args(argv), config)
 
 
 def test_export_swebench(tmp_path: Path, cache_dir: Path) -> None:

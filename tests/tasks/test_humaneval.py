@@ -37,9 +37,9 @@ def test_the_built_in_wide_suite_holds_only_held_out_problems() -> None:
 
 
 def test_task_making_without_a_terminal_logs_its_counts(caplog):
-    from shadowrl.tasks.cli import _progress_callback
+    from shadowrl.commands.tasks import _progress_callback
 
-    caplog.set_level("INFO", logger="shadowrl.tasks.cli")
+    caplog.set_level("INFO", logger="shadowrl.commands.tasks")
     bar, on_result = _progress_callback("adding bugs")
     with bar:
         for i in range(60):

@@ -9,9 +9,15 @@ from typing import Any
 
 import pytest
 
+from shadowrl.episode import EpisodeSpec, run_reference
+from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.tasks.prepare import PreparedTask, prepare
-from shadowrl.tasks.reference import gold_replies, minimal_hunk, run_reference
+from shadowrl.tasks.reference import gold_replies, minimal_hunk
 from shadowrl.tasks.task import SUITES_DIR, load_suite
+
+
+def _spec(backend: str) -> EpisodeSpec:
+    return EpisodeSpec(sandbox=SandboxConfig(backend=backend))  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="session")
@@ -22,8 +28,8 @@ def tokenizer() -> Any:
 
 
 def _check(prepared: PreparedTask, tokenizer: Any, backend: str = "local") -> None:
-    assert asyncio.run(run_reference("gold", prepared, tokenizer, backend)) == (True, 1.0)
-    assert asyncio.run(run_reference("noop", prepared, tokenizer, backend)) == (False, 0.0)
+    assert asyncio.run(run_reference("gold", prepared, tokenizer, _spec(backend))) == (True, 1.0)
+    assert asyncio.run(run_reference("noop", prepared, tokenizer, _spec(backend))) == (False, 0.0)
 
 
 def test_gold_uses_targeted_edits(tiny: PreparedTask) -> None:
@@ -56,8 +62,8 @@ def test_builtin_suite_all(suite: str, cache_dir: Path, tokenizer: Any) -> None:
     failures = []
     for task in load_suite(suite):
         prepared = prepare(task, cache_dir)
-        gold = asyncio.run(run_reference("gold", prepared, tokenizer, "local"))
-        noop = asyncio.run(run_reference("noop", prepared, tokenizer, "local"))
+        gold = asyncio.run(run_reference("gold", prepared, tokenizer, _spec("local")))
+        noop = asyncio.run(run_reference("noop", prepared, tokenizer, _spec("local")))
         if gold != (True, 1.0) or noop != (False, 0.0):
             failures.append(task.instance_id)
     assert not failures

@@ -8,14 +8,19 @@ from typing import Any
 
 import pytest
 
+from shadowrl.episode import EpisodeSpec, run_reference
+from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.tasks.env import env_modules
 from shadowrl.tasks.prepare import prepare
-from shadowrl.tasks.reference import run_reference
 from shadowrl.tasks.suites import RECIPES, SRC_LAYOUT_CMD, build_suite
 from shadowrl.tasks.task import SUITES_DIR, Task, load_suite
 
 TIERS = [t for t in ("medium", "hard") if (SUITES_DIR / f"{t}.jsonl").exists()]
 SRC_LAYOUT = {"attrs": "attr", "python-dateutil": "dateutil"}  # recipe -> import name
+
+
+def _spec(backend: str) -> EpisodeSpec:
+    return EpisodeSpec(sandbox=SandboxConfig(backend=backend))  # type: ignore[arg-type]
 
 
 def _tasks_of(recipe_name: str, tier: str) -> list[Task]:
@@ -66,5 +71,5 @@ def test_src_layout_task_is_graded_on_the_workspace_copy(
     task = _tasks_of(name, "medium")[0]
     prepared = prepare(task, cache_dir)
     assert SRC_LAYOUT[name] not in env_modules(prepared.env)
-    assert asyncio.run(run_reference("gold", prepared, tokenizer, "local")) == (True, 1.0)
-    assert asyncio.run(run_reference("noop", prepared, tokenizer, "local")) == (False, 0.0)
+    assert asyncio.run(run_reference("gold", prepared, tokenizer, _spec("local"))) == (True, 1.0)
+    assert asyncio.run(run_reference("noop", prepared, tokenizer, _spec("local"))) == (False, 0.0)

@@ -19,12 +19,14 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.parsing import ParsedReply, parse_tool_calls
 from shadowrl.agent.prompt import Renderer
 from shadowrl.agent.tools import ToolContext, ToolSet
+from shadowrl.sandbox.base import Sandbox
+from shadowrl.search import SemanticIndex
 from shadowrl.types import (
     EpisodeEnd,
     Generation,
@@ -37,10 +39,6 @@ from shadowrl.types import (
     ToolResult,
     Trajectory,
 )
-
-if TYPE_CHECKING:
-    from shadowrl.sandbox.base import Sandbox
-    from shadowrl.search import SemanticIndex
 
 NUDGE = "No tool call found. Call a tool as <tool_call>{...}</tool_call>, or submit when done."
 CUT_OFF = "Your reply was cut off at the token limit. Be brief and call one tool at a time."

@@ -14,11 +14,11 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
-if TYPE_CHECKING:
-    from shadowrl.config import Config
-    from shadowrl.tasks.task import Task
+from pydantic import BaseModel
+
+from shadowrl.tasks.task import Task
 
 SKIP_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 
@@ -76,7 +76,20 @@ def harness_version(system_prompt: str) -> str:
     )
 
 
-def config_sections(config: Config) -> dict[str, str]:
+class ConfigPins(NamedTuple):
+    """The digest of a whole config tree and of each of its sections."""
+
+    digest: str
+    sections: dict[str, str]
+
+
+def config_pins(config: BaseModel) -> ConfigPins:
+    """Pins of `config` (any pydantic model; the command's whole config tree)."""
+    blob = json.dumps(config.model_dump(mode="json"), sort_keys=True).encode()
+    return ConfigPins(hashlib.sha256(blob).hexdigest()[:16], config_sections(config))
+
+
+def config_sections(config: BaseModel) -> dict[str, str]:
     """Digest of each config section and sub-section ('tasks', 'tasks.shaping', ...).
 
     Sub-sections let the gate require equality of exactly what shapes a measurement

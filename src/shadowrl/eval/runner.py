@@ -24,37 +24,18 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
 
+from shadowrl.episode import EpisodeSpec, PolicyFactory, graded_episode
 from shadowrl.eval.behaviour import episode_behaviour, summarize_behaviour
-from shadowrl.eval.pins import config_sections, harness_version, suite_hash
+from shadowrl.eval.config import EvalConfig
+from shadowrl.eval.pins import ConfigPins, harness_version, suite_hash
 from shadowrl.eval.result import EvalResult, Pins, SampleResult, TaskResult, score, score_by_tier
-from shadowrl.types import Policy, Trajectory
-
-if TYPE_CHECKING:
-    from shadowrl.config import Config
-    from shadowrl.sandbox.base import Snapshot
-    from shadowrl.tasks.prepare import PreparedTask
-    from shadowrl.tasks.task import Task
+from shadowrl.sandbox.base import Snapshot
+from shadowrl.tasks.prepare import PreparedTask, prepare, task_prompt
+from shadowrl.tasks.task import Task
+from shadowrl.types import Trajectory
 
 log = logging.getLogger(__name__)
-
-
-class PolicyFactory(Protocol):
-    """Makes the policy for one episode of a task, and says what it is."""
-
-    @property
-    def description(self) -> str:
-        """What the policy is, recorded as a pin (e.g. 'model:runs/rl/ckpt-40')."""
-        ...
-
-    @property
-    def tokenizer(self) -> Any:
-        """The transformers tokenizer whose chat template the harness renders with."""
-        ...
-
-    def __call__(self, task: Task, prepared: PreparedTask) -> Policy: ...
-
 
 Advance = Callable[[bool], None]
 
@@ -137,7 +118,7 @@ class _Run:
     """What every sample of one evaluation shares."""
 
     factory: PolicyFactory
-    config: Config
+    spec: EpisodeSpec
     gate: asyncio.Semaphore
     advance: Advance
     episodes: list[tuple[Trajectory, bool]]  # graded trajectory, resolved
@@ -146,8 +127,6 @@ class _Run:
 async def _sample(
     run: _Run, task: Task, prepared: PreparedTask, snap: Snapshot, i: int
 ) -> SampleResult:
-    from shadowrl.episode import graded_episode
-
     start = time.perf_counter()
     async with run.gate:
         try:
@@ -155,8 +134,7 @@ async def _sample(
             try:
                 traj, verdict = await graded_episode(
                     run.factory(task, prepared), sandbox, prepared,
-                    tokenizer=run.factory.tokenizer, agent=run.config.agent,
-                    shaping=run.config.tasks.shaping, search=run.config.search,
+                    tokenizer=run.factory.tokenizer, spec=run.spec,
                 )  # fmt: skip
             finally:
                 await asyncio.to_thread(sandbox.close)
@@ -171,22 +149,18 @@ async def _sample(
 
 async def _task(run: _Run, task: Task, samples: int, cache_dir: Path) -> TaskResult:
     """Prepare `task` once, snapshot it, and run its samples from forks of the snapshot."""
-    from shadowrl.tasks.prepare import prepare
 
     def result(rows: Sequence[SampleResult]) -> TaskResult:
         return TaskResult(
             instance_id=task.instance_id, tier=task.tier, group=task.repo, samples=list(rows)
         )
 
-    sandbox_cfg = run.config.sandbox
     start = time.perf_counter()
     async with contextlib.AsyncExitStack() as cleanup:  # release the snapshot, then close root
         try:
             async with run.gate:  # preparing is heavy (unpack, env build): it takes a slot
                 prepared = await asyncio.to_thread(prepare, task, cache_dir)
-                root = await asyncio.to_thread(
-                    prepared.sandbox, sandbox_cfg.backend, sandbox_cfg.limits
-                )
+                root = await asyncio.to_thread(run.spec.open_sandbox, prepared)
                 cleanup.push_async_callback(asyncio.to_thread, root.close)
                 snap = await asyncio.to_thread(root.snapshot)
                 cleanup.push_async_callback(asyncio.to_thread, snap.release)
@@ -203,39 +177,38 @@ async def _task(run: _Run, task: Task, samples: int, cache_dir: Path) -> TaskRes
 async def evaluate(
     tasks: Sequence[Task],
     policy_factory: PolicyFactory,
+    spec: EpisodeSpec,
     *,
-    samples: int,
-    concurrency: int,
-    config: Config,
+    settings: EvalConfig,
+    cache_dir: str | Path,
+    config_pins: ConfigPins,
+    seed: int = 0,
     suite: str = "",
     progress: bool = True,
 ) -> EvalResult:
-    """Run `samples` episodes of every task with at most `concurrency` at once; score them."""
-    from shadowrl.tasks.prepare import task_prompt
-
+    """Run `settings.samples` episodes of every task, at most `settings.concurrency` at once;
+    score them. `config_pins` fingerprints the caller's whole config (a pin of the result)."""
+    samples, concurrency = settings.samples, settings.concurrency
     if not tasks or samples < 1 or concurrency < 1:
         raise ValueError("need at least one task, one sample and a concurrency of at least 1")
     start = time.perf_counter()
     with _progress(progress, len(tasks) * samples) as advance:
-        run = _Run(policy_factory, config, asyncio.Semaphore(concurrency), advance, [])
-        results = await asyncio.gather(
-            *(_task(run, t, samples, Path(config.tasks.cache_dir)) for t in tasks)
-        )
+        run = _Run(policy_factory, spec, asyncio.Semaphore(concurrency), advance, [])
+        results = await asyncio.gather(*(_task(run, t, samples, Path(cache_dir)) for t in tasks))
     trajs, resolved = [t for t, _ in run.episodes], [r for _, r in run.episodes]
-    seed = config.seed
     return EvalResult(
         pins=Pins(
             suite=suite,
             suite_hash=suite_hash(tasks, task_prompt),
-            harness_version=harness_version(config.agent.system_prompt),
-            config_digest=config.digest(),
-            config_sections=config_sections(config),
+            harness_version=harness_version(spec.agent.system_prompt),
+            config_digest=config_pins.digest,
+            config_sections=config_pins.sections,
             policy=policy_factory.description,
         ),
         samples=samples,
         tasks=list(results),
-        overall=score(results, seed=seed, resamples=config.eval.resamples),
-        by_tier=score_by_tier(results, seed=seed, resamples=config.eval.resamples),
+        overall=score(results, seed=seed, resamples=settings.resamples),
+        by_tier=score_by_tier(results, seed=seed, resamples=settings.resamples),
         behaviour=summarize_behaviour(trajs, resolved),
         wall_s=time.perf_counter() - start,
         created=datetime.now(UTC).isoformat(timespec="seconds"),

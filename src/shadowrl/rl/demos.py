@@ -16,72 +16,35 @@ import json
 import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from shadowrl.episode import EpisodeSpec, episode_in_new_sandbox
+from shadowrl.tasks import PreparedTask
+from shadowrl.tasks.reference import reference_policy
 from shadowrl.types import Segment, Trajectory
 
 log = logging.getLogger(__name__)
 
-if TYPE_CHECKING:
-    from shadowrl.config import Config
-    from shadowrl.tasks import PreparedTask, Task
-
-
-def expert_replies(task: Task, prepared: PreparedTask) -> list[str]:
-    """Read every file the gold patch touches, apply it, run the visible tests, submit."""
-    from shadowrl.tasks.patch import parse_patch
-    from shadowrl.tasks.prepare import visible_test_command
-    from shadowrl.tasks.reference import gold_replies
-
-    def call(text: str, name: str, **args: Any) -> str:
-        return f"{text}\n<tool_call>\n{json.dumps({'name': name, 'arguments': args})}\n</tool_call>"
-
-    reads = [
-        call(f"Let me read {fp.path}.", "read_file", path=fp.path) for fp in parse_patch(task.patch)
-    ]
-    edits = gold_replies(task, prepared)[:-1]  # drop its submit
-    return [
-        *reads,
-        *edits,
-        call("Let me run the tests.", "run", command=visible_test_command(task)),
-        call("Done.", "submit"),
-    ]
-
-
-async def _demo(
-    task: Task, prepared: PreparedTask, tokenizer: Any, config: Config
-) -> Trajectory | None:
-    from shadowrl.agent.policies import ScriptedPolicy
-    from shadowrl.episode import graded_episode
-
-    sandbox = await asyncio.to_thread(
-        prepared.sandbox, config.sandbox.backend, config.sandbox.limits
-    )
-    try:
-        policy = ScriptedPolicy(tokenizer, expert_replies(task, prepared))
-        traj, verdict = await graded_episode(
-            policy, sandbox, prepared, tokenizer=tokenizer, agent=config.agent,
-            search=config.search,
-        )  # fmt: skip
-    finally:
-        await asyncio.to_thread(sandbox.close)
-    return traj if verdict.resolved and traj.end == "submitted" else None
-
 
 async def expert_demonstrations(
-    prepared: Sequence[tuple[Task, PreparedTask]],
+    prepared: Sequence[PreparedTask],
     tokenizer: Any,
-    config: Config,
+    spec: EpisodeSpec,
     concurrency: int = 4,
 ) -> list[Trajectory]:
-    """Run the expert on each task through the real harness; keep resolved episodes."""
+    """Run the scripted expert on each task through the real harness; keep resolved,
+    submitted episodes (graded with the run's own spec, reward shaping included)."""
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(task: Task, prep: PreparedTask) -> Trajectory | None:
+    async def one(prep: PreparedTask) -> Trajectory | None:
+        policy = reference_policy("scripted", prep.task, prep, tokenizer)
         async with gate:
-            return await _demo(task, prep, tokenizer, config)
+            traj, verdict = await episode_in_new_sandbox(
+                policy, prep, tokenizer=tokenizer, spec=spec
+            )
+        return traj if verdict.resolved and traj.end == "submitted" else None
 
-    results = await asyncio.gather(*(one(t, p) for t, p in prepared))
+    results = await asyncio.gather(*(one(p) for p in prepared))
     return dedupe(r for r in results if r is not None)
 
 

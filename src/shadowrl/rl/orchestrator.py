@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.rollout import Group
+from shadowrl.types import WeightSink
 
 # (task, prepared, current policy version) -> a graded group; see rollout.rollout_group.
 RolloutFn = Callable[[Any, Any, int], Awaitable[Group]]
@@ -49,14 +50,6 @@ class TrainerService(Protocol):
         ...
 
     def state_dict(self) -> Mapping[str, Any]: ...
-
-
-class WeightSink(Protocol):
-    """The receiving side of a weight sync (the inference engine)."""
-
-    def update_weights(
-        self, state: Mapping[str, Any], version: int, *, delta: bool = False
-    ) -> Any: ...
 
 
 class WeightPublisher(Protocol):

@@ -14,16 +14,12 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from shadowrl.episode import EpisodeSpec, graded_episode
+from shadowrl.sandbox.base import Sandbox
+from shadowrl.tasks import PreparedTask, Task
 from shadowrl.types import Policy, Trajectory
-
-if TYPE_CHECKING:
-    from shadowrl.agent.config import AgentConfig
-    from shadowrl.sandbox.base import Limits, Sandbox
-    from shadowrl.search.config import SearchConfig
-    from shadowrl.tasks import PreparedTask, Task
-    from shadowrl.tasks.config import ShapingConfig
 
 
 @dataclass
@@ -52,17 +48,6 @@ class Group:
         return min(versions, default=self.started_version)
 
 
-@dataclass(frozen=True)
-class RolloutSpec:
-    """What every episode of a run shares."""
-
-    agent: AgentConfig
-    backend: str
-    limits: Limits
-    shaping: ShapingConfig
-    search: SearchConfig
-
-
 async def _open(make: Callable[[], Sandbox]) -> Sandbox:
     """Create a sandbox in a worker thread without leaking it if we are cancelled meanwhile.
 
@@ -83,16 +68,11 @@ def _close_if_made(fut: asyncio.Future[Sandbox]) -> None:
 
 
 async def _episode(
-    policy: Policy, root: Sandbox, prepared: PreparedTask, tokenizer: Any, spec: RolloutSpec
+    policy: Policy, root: Sandbox, prepared: PreparedTask, tokenizer: Any, spec: EpisodeSpec
 ) -> Trajectory:
-    from shadowrl.episode import graded_episode
-
     sandbox = await _open(lambda: root.snapshot().fork())
     try:
-        traj, _ = await graded_episode(
-            policy, sandbox, prepared, tokenizer=tokenizer, agent=spec.agent,
-            shaping=spec.shaping, search=spec.search,
-        )  # fmt: skip
+        traj, _ = await graded_episode(policy, sandbox, prepared, tokenizer=tokenizer, spec=spec)
         return traj
     finally:
         await asyncio.to_thread(sandbox.close)
@@ -105,12 +85,12 @@ async def rollout_group(
     *,
     group_size: int,
     tokenizer: Any,
-    spec: RolloutSpec,
+    spec: EpisodeSpec,
     version: int = 0,
 ) -> Group:
     """Run `group_size` episodes of `task` concurrently and grade them."""
     start = time.perf_counter()
-    root = await _open(lambda: prepared.sandbox(spec.backend, spec.limits))
+    root = await _open(lambda: spec.open_sandbox(prepared))
     try:
         results = await asyncio.gather(
             *(_episode(policy, root, prepared, tokenizer, spec) for _ in range(group_size)),

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+Backend = Literal["auto", "overlay", "local"]
 
 
 class Limits(BaseModel):
@@ -27,6 +29,18 @@ class Limits(BaseModel):
         64_000, description="Cap on captured stdout and stderr, each, per exec."
     )
     cpu_shares: float = Field(1.0, description="CPU cores' worth of time the sandbox may use.")
+
+
+class SandboxConfig(BaseModel):
+    """Where agent commands run (`sandbox:` in the config tree)."""
+
+    model_config = ConfigDict(extra="forbid")
+    backend: Backend = Field(
+        "auto",
+        description="'overlay' (namespaces + overlayfs), 'local' (no isolation), or 'auto' "
+        "(overlay where the machine allows it, else local with a warning).",
+    )
+    limits: Limits = Field(default_factory=Limits, description="Resource limits per sandbox.")
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
 """Settings of the workspace semantic-search index (the `semantic_search` tool's backend)."""
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from shadowrl.search.chunking import ChunkConfig
@@ -9,8 +11,8 @@ class SearchConfig(BaseModel):
     """Which embedder indexes a workspace, how files are chunked, and where indexes are cached."""
 
     model_config = ConfigDict(extra="forbid")
-    embedder: str = Field(
-        "minilm", description="Embedder name: 'minilm' (bundled model) or 'hash'."
+    embedder: Literal["minilm", "hash"] = Field(
+        "minilm", description="Embedder: 'minilm' (the bundled model) or 'hash' (tests)."
     )
     chunk: ChunkConfig = Field(default_factory=ChunkConfig, description="How files are chunked.")
     top_k: int = Field(default=5, ge=1, description="Hits returned per query.")

@@ -1,5 +1,7 @@
 """Task suite, preparation cache and reward settings."""
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 # Source edits that have no business in a bug fix but are how graders get fooled:
@@ -39,7 +41,9 @@ class TasksConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     suite: str = Field(default="easy", description="Built-in suite name or a JSONL path.")
-    split: str = Field(default="train", description="'train' or 'heldout'.")
+    split: Literal["train", "heldout", "all"] = Field(
+        default="train", description="Which split of the suite a command uses."
+    )
     cache_dir: str = Field(
         default="~/.cache/shadowrl/tasks",
         description="Where sdists, workspaces and test envs are built.",

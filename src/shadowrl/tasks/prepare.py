@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from shadowrl.sandbox import Limits, Sandbox
+from shadowrl.sandbox import Limits, Sandbox, create_sandbox
 from shadowrl.tasks.env import build_env, env_python
 from shadowrl.tasks.patch import apply_patch, created_paths, touched_paths
 from shadowrl.tasks.task import Seed, Task
@@ -210,8 +210,6 @@ class PreparedTask:
         interpreter on both sides (the grader runs it), and a plain `python` in the
         sandbox is the env's: the agent needs no host path in its prompt.
         """
-        from shadowrl.sandbox import create_sandbox
-
         env = str(self.env)
         return create_sandbox(
             self.workspace, backend, limits, ro_binds={env: self.env}, path=[f"{env}/bin"]

@@ -2,28 +2,31 @@
 
 `gold` types the gold patch in through the agent's own tools (`edit_file` for each
 hunk whose text is unique in the file, `write_file` otherwise) and submits; `noop`
-submits at once. Run through `run_episode` and graded by `verify`, a sound suite
-gives gold 100% and noop 0%: this checks the task records, the workspaces, the
-harness's tool plumbing and the grader end to end, with no model in the loop.
+submits at once; `scripted` is the expert (read, gold edits, visible tests, submit)
+whose episodes are SFT's demonstrations. Played through the real harness and graded by
+`verify` (`episode.run_reference`), a sound suite gives gold 100% and noop 0%: this
+checks the task records, the workspaces, the harness's tool plumbing and the grader end
+to end, with no model in the loop. Every reply is written by the one Hermes writer,
+`agent.prompt.format_tool_calls`.
 """
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Callable
 from typing import Any
 
+from shadowrl.agent.config import AgentConfig
+from shadowrl.agent.policies import ScriptedPolicy
+from shadowrl.agent.prompt import format_tool_calls
 from shadowrl.tasks.patch import apply_patch, parse_patch
-from shadowrl.tasks.prepare import PreparedTask
+from shadowrl.tasks.prepare import PreparedTask, visible_test_command
 from shadowrl.tasks.task import Task
-from shadowrl.types import Policy
+from shadowrl.types import Policy, ToolCall
 
 
 def _call(text: str, name: str, arguments: dict[str, Any]) -> str:
-    return (
-        f"{text}\n<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
-    )
+    return format_tool_calls(text, [ToolCall("c0", name, arguments)])
 
 
 def _edits(path: str, before: str, hunks: list[tuple[str, str]], after: str | None) -> list[str]:
@@ -91,16 +94,32 @@ def noop_replies(task: Task, prepared: PreparedTask) -> list[str]:
     return [_call("Nothing to do.", "submit", {})]
 
 
+def expert_replies(task: Task, prepared: PreparedTask) -> list[str]:
+    """The scripted expert: read every file the gold patch touches, apply it with minimal
+    edits, run the visible tests, submit. SFT's demonstrations and `shadowrl run --model
+    scripted` are this expert played through the real harness."""
+    reads = [
+        _call(f"Let me read {fp.path}.", "read_file", {"path": fp.path})
+        for fp in parse_patch(task.patch)
+    ]
+    edits = gold_replies(task, prepared)[:-1]  # drop its submit
+    return [
+        *reads,
+        *edits,
+        _call("Let me run the tests.", "run", {"command": visible_test_command(task)}),
+        _call("Done.", "submit", {}),
+    ]
+
+
 REFERENCE_POLICIES: dict[str, Callable[[Task, PreparedTask], list[str]]] = {
     "gold": gold_replies,
     "noop": noop_replies,
+    "scripted": expert_replies,
 }
 
 
 def reference_policy(name: str, task: Task, prepared: PreparedTask, tokenizer: Any) -> Policy:
     """A scripted policy that plays `name`'s replies through the real agent loop."""
-    from shadowrl.agent.policies import ScriptedPolicy
-
     if name not in REFERENCE_POLICIES:
         raise ValueError(
             f"unknown reference policy {name!r}; choose from {sorted(REFERENCE_POLICIES)}"
@@ -108,41 +127,11 @@ def reference_policy(name: str, task: Task, prepared: PreparedTask, tokenizer: A
     return ScriptedPolicy(tokenizer, REFERENCE_POLICIES[name](task, prepared))
 
 
-def reference_agent_config() -> Any:
+def reference_agent_config() -> AgentConfig:
     """Budgets large enough to type in a whole gold file in one turn."""
-    from shadowrl.agent.config import AgentConfig
-
     budgets = {
         "max_new_tokens": 32_768,
         "max_context_tokens": 262_144,
         "max_episode_tokens": 262_144,
     }
     return AgentConfig.model_validate({"max_turns": 64, **budgets})
-
-
-async def run_reference(
-    name: str, prepared: PreparedTask, tokenizer: Any, backend: str = "auto"
-) -> tuple[bool, float]:
-    """(resolved, reward) of reference policy `name` on one prepared task, via the real loop."""
-    import asyncio
-
-    from shadowrl.agent.loop import run_episode
-    from shadowrl.tasks.prepare import task_prompt
-    from shadowrl.tasks.verify import verify
-
-    task = prepared.task
-    sandbox = await asyncio.to_thread(prepared.sandbox, backend)
-    try:
-        policy = reference_policy(name, task, prepared, tokenizer)
-        traj = await run_episode(
-            policy, sandbox, task_prompt(task), tokenizer=tokenizer,
-            config=reference_agent_config(), task_id=task.instance_id,
-        )  # fmt: skip
-        if traj.end != "submitted" or traj.tool_errors:
-            raise RuntimeError(
-                f"{task.instance_id}: {name} episode ended {traj.end!r}, {traj.tool_errors} tool errors"
-            )
-        verdict = await asyncio.to_thread(verify, task, prepared, sandbox)
-    finally:
-        await asyncio.to_thread(sandbox.close)
-    return verdict.resolved, verdict.reward

@@ -18,7 +18,7 @@ import shlex
 import signal
 import subprocess
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -84,10 +84,6 @@ def parse_junit(xml_text: str, ids: Sequence[str]) -> dict[str, Outcome]:
         if found.get(key, "passed") == "passed":
             found[key] = outcome
     return {i: found.get(junit_key(i), "missing") for i in ids}
-
-
-def all_passed(results: Mapping[str, Outcome]) -> bool:
-    return bool(results) and all(v == "passed" for v in results.values())
 
 
 def junit_outcomes(xml_text: str) -> dict[str, Outcome]:

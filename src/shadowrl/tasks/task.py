@@ -200,6 +200,11 @@ def hash_split(instance_id: str, heldout_fraction: float = 0.2, salt: str = "sha
     return "heldout" if int.from_bytes(digest[:8], "big") / 2**64 < heldout_fraction else "train"
 
 
+def builtin_suites() -> list[str]:
+    """Names of the suites shipped in `data/suites`."""
+    return sorted(p.stem for p in SUITES_DIR.glob("*.jsonl"))
+
+
 def suite_path(name: str) -> Path:
     """A built-in suite name ('easy', 'medium', 'hard') or a path to a JSONL file."""
     builtin = SUITES_DIR / f"{name}.jsonl"

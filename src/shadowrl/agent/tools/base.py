@@ -15,13 +15,11 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from shadowrl.agent.config import AgentConfig
-
-if TYPE_CHECKING:
-    from shadowrl.sandbox.base import Sandbox
-    from shadowrl.search import SemanticIndex
+from shadowrl.sandbox.base import Sandbox
+from shadowrl.search import SemanticIndex
 
 
 class ToolError(Exception):

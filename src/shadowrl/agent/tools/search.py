@@ -14,6 +14,7 @@ import fnmatch
 import re
 
 from shadowrl.agent.tools.base import ToolContext, ToolError, tool
+from shadowrl.search import SemanticIndex, changed_texts, get_embedder, sandbox_texts
 
 _MAX_LINE = 2000
 _MAX_FILE = 1_000_000
@@ -69,8 +70,6 @@ def grep(ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = Non
     k="number of results",
 )
 def semantic_search(ctx: ToolContext, query: str, k: int = 5) -> str:
-    from shadowrl.search import SemanticIndex, changed_texts, get_embedder, sandbox_texts
-
     if not 1 <= k <= 20:
         raise ToolError("k must be between 1 and 20")
     with ctx.lock:  # concurrent searches share one index update

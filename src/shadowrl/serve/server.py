@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -28,7 +28,8 @@ from fastapi.responses import JSONResponse
 
 from shadowrl.agent.parsing import parse_tool_calls
 from shadowrl.agent.prompt import Renderer
-from shadowrl.inference.openai_api import (
+from shadowrl.inference.requests import TokenDelta
+from shadowrl.serve.openai_api import (
     APIError,
     ChatRequest,
     CompletionRequest,
@@ -48,8 +49,14 @@ from shadowrl.inference.openai_api import (
     usage,
     validation_error,
 )
-from shadowrl.inference.requests import TokenDelta
-from shadowrl.types import FinishReason, Generation, Policy, SamplingParams, ToolCall
+from shadowrl.types import (
+    FinishReason,
+    Generation,
+    Policy,
+    SamplingParams,
+    ToolCall,
+    WeightSink,
+)
 
 TOOL_TAG = "<tool_call>"
 Tools = Sequence[dict[str, Any]] | None  # OpenAI tool schemas; None: reply is plain text
@@ -65,15 +72,6 @@ class StreamingPolicy(Protocol):
     ) -> AsyncIterator[TokenDelta]:
         """New tokens as they come; the last delta carries the finish_reason."""
         ...
-
-
-@runtime_checkable
-class WeightSink(Protocol):
-    """A policy whose weights can be replaced between decode steps (blocks until done)."""
-
-    def update_weights(
-        self, state: Mapping[str, Any], version: int, *, delta: bool = False
-    ) -> Any: ...
 
 
 class OpenAIServer:

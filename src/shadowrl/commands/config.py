@@ -1,14 +1,14 @@
 """One validated config tree for every command, loaded from YAML plus CLI overrides.
 
-Each component owns its section (a pydantic model with a description on every
-field, defined next to the code it configures); this module only composes them,
-loads `configs/*.yaml` and applies `--section.key=value` overrides.
+Each component owns its section (a pydantic model with a description on every field,
+defined next to the code it configures); this module only composes them, loads
+`configs/*.yaml` and applies `--section.key=value` overrides. Keys that were renamed
+still load, with a warning naming the new key.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import logging
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -17,26 +17,24 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from shadowrl.agent.config import AgentConfig
+from shadowrl.commands.errors import UsageError
+from shadowrl.episode import EpisodeSpec
 from shadowrl.eval.config import EvalConfig
+from shadowrl.eval.pins import config_pins
 from shadowrl.inference.config import EngineConfig
-from shadowrl.inference.serve_cli import ServeConfig
 from shadowrl.models import ModelConfig
+from shadowrl.pipeline.config import PipelineConfig, TrainRun
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.orchestrator import OrchestratorConfig
-from shadowrl.rl.train_cli import PipelineConfig
-from shadowrl.sandbox.base import Limits
+from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.search.config import SearchConfig
+from shadowrl.serve.config import ServeConfig
 from shadowrl.tasks.config import TasksConfig
 
+log = logging.getLogger(__name__)
 
-class SandboxConfig(BaseModel):
-    """Where agent commands run."""
-
-    model_config = ConfigDict(extra="forbid")
-    backend: str = Field(
-        "auto", description="'overlay' (namespaces + overlayfs), 'local' (no isolation) or 'auto'."
-    )
-    limits: Limits = Field(default_factory=Limits, description="Resource limits per sandbox.")
+# old top-level key -> new one; loading an old file warns instead of failing
+RENAMED = {"loop": "orchestrator"}
 
 
 class Config(BaseModel):
@@ -68,7 +66,7 @@ class Config(BaseModel):
     train: TrainConfig = Field(
         default_factory=TrainConfig, description="SFT and RL training settings."
     )
-    loop: OrchestratorConfig = Field(
+    orchestrator: OrchestratorConfig = Field(
         default_factory=OrchestratorConfig,
         description="How rollouts and training steps interleave.",
     )
@@ -84,8 +82,7 @@ class Config(BaseModel):
 
     def digest(self) -> str:
         """Stable short hash of the config, recorded with every result."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
+        return config_pins(self).digest
 
 
 def _set_path(tree: dict[str, Any], dotted: str, value: Any) -> None:
@@ -94,7 +91,7 @@ def _set_path(tree: dict[str, Any], dotted: str, value: Any) -> None:
     for key in keys[:-1]:
         node = node.setdefault(key, {})
         if not isinstance(node, dict):
-            raise ValueError(f"override {dotted!r}: {key!r} is not a section")
+            raise UsageError(f"override --{dotted}: {key!r} is not a section")
     node[keys[-1]] = value
 
 
@@ -108,24 +105,78 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _renamed(tree: dict[str, Any], where: str) -> dict[str, Any]:
+    for old, new in RENAMED.items():
+        if old in tree:
+            if new in tree:
+                raise UsageError(f"{where}: both {old!r} and its new name {new!r} are set")
+            log.warning("%s: config key %r is now %r; please rename it", where, old, new)
+            tree = {**{k: v for k, v in tree.items() if k != old}, new: tree[old]}
+    return tree
+
+
 def parse_overrides(args: Iterable[str]) -> dict[str, Any]:
     """Turn `--section.key=value` strings into a nested dict (values parsed as YAML)."""
     tree: dict[str, Any] = {}
     for arg in args:
         if not arg.startswith("--") or "=" not in arg:
-            raise ValueError(f"expected --section.key=value, got {arg!r}")
+            raise UsageError(f"unrecognised argument {arg!r}: overrides are --section.key=value")
         key, raw = arg[2:].split("=", 1)
-        _set_path(tree, key, yaml.safe_load(raw) if raw else "")
+        try:
+            value = yaml.safe_load(raw) if raw else ""
+        except yaml.YAMLError as e:
+            raise UsageError(f"override --{key}: value {raw!r} is not YAML ({e})") from e
+        _set_path(tree, key, value)
     return tree
 
 
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError as e:
+        raise UsageError(f"config file {path} does not exist") from e
+    except yaml.YAMLError as e:
+        raise UsageError(f"config file {path} is not valid YAML: {e}") from e
+    if not isinstance(data, dict):
+        raise UsageError(f"config file {path}: the top level must be a mapping")
+    return _renamed(data, str(path))
+
+
 def load_config(paths: Iterable[str | Path] = (), overrides: Iterable[str] = ()) -> Config:
-    """Merge YAML files left to right, then overrides; validate the result."""
+    """Merge YAML files left to right, then overrides; validate the result.
+
+    A bad value raises `pydantic.ValidationError`; `errors.describe_validation` turns it
+    into one line that names the key, the value and what is allowed.
+    """
     tree: dict[str, Any] = {}
     for path in paths:
-        data = yaml.safe_load(Path(path).read_text()) or {}
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: top level must be a mapping")
-        tree = _merge(tree, data)
-    tree = _merge(tree, parse_overrides(overrides))
+        tree = _merge(tree, _read_yaml(Path(path)))
+    tree = _merge(tree, _renamed(parse_overrides(overrides), "command line"))
     return Config.model_validate(tree)
+
+
+def episode_spec(config: Config) -> EpisodeSpec:
+    """The one `EpisodeSpec` of a command: every episode it runs shares it."""
+    return EpisodeSpec(
+        agent=config.agent,
+        shaping=config.tasks.shaping,
+        search=config.search,
+        sandbox=config.sandbox,
+    )
+
+
+def train_run(config: Config) -> TrainRun:
+    """The sections the training pipeline reads, typed."""
+    return TrainRun(
+        run_dir=Path(config.run_dir),
+        seed=config.seed,
+        model_path=config.model.path,
+        engine=config.engine,
+        tasks=config.tasks,
+        eval=config.eval,
+        train=config.train,
+        orchestrator=config.orchestrator,
+        pipeline=config.pipeline,
+        episode=episode_spec(config),
+        pins=config_pins(config),
+    )

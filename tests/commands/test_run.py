@@ -6,18 +6,18 @@ import argparse
 
 import pytest
 
-from shadowrl.agent.cli import add_run_args, cmd_run
-from shadowrl.config import load_config
+from shadowrl.commands.config import load_config
+from shadowrl.commands.run import add_args, run
 
 
 def test_run_scripted_demo_prints_transcript_diff_and_pass(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     parser = argparse.ArgumentParser()
-    add_run_args(parser)
+    add_args(parser)
     args = parser.parse_args(["--task", "demo", "--model", "scripted"])
     config = load_config(overrides=["--sandbox.backend=local"])
-    assert cmd_run(args, config) == 0
+    assert run(args, config) == 0
     out = capsys.readouterr().out
     assert "demo-median" in out and "turn 1" in out and "→ read_file" in out
     assert "→ edit_file" in out and "exit code 0" in out

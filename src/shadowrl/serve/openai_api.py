@@ -10,15 +10,13 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from shadowrl.inference.requests import TokenDelta
 from shadowrl.types import Generation, Message, ToolCall
-
-if TYPE_CHECKING:
-    from shadowrl.inference.requests import TokenDelta
 
 
 class APIError(Exception):

@@ -18,19 +18,20 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from shadowrl.commands.config import Config
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from rich.progress import Progress
 
-    from shadowrl.config import Config
     from shadowrl.tasks.task import Task
 
 log = logging.getLogger(__name__)
 TIERS = {"easy": (1, "easy"), "medium": (1, "medium"), "hard": (2, "hard")}  # mutations, statement
 
 
-def add_tasks_args(parser: argparse.ArgumentParser) -> None:
+def add_args(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True)
     make = sub.add_parser("make", help="generate validated tasks by AST bug injection")
     make.add_argument("--seed", required=True, help="'name==version' (PyPI sdist) or a directory")
@@ -64,7 +65,7 @@ def add_tasks_args(parser: argparse.ArgumentParser) -> None:
     validate = sub.add_parser("validate", help="gold must resolve every task, noop none")
     validate.add_argument("--suite", required=True, help="built-in suite name or JSONL path")
     validate.add_argument("--limit", type=int, default=None)
-    validate.add_argument("--backend", default="auto")
+    validate.add_argument("--backend", choices=["auto", "overlay", "local"], default="auto")
     export = sub.add_parser("export", help="write a SWE-bench-format JSONL")
     export.add_argument("--suite", required=True)
     export.add_argument("--out", required=True)
@@ -184,18 +185,20 @@ def _validate(args: argparse.Namespace, cache: Path) -> int:
 
     from rich.progress import track
 
+    from shadowrl.episode import EpisodeSpec, run_reference
     from shadowrl.models import load_tokenizer
+    from shadowrl.sandbox.base import SandboxConfig
     from shadowrl.tasks.prepare import prepare
-    from shadowrl.tasks.reference import run_reference
     from shadowrl.tasks.task import load_suite
 
     tokenizer = load_tokenizer("smollm2")
+    spec = EpisodeSpec(sandbox=SandboxConfig(backend=args.backend))
     bad = []
     tasks = load_suite(args.suite)[: args.limit]
     for task in track(tasks, description=f"validating {args.suite}"):
         prepared = prepare(task, cache)
-        gold = asyncio.run(run_reference("gold", prepared, tokenizer, args.backend))
-        noop = asyncio.run(run_reference("noop", prepared, tokenizer, args.backend))
+        gold = asyncio.run(run_reference("gold", prepared, tokenizer, spec))
+        noop = asyncio.run(run_reference("noop", prepared, tokenizer, spec))
         if gold != (True, 1.0) or noop != (False, 0.0):
             bad.append(f"{task.instance_id}: gold={gold} noop={noop}")
     print("\n".join(bad) or f"all {len(tasks)} tasks valid: gold 100%, noop 0%")
@@ -221,6 +224,6 @@ ACTIONS = {
 }
 
 
-def cmd_tasks(args: argparse.Namespace, config: Config) -> int:
+def run(args: argparse.Namespace, config: Config) -> int:
     cache = Path(config.tasks.cache_dir).expanduser().resolve()
     return ACTIONS[args.action](args, cache)

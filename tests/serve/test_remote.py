@@ -15,10 +15,10 @@ import pytest
 
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.engine import Engine
-from shadowrl.inference.remote import RemoteError, RemotePolicy, request_body
-from shadowrl.inference.serve_cli import serve_in_thread
-from shadowrl.inference.server import create_app
 from shadowrl.models import tiny_model
+from shadowrl.serve.remote import RemoteError, RemotePolicy, request_body
+from shadowrl.serve.server import create_app
+from shadowrl.serve.threaded import serve_in_thread
 from shadowrl.types import Generation, SamplingParams
 
 MODEL = "tiny-test"

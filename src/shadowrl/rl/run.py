@@ -1,4 +1,4 @@
-"""Wiring of one RL run: trainer, engine, weight store, rollouts and the orchestrator.
+"""One RL run: trainer, engine, weight store, rollouts and the orchestrator, wired.
 
 Everything here is plumbing with the real components; the scheduling itself lives
 in `orchestrator.py` and the math in `loss.py`. Progress is shown live (rich), every
@@ -14,16 +14,26 @@ import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from shadowrl.config import Config
-    from shadowrl.rl.rollout import Group
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from shadowrl.episode import EpisodeSpec
+from shadowrl.inference.config import EngineConfig
+from shadowrl.inference.engine import Engine
+from shadowrl.metrics import MetricsLogger
+from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.demos import append_trajectories
+from shadowrl.rl.orchestrator import Orchestrator, OrchestratorConfig, TaskSampler
+from shadowrl.rl.rollout import Group, rollout_group
+from shadowrl.rl.trainer import Trainer
+from shadowrl.rl.weights import WeightStore
+from shadowrl.tasks import PreparedTask, Task
 
 
-def _progress_table(step: int, total: int, m: dict[str, Any]) -> Any:
-    from rich.table import Table
-
+def _progress_table(step: int, total: int, m: dict[str, Any]) -> Table:
     table = Table(title=f"RL step {step + 1}/{total}", show_header=False, box=None)
     for key, fmt in [
         ("reward", "{:.3f}"),
@@ -40,52 +50,44 @@ def _progress_table(step: int, total: int, m: dict[str, Any]) -> Any:
     return table
 
 
-async def run_rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> Any:
-    """Train `config.train.steps` RL steps (resuming from run_dir/checkpoints); return the model."""
-    from rich.console import Console
-    from rich.live import Live
-
-    from shadowrl.inference.engine import Engine
-    from shadowrl.metrics import MetricsLogger
-    from shadowrl.rl.demos import append_trajectories
-    from shadowrl.rl.orchestrator import Orchestrator, TaskSampler
-    from shadowrl.rl.rollout import RolloutSpec, rollout_group
-    from shadowrl.rl.train_cli import _prepare, rl_task_list
-    from shadowrl.rl.trainer import Trainer
-    from shadowrl.rl.weights import WeightStore
-
-    cfg = config.train
+async def run_rl(
+    model: Any,
+    tokenizer: Any,
+    tasks: list[tuple[Task, PreparedTask]],
+    run_dir: Path,
+    *,
+    train: TrainConfig,
+    orchestrator: OrchestratorConfig,
+    engine_config: EngineConfig,
+    spec: EpisodeSpec,
+    seed: int = 0,
+) -> Any:
+    """Train `train.steps` RL steps on `tasks` (resuming from run_dir/checkpoints); return
+    the model."""
+    cfg = train
     # every running tool call and sandbox operation holds a worker thread: size the
     # pool for all in-flight episodes, or async rollouts serialise on the default pool
-    workers = config.loop.inflight_groups * cfg.group_size + 8
+    workers = orchestrator.inflight_groups * cfg.group_size + 8
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers))
     ckpt_root = run_dir / "checkpoints"
     start, ckpt = _resume_point(run_dir)
     trainer = Trainer.resume(ckpt, cfg) if ckpt else Trainer(model, cfg)
     if start >= cfg.steps:
         return trainer.model
-    prepared = _prepare(rl_task_list(config, run_dir), config)
     store = WeightStore(
         cfg.weights_url or str(run_dir / "weights"),
         full_every=cfg.full_every,
-        dtype=None if config.engine.dtype == "auto" else config.engine.dtype,
+        dtype=None if engine_config.dtype == "auto" else engine_config.dtype,
     )
     store.publish(trainer.state_dict(), trainer.version)
-    spec = RolloutSpec(
-        config.agent,
-        config.sandbox.backend,
-        config.sandbox.limits,
-        config.tasks.shaping,
-        config.search,
-    )
     console = Console()
     with (
         Engine(
             copy.deepcopy(trainer.model).eval(),
             tokenizer,
-            config.engine,
+            engine_config,
             version=trainer.version,
-            seed=config.seed,
+            seed=seed,
         ) as engine,
         MetricsLogger(run_dir) as metrics,
         Live(console=console, refresh_per_second=2) as live,
@@ -117,13 +119,13 @@ async def run_rl(model: Any, tokenizer: Any, config: Config, run_dir: Path) -> A
             metrics.log("rollout_error", trainer.step_count, record)
 
         orch = Orchestrator(
-            cfg=config.loop,
+            cfg=orchestrator,
             train=cfg,
             rollout=rollout,
             engine=engine,
             trainer=trainer,
             store=store,
-            tasks=TaskSampler(prepared, seed=config.seed, position=start * cfg.groups_per_step),
+            tasks=TaskSampler(tasks, seed=seed, position=start * cfg.groups_per_step),
             on_step=on_step,
             on_error=on_error,
         )

@@ -2,21 +2,25 @@ from pathlib import Path
 
 import pytest
 
-from shadowrl.config import Config, load_config, parse_overrides
+from shadowrl.commands.config import Config, load_config, parse_overrides
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 def test_overrides_are_typed_and_nested():
-    cfg = load_config([], ["--train.lr=3e-6", "--sandbox.limits.pids=50", "--loop.mode=sync"])
-    assert cfg.train.lr == 3e-6 and cfg.sandbox.limits.pids == 50 and cfg.loop.mode == "sync"
+    cfg = load_config(
+        [], ["--train.lr=3e-6", "--sandbox.limits.pids=50", "--orchestrator.mode=sync"]
+    )
+    assert (
+        cfg.train.lr == 3e-6 and cfg.sandbox.limits.pids == 50 and cfg.orchestrator.mode == "sync"
+    )
 
 
 def test_unknown_key_and_bad_value_are_refused():
     with pytest.raises(ValueError, match="bogus"):
         load_config([], ["--train.bogus=1"])
     with pytest.raises(ValueError):
-        load_config([], ["--loop.mode=sometimes"])
+        load_config([], ["--orchestrator.mode=sometimes"])
     with pytest.raises(ValueError, match=r"section\.key=value"):
         parse_overrides(["train.lr=1"])
 

@@ -19,9 +19,9 @@ import pytest
 
 from shadowrl.agent.prompt import render_prompt
 from shadowrl.inference.requests import TokenDelta
-from shadowrl.inference.serve_cli import serve_in_thread
-from shadowrl.inference.server import create_app
 from shadowrl.models import load_tokenizer
+from shadowrl.serve.server import create_app
+from shadowrl.serve.threaded import serve_in_thread
 from shadowrl.types import Generation, Message, SamplingParams
 
 MODEL = "tiny-test"
@@ -447,10 +447,10 @@ def test_engine_admin_checkpoint_load_changes_version_and_output(
 def test_cli_flags_override_the_serve_section() -> None:
     import argparse
 
-    from shadowrl.config import Config
-    from shadowrl.inference.serve_cli import add_serve_args, serve_config
+    from shadowrl.commands.config import Config
+    from shadowrl.commands.serve import add_args, serve_config
 
     parser = argparse.ArgumentParser()
-    add_serve_args(parser)
+    add_args(parser)
     cfg = serve_config(parser.parse_args(["--port", "0", "--model-name", "m"]), Config())
     assert (cfg.host, cfg.port, cfg.model_name) == ("127.0.0.1", 0, "m")

@@ -1,0 +1,80 @@
+"""The one policy opener: what `--policy` / `--model` / `model.path` can name.
+
+    gold | noop | scripted      scripted reference policies, made fresh per episode
+                                (scripted = the expert whose episodes SFT learns from)
+    http(s)://host:port/v1      a served model, through its OpenAI-compatible endpoint
+    smollm2 | tiny | <HF dir> | <file.gguf>
+                                weights loaded here and served by the batched engine
+
+Every command opens policies here and nowhere else; below `commands`, `rl` and `eval`
+receive a `PolicyFactory` and never know which kind they got. A model is loaded once
+and shared by every episode, so the engine batches them together.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, Literal
+
+from shadowrl.commands.config import Config
+from shadowrl.commands.errors import UsageError
+from shadowrl.episode import PolicyFactory, ReferencePolicy, SharedPolicy
+from shadowrl.models import ModelPathError, check_model_path
+
+REFERENCE = ("gold", "noop", "scripted")
+PolicyKind = Literal["reference", "remote", "local"]
+
+
+def policy_kind(spec: str) -> PolicyKind:
+    """Which kind of policy a spec names; a local path that loads nothing is a UsageError."""
+    if spec in REFERENCE:
+        return "reference"
+    if spec.startswith(("http://", "https://")):
+        return "remote"
+    try:
+        check_model_path(spec)
+    except ModelPathError as e:
+        raise UsageError(
+            f"{e}; or a reference policy {list(REFERENCE)} or an http(s):// URL"
+        ) from e
+    return "local"
+
+
+@contextlib.contextmanager
+def open_engine(spec: str, config: Config) -> Iterator[tuple[Any, Any]]:
+    """(engine, tokenizer) for local weights `spec`, the engine's decode thread running."""
+    from shadowrl.inference.engine import Engine
+    from shadowrl.models import load_model
+
+    if policy_kind(spec) != "local":
+        raise UsageError(f"{spec!r} is not a model to load here (a local path or name)")
+    model, tokenizer = load_model(config.model.model_copy(update={"path": spec}))
+    with Engine(model, tokenizer, config.engine, seed=config.seed) as engine:
+        yield engine, tokenizer
+
+
+@contextlib.asynccontextmanager
+async def open_policy(spec: str, config: Config) -> AsyncIterator[PolicyFactory]:
+    """`async with open_policy(spec, config) as factory:` runs whatever serves the policy.
+
+    Reference and remote policies render with the tokenizer of `config.model.path`.
+    """
+    from shadowrl.models import load_tokenizer
+
+    kind = policy_kind(spec)
+    if kind == "local":
+        with open_engine(spec, config) as (engine, tokenizer):
+            yield SharedPolicy(engine, tokenizer, f"model:{spec}")
+        return
+    tokenizer = load_tokenizer(config.model.path)
+    if kind == "reference":
+        yield ReferencePolicy(spec, tokenizer)
+        return
+    from shadowrl.serve.remote import RemotePolicy
+
+    policy = RemotePolicy(spec, config.model.path, tokenizer=tokenizer)
+    try:
+        yield SharedPolicy(policy, tokenizer, f"remote:{spec} ({config.model.path})")
+    finally:
+        await policy.aclose()

@@ -1,0 +1,47 @@
+"""`shadowrl serve`: the policy behind an OpenAI-compatible endpoint, in production shape.
+
+The model is opened by the one policy opener and wrapped in the batching engine, so
+what users talk to is exactly what training and evaluation drive.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from shadowrl.commands.config import Config
+from shadowrl.commands.errors import UsageError
+from shadowrl.serve.config import ServeConfig
+
+
+def add_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", help="override serve.host")
+    parser.add_argument("--port", type=int, help="override serve.port")
+    parser.add_argument("--model-name", help="override serve.model_name")
+
+
+def serve_config(args: argparse.Namespace, config: Config) -> ServeConfig:
+    """The `serve` section with CLI flags on top, validated like the section itself."""
+    flags = {"host": args.host, "port": args.port, "model_name": args.model_name}
+    merged = {**config.serve.model_dump(), **{k: v for k, v in flags.items() if v is not None}}
+    return ServeConfig.model_validate(merged)
+
+
+def run(args: argparse.Namespace, config: Config) -> int:
+    import uvicorn
+
+    from shadowrl.commands.policies import open_engine
+    from shadowrl.serve.server import create_app
+
+    cfg = serve_config(args, config)
+    with open_engine(config.model.path, config) as (engine, tokenizer):
+        positions = min(int(engine.model.config.max_position_embeddings), config.engine.max_seq_len)
+        context = min(cfg.max_context_tokens or positions, positions)
+        name = cfg.model_name or config.model.path  # what `eval`'s remote opener asks for
+        app = create_app(
+            engine, tokenizer, name, max_context_tokens=context, admin_token=cfg.admin_token
+        )
+        try:
+            uvicorn.run(app, host=cfg.host, port=cfg.port, log_level=cfg.log_level)
+        except OSError as e:  # port in use, no permission, unknown host
+            raise UsageError(f"cannot listen on {cfg.host}:{cfg.port}: {e.strerror or e}") from e
+    return 0

@@ -1,0 +1,47 @@
+"""`shadowrl train`, the main job: SFT, eval, [screen], asynchronous RL, eval, report.
+
+The stages live in `shadowrl.pipeline.stages`; this module starts (or resumes) the
+run directory and hands the pipeline its typed `TrainRun`. Rerunning the same command
+resumes; `--fresh` starts over.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+import yaml
+
+from shadowrl.commands.config import Config, train_run
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in run_dir (default: also when it exists)",
+    )
+    p.add_argument("--fresh", action="store_true", help="delete run_dir first")
+
+
+def start_run_dir(args: argparse.Namespace, config: Config) -> Path:
+    """`run_dir` created (emptied first with --fresh), with the run's config.yaml in it."""
+    run_dir = Path(config.run_dir)
+    if args.fresh and run_dir.exists():
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    dump = yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
+    (run_dir / "config.yaml").write_text(dump)
+    return run_dir
+
+
+def run(args: argparse.Namespace, config: Config) -> int:
+    from shadowrl.models import load_model
+    from shadowrl.pipeline.stages import train_pipeline
+
+    start_run_dir(args, config)
+    model, tokenizer = load_model(config.model)
+    report = train_pipeline(model, tokenizer, train_run(config))
+    print(f"report: {report}")
+    return 0

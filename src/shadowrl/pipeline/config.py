@@ -1,0 +1,88 @@
+"""The `pipeline:` section (which stages `shadowrl train` runs, on how many tasks) and
+`TrainRun`, the typed bundle of config sections the stages read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from shadowrl.episode import EpisodeSpec
+from shadowrl.eval.config import EvalConfig
+from shadowrl.eval.pins import ConfigPins
+from shadowrl.inference.config import EngineConfig
+from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.orchestrator import OrchestratorConfig
+from shadowrl.tasks.config import TasksConfig
+
+
+class PipelineConfig(BaseModel):
+    """Sizes of the stages of `shadowrl train` (`pipeline:` in the config tree)."""
+
+    model_config = ConfigDict(extra="forbid")
+    train_tasks: int = Field(24, ge=0, description="Train-split tasks used (0 = all).")
+    sft_tasks: int = Field(
+        0,
+        ge=0,
+        description="How many of those tasks (from the front) give SFT its expert demos (0 = all).",
+    )
+    rl_tasks: Literal["all", "unseen"] = Field(
+        "all",
+        description="RL on every train task, or only on those SFT had no demo of ('unseen'): "
+        "then the RL reward is not the recall of a gold patch SFT was fitted on.",
+    )
+    eval_tasks: int = Field(8, ge=0, description="Held-out tasks evaluated (0 = all).")
+    eval_samples: int = Field(2, ge=1, description="Episodes per held-out task (k of pass@k).")
+    eval_base: bool = Field(
+        False,
+        description="Also evaluate the starting model (slow on CPU: it rambles to every budget).",
+    )
+    base_samples: int = Field(
+        0,
+        ge=0,
+        description="Episodes per held-out task in the base model's eval (0 = eval_samples); "
+        "fewer keep it affordable, since the base model uses every turn and token budget.",
+    )
+    screen_samples: int = Field(
+        0,
+        ge=0,
+        description="Before RL, run the starting policy this many times on each RL task and "
+        "train only on the tasks it solves sometimes but not always (0 = off): a group that "
+        "all fails or all passes has no outcome advantage, so it costs rollouts and teaches "
+        "nothing about solving. Written to run_dir/screen/.",
+    )
+    sft: bool = Field(True, description="Warm-start with SFT on expert demonstrations.")
+    demos_from: list[str] = Field(
+        default_factory=list, description="Extra demonstration JSONL files (e.g. successes.jsonl)."
+    )
+
+    @model_validator(mode="after")
+    def _rl_has_tasks(self) -> PipelineConfig:
+        if self.rl_tasks == "unseen" and not (self.sft and self.sft_tasks):
+            raise ValueError("rl_tasks='unseen' needs sft on a subset: set sft_tasks > 0")
+        if self.rl_tasks == "unseen" and self.train_tasks and self.sft_tasks >= self.train_tasks:
+            raise ValueError(f"sft_tasks={self.sft_tasks} leaves none of {self.train_tasks} for RL")
+        return self
+
+
+@dataclass(frozen=True)
+class TrainRun:
+    """What the pipeline's stages read: the run's config sections, typed."""
+
+    run_dir: Path
+    seed: int
+    model_path: str
+    engine: EngineConfig
+    tasks: TasksConfig
+    eval: EvalConfig
+    train: TrainConfig
+    orchestrator: OrchestratorConfig
+    pipeline: PipelineConfig
+    episode: EpisodeSpec
+    pins: ConfigPins
+
+
+class PipelineError(RuntimeError):
+    """A stage cannot go on (no tasks left, no demonstration solved)."""

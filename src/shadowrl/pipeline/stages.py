@@ -1,0 +1,225 @@
+"""The training pipeline of `shadowrl train`: warm start, asynchronous RL, held-out eval.
+
+Each stage is resumable:
+
+    base eval ─► SFT on expert demos ─► eval ─► [screen] ─► async GRPO ─► eval ─► report
+    (eval_base/)  (sft/ checkpoint)   (eval_sft/) (screen/)  (checkpoints/) (eval_rl_stepN/)
+
+The optional screen samples the starting policy on RL's train tasks and keeps those
+it solves sometimes but not always (`pipeline.screen_samples`).
+
+A stage whose output already exists in `run_dir` is skipped, and RL continues from
+its newest checkpoint, so after a crash or `kill -9` rerunning the same command loses
+at most the step in progress. The stages get a `TrainRun` (the config sections they
+use, typed) rather than the whole config tree, which is the command layer's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from pathlib import Path
+from typing import Any
+
+from rich.progress import track
+from transformers import AutoModelForCausalLM
+
+from shadowrl.episode import SharedPolicy
+from shadowrl.eval.report import write_report
+from shadowrl.eval.result import EvalResult
+from shadowrl.eval.runner import evaluate
+from shadowrl.inference.engine import Engine
+from shadowrl.metrics import MetricsLogger
+from shadowrl.pipeline.config import PipelineConfig, PipelineError, TrainRun
+from shadowrl.pipeline.report import write_run_report
+from shadowrl.rl.checkpoint import latest_checkpoint
+from shadowrl.rl.demos import dedupe, expert_demonstrations, load_trajectories
+from shadowrl.rl.run import run_rl
+from shadowrl.rl.sft import run_sft
+from shadowrl.rl.trainer import Trainer
+from shadowrl.tasks import PreparedTask, Task, load_suite, prepare
+from shadowrl.tasks.config import TasksConfig
+
+log = logging.getLogger(__name__)
+
+SCREEN_DIR = "screen"  # not eval_*: the run report reads those as held-out evals
+
+
+def split_train_tasks(tasks: list[Task], pipeline: PipelineConfig) -> tuple[list[Task], list[Task]]:
+    """(SFT's tasks, RL's tasks) out of the train split, as `pipeline` says."""
+    sft = tasks[: pipeline.sft_tasks] if pipeline.sft_tasks else tasks
+    rl = tasks[len(sft) :] if pipeline.rl_tasks == "unseen" else tasks
+    if not rl:
+        raise PipelineError(f"no train task is left for RL: {len(tasks)} tasks, {len(sft)} for SFT")
+    return sft, rl
+
+
+def learnable(tasks: list[Task], screen: EvalResult) -> list[Task]:
+    """The `tasks` that `screen` solved in some but not all of their samples, in order."""
+    keep = {t.instance_id for t in screen.tasks if 0 < t.counts[1] < t.counts[0]}
+    return [t for t in tasks if t.instance_id in keep]
+
+
+def suite_tasks(tasks: TasksConfig, split: str, limit: int) -> list[Task]:
+    """The first `limit` tasks (0 = all) of one split of the configured suite."""
+    found = load_suite(tasks.suite, split)  # type: ignore[arg-type]
+    if not found:
+        raise PipelineError(f"suite {tasks.suite!r} has no {split} tasks")
+    return found[:limit] if limit else found
+
+
+def rl_share(run: TrainRun) -> list[Task]:
+    """The train tasks the split gives RL, before any screen."""
+    tasks = suite_tasks(run.tasks, "train", run.pipeline.train_tasks)
+    return split_train_tasks(tasks, run.pipeline)[1]
+
+
+def rl_task_list(run: TrainRun) -> list[Task]:
+    """RL's train tasks: the split's RL share, narrowed by the screen when there is one."""
+    rl = rl_share(run)
+    if not run.pipeline.screen_samples:
+        return rl
+    screen = run.run_dir / SCREEN_DIR
+    kept = learnable(rl, EvalResult.load(screen))
+    if not kept:
+        raise PipelineError(
+            f"the screen in {screen} found no RL task that the starting policy "
+            "solves sometimes but not always: raise pipeline.screen_samples or set it to 0"
+        )
+    log.info("RL on %d of %d tasks that the screen found learnable", len(kept), len(rl))
+    return kept
+
+
+def prepare_all(tasks: list[Task], cache_dir: str) -> list[tuple[Task, PreparedTask]]:
+    """Build (or reuse from the cache) every task's workspace and env, with progress."""
+    return [(t, prepare(t, cache_dir)) for t in track(tasks, description="preparing tasks")]
+
+
+async def evaluate_stage(
+    model: Any,
+    tokenizer: Any,
+    run: TrainRun,
+    label: str,
+    out: Path,
+    samples: int = 0,
+    train_tasks: list[Task] | None = None,
+) -> None:
+    """Held-out eval (or, given `train_tasks`, an eval on those) of `model` through the
+    exact serving harness, on the engine, into `out` (skipped when `out` holds one: the
+    report reads every eval back from disk)."""
+    if (out / "eval.json").exists():
+        return
+    if train_tasks is None:
+        split, tasks = "heldout", suite_tasks(run.tasks, "heldout", run.pipeline.eval_tasks)
+    else:  # an empty list stays empty: never a silent swap to the held-out split
+        split, tasks = "train", train_tasks
+    settings = run.eval.model_copy(update={"samples": samples or run.pipeline.eval_samples})
+    with Engine(copy.deepcopy(model), tokenizer, run.engine, seed=run.seed) as engine:
+        factory = SharedPolicy(engine, tokenizer, f"{label}:{run.model_path}")
+        result = await evaluate(
+            tasks,
+            factory,
+            run.episode,
+            settings=settings,
+            cache_dir=run.tasks.cache_dir,
+            config_pins=run.pins,
+            seed=run.seed,
+            suite=f"{run.tasks.suite}:{split}",
+        )
+    keep_eval(result, out, label)
+
+
+def keep_eval(result: EvalResult, out: Path, label: str) -> None:
+    """Write `result` to `out`, unless every episode crashed.
+
+    That is a broken setup (a seed path that does not resolve, a missing environment),
+    not a policy that scores 0: the run stops with the first error, and the report goes
+    to `<out>.crashed/`, so a rerun evaluates again instead of reusing it.
+    """
+    overall = result.overall
+    if overall.episodes and overall.errors == overall.episodes:
+        dest = out.with_name(out.name + ".crashed")
+        write_report(result, dest)
+        first = next(s.error for t in result.tasks for s in t.samples if s.error)
+        raise RuntimeError(
+            f"{label} eval: all {overall.episodes} episodes crashed (report: {dest}); "
+            f"the first error:\n{first}"
+        )
+    write_report(result, out)
+    log.info(
+        "%s eval: pass@1 %.3f (%d of %d episodes crashed)",
+        label,
+        overall.pass1.value,
+        overall.errors,
+        overall.episodes,
+    )
+
+
+def sft_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
+    """Warm-start on expert demonstrations; returns the fine-tuned model (cached in sft/)."""
+    if (done := latest_checkpoint(run.run_dir / "sft")) is not None:
+        return AutoModelForCausalLM.from_pretrained(done)
+    tasks = suite_tasks(run.tasks, "train", run.pipeline.train_tasks)
+    prepared = [
+        p for _, p in prepare_all(split_train_tasks(tasks, run.pipeline)[0], run.tasks.cache_dir)
+    ]
+    demos = asyncio.run(
+        expert_demonstrations(prepared, tokenizer, run.episode, run.eval.concurrency)
+    )
+    for path in run.pipeline.demos_from:
+        demos += [t for t in load_trajectories(path) if (t.reward or 0) > 0]
+    demos = dedupe(demos)
+    if not demos:
+        raise PipelineError("no demonstration was resolved; check the task suite and sandbox")
+    log.info("SFT on %d demonstrations", len(demos))
+    trainer = Trainer(model, run.train, objective="sft")
+    with MetricsLogger(run.run_dir) as metrics:
+        run_sft(
+            trainer,
+            demos,
+            epochs=run.train.sft_epochs,
+            batch_tokens=run.train.sft_batch_tokens,
+            on_step=lambda m: metrics.log("sft", trainer.step_count, m),
+        )
+    trainer.save(run.run_dir / "sft", tokenizer)
+    return trainer.model
+
+
+def rl_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
+    """Asynchronous GRPO from `model` (or from the newest RL checkpoint); returns the policy."""
+    tasks = prepare_all(rl_task_list(run), run.tasks.cache_dir)
+    return asyncio.run(
+        run_rl(
+            model,
+            tokenizer,
+            tasks,
+            run.run_dir,
+            train=run.train,
+            orchestrator=run.orchestrator,
+            engine_config=run.engine,
+            spec=run.episode,
+            seed=run.seed,
+        )
+    )
+
+
+def train_pipeline(model: Any, tokenizer: Any, run: TrainRun) -> Path:
+    """Every stage in order (each skipped when its output exists); returns the report path."""
+    p = run.pipeline
+    if p.eval_base:
+        asyncio.run(
+            evaluate_stage(model, tokenizer, run, "base", run.run_dir / "eval_base", p.base_samples)
+        )
+    if p.sft:
+        model = sft_stage(model, tokenizer, run)
+        asyncio.run(evaluate_stage(model, tokenizer, run, "sft", run.run_dir / "eval_sft"))
+    if p.screen_samples:  # on RL's starting policy
+        screen = run.run_dir / SCREEN_DIR
+        asyncio.run(
+            evaluate_stage(model, tokenizer, run, "screen", screen, p.screen_samples, rl_share(run))
+        )
+    model = rl_stage(model, tokenizer, run)
+    final = run.run_dir / f"eval_rl_step{run.train.steps}"  # a longer rerun evaluates anew
+    asyncio.run(evaluate_stage(model, tokenizer, run, "rl", final))
+    return write_run_report(run.run_dir)  # every eval in run_dir: a resumed run's whole history

@@ -1,0 +1,32 @@
+"""The `serve:` section of the config tree: where and as what the policy is served."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ServeConfig(BaseModel):
+    """Where and as what the policy is served."""
+
+    model_config = ConfigDict(extra="forbid")
+    host: str = Field(
+        default="127.0.0.1", description="Interface to bind; 0.0.0.0 to listen on all."
+    )
+    port: int = Field(default=8000, ge=0, le=65535, description="TCP port (0 picks a free one).")
+    model_name: str | None = Field(
+        default=None, description="The `model` id clients ask for; None: the `model.path` served."
+    )
+    admin_token: str | None = Field(
+        default=None,
+        description="Bearer token required by /admin/*; None leaves admin open (localhost only!).",
+    )
+    max_context_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Prompt + completion limit; None uses the model's max positions.",
+    )
+    log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = Field(
+        default="info", description="uvicorn log level."
+    )
