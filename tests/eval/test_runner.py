@@ -15,6 +15,7 @@ import pytest
 from shadowrl.config import Config
 from shadowrl.eval.policies import ReferencePolicy
 from shadowrl.eval.runner import evaluate
+from shadowrl.models import load_tokenizer
 from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.task import Task
 from shadowrl.types import Policy
@@ -39,7 +40,7 @@ async def test_unpreparable_task_is_recorded_as_crashed_samples(tmp_path: Path) 
     config = Config.model_validate({"tasks": {"cache_dir": str(tmp_path / "cache")}})
     result = await evaluate(
         [missing],
-        ReferencePolicy("noop", tokenizer=None),
+        ReferencePolicy("noop", tokenizer=load_tokenizer()),  # the harness pin renders
         samples=3,
         concurrency=2,
         config=config,
@@ -106,8 +107,6 @@ class Scripted:
 
 @pytest.mark.slow
 async def test_real_harness_grades_fix_and_no_fix(tmp_path: Path) -> None:
-    from shadowrl.models import load_tokenizer
-
     seed = tmp_path / "seed"
     seed.mkdir()
     config = Config.model_validate(

@@ -227,7 +227,9 @@ async def evaluate(
         pins=Pins(
             suite=suite,
             suite_hash=suite_hash(tasks, task_prompt),
-            harness_version=harness_version(config.agent.system_prompt),
+            harness_version=await asyncio.to_thread(
+                harness_version, policy_factory.tokenizer, config.agent
+            ),
             config_digest=config.digest(),
             config_sections=config_sections(config),
             policy=policy_factory.description,
