@@ -17,6 +17,7 @@ from shadowrl.episode import PolicyFactory, ReferencePolicy
 from shadowrl.eval.pins import config_pins
 from shadowrl.eval.result import EvalResult
 from shadowrl.eval.runner import evaluate
+from shadowrl.models import load_tokenizer
 from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.task import Task
 from shadowrl.types import Policy
@@ -57,7 +58,8 @@ async def test_unpreparable_task_is_recorded_as_crashed_samples(tmp_path: Path) 
         }
     )
     config = Config.model_validate({"tasks": {"cache_dir": str(tmp_path / "cache")}})
-    result = await _evaluate([missing], ReferencePolicy("noop", tokenizer=None), config, 3, 2)
+    noop = ReferencePolicy("noop", tokenizer=load_tokenizer())  # the harness pin renders
+    result = await _evaluate([missing], noop, config, 3, 2)
     (task,) = result.tasks
     assert [s.end for s in task.samples] == ["crash"] * 3
     assert all("does-not-exist" in (s.error or "") for s in task.samples)
@@ -118,8 +120,6 @@ class Scripted:
 
 @pytest.mark.slow
 async def test_real_harness_grades_fix_and_no_fix(tmp_path: Path) -> None:
-    from shadowrl.models import load_tokenizer
-
     seed = tmp_path / "seed"
     seed.mkdir()
     config = Config.model_validate(

@@ -1,24 +1,39 @@
 """Fingerprints of what an evaluation measured: the tasks, the harness and the config.
 
 A pass rate means nothing without knowing which tasks, which prompt and which tool
-code produced it. These hashes are content hashes, independent of where the
+behaviour produced it. These hashes are content hashes, independent of where the
 checkout lives: a task's seed directory is hashed by its files, not by its path, and
-the harness by the agent package's source files plus the system prompt. Change one
-byte of a tool or of a task and results stop being comparable (see `gate`).
+the harness by what it does (the token ids of a scripted episode on a fixture
+workspace, the tool schemas and the tools' outputs), not by its source text. Change
+what a tool returns, what the model is shown, or one byte of a task, and results
+stop being comparable (see `gate`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+import logging
+import re
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
+from shadowrl.agent.config import AgentConfig
+from shadowrl.agent.loop import run_episode
+from shadowrl.agent.policies import ScriptedPolicy
+from shadowrl.agent.prompt import format_tool_calls
+from shadowrl.agent.tools import ToolContext, ToolSet
+from shadowrl.sandbox import create_sandbox
 from shadowrl.tasks.task import Task
+from shadowrl.types import ToolCall, ToolResult, Trajectory
 
 SKIP_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 
@@ -31,20 +46,18 @@ def _digest(chunks: Iterable[bytes]) -> str:
     return h.hexdigest()[:16]
 
 
-def _files(root: Path, suffixes: tuple[str, ...] | None = None) -> list[Path]:
+def _files(root: Path) -> list[Path]:
     return sorted(
         p
         for p in root.rglob("*")
-        if p.is_file()
-        and not SKIP_DIRS.intersection(p.relative_to(root).parts)
-        and (suffixes is None or p.suffix in suffixes)
+        if p.is_file() and not SKIP_DIRS.intersection(p.relative_to(root).parts)
     )
 
 
 @cache
-def tree_hash(root: Path, suffixes: tuple[str, ...] | None = None) -> str:
+def tree_hash(root: Path) -> str:
     """Hash of the relative paths and bytes of every file under `root` (caches skipped)."""
-    files = _files(root, suffixes)
+    files = _files(root)
     return _digest(
         c for p in files for c in (p.relative_to(root).as_posix().encode(), p.read_bytes())
     )
@@ -64,16 +77,6 @@ def suite_hash(tasks: Sequence[Task], prompt: Callable[[Task], str]) -> str:
         json.dumps([task_fingerprint(t), prompt(t)], sort_keys=True).encode() for t in tasks
     )
     return _digest(items)
-
-
-def harness_version(system_prompt: str) -> str:
-    """Hash of the agent package's source (loop, tools, parsing, rendering) plus the prompt."""
-    import shadowrl.agent
-
-    (root,) = shadowrl.agent.__path__
-    return _digest(
-        [tree_hash(Path(root), (".py", ".md", ".txt", ".j2")).encode(), system_prompt.encode()]
-    )
 
 
 class ConfigPins(NamedTuple):
@@ -103,3 +106,130 @@ def config_sections(config: BaseModel) -> dict[str, str]:
                 if isinstance(inner, dict):
                     out[f"{name}.{sub}"] = _digest([json.dumps(inner, sort_keys=True).encode()])
     return out
+
+
+# -- harness version: a fingerprint of behaviour ----------------------------------------
+
+# The fixture workspace and one fixed call per tool. Chosen so every output is
+# deterministic: no timings, no absolute paths, no scores of a float model.
+FIXTURE_FILES = {
+    "calc.py": "import os\n\n\ndef add(x, y):\n    return x - y\n",
+    "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    "README.md": "# calc\n",
+}
+FIXTURE_TASK = "add() in calc.py subtracts. Fix it."
+FIXTURE_CALLS: dict[str, dict[str, Any]] = {
+    "read_file": {"path": "calc.py", "start_line": 4},
+    "edit_file": {"path": "calc.py", "old": "x - y", "new": "x + y"},
+    "write_file": {"path": "notes.txt", "content": "one\ntwo\n"},
+    "list_dir": {"path": "."},
+    "grep": {"pattern": r"def \w+", "glob": "*.py"},
+    # Refused before any index is touched: loading the real embedder costs ~2.5 s here
+    # and its float scores may differ across machines, so only this path is pinned.
+    "semantic_search": {"query": "where are numbers added", "k": 0},
+    "lint": {"paths": ["calc.py"]},
+    "run": {"command": "cat notes.txt; echo oops >&2; exit 3"},
+    "submit": {},
+}
+_TEMP_PATH = re.compile(re.escape(tempfile.gettempdir()) + r"/[^\s/'\"]+")
+
+
+class _PathFreeTools(ToolSet):
+    """The configured tools, their outputs with any temp-dir path replaced by `<tmp>`."""
+
+    def execute(self, ctx: ToolContext, call: ToolCall) -> ToolResult:
+        result = super().execute(ctx, call)
+        return dataclasses.replace(result, output=_TEMP_PATH.sub("<tmp>", result.output))
+
+
+def _fixture_replies(tools: Sequence[str]) -> list[str]:
+    """One Hermes reply per configured tool that has a fixture call, `submit` last."""
+    names = sorted((n for n in tools if n in FIXTURE_CALLS), key=lambda n: n == "submit")
+    replies = [
+        format_tool_calls("", [ToolCall(f"fixture_{i}", n, FIXTURE_CALLS[n])])
+        for i, n in enumerate(names)
+    ]
+    if replies:
+        replies[0] = "I will look around first.\n" + replies[0]
+    return replies
+
+
+@contextlib.contextmanager
+def _quiet_local_sandbox() -> Iterator[None]:
+    """The fixture runs fixed, trusted commands: its 'local isolates nothing' warning is noise."""
+    logger = logging.getLogger("shadowrl.sandbox.local")
+    before, logger.disabled = logger.disabled, True
+    try:
+        yield
+    finally:
+        logger.disabled = before
+
+
+def _fixture_episode(tokenizer: Any, agent: AgentConfig) -> Trajectory:
+    replies = _fixture_replies(agent.tools)
+    # Budgets large enough for the whole script; everything the model sees stays as configured.
+    budgets = {"max_turns": max(len(replies), 1), "max_new_tokens": 1 << 16,
+               "max_context_tokens": 1 << 20, "max_episode_tokens": 1 << 20,
+               "episode_timeout_s": 120.0}  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="shadowrl-pin-") as root:
+        for rel, text in FIXTURE_FILES.items():
+            (Path(root) / rel).parent.mkdir(parents=True, exist_ok=True)
+            (Path(root) / rel).write_text(text)
+        with _quiet_local_sandbox():
+            sandbox = create_sandbox(root, backend="local")
+        try:
+            return asyncio.run(
+                run_episode(
+                    ScriptedPolicy(tokenizer, replies), sandbox, FIXTURE_TASK,
+                    tokenizer=tokenizer, config=agent.model_copy(update=budgets),
+                    tools=_PathFreeTools(ToolSet.from_names(agent.tools).tools.values()),
+                )
+            )  # fmt: skip
+        finally:
+            sandbox.close()
+
+
+def compute_harness_version(tokenizer: Any, agent: AgentConfig) -> str:
+    """Uncached `harness_version`: runs the fixture episode (0.05-0.1 s here) and hashes it."""
+    traj = _fixture_episode(tokenizer, agent)
+    outputs = [[r.name, r.output, r.is_error] for s in traj.steps for r in s.results]
+    return _digest(
+        json.dumps(part, sort_keys=True).encode()
+        for part in (
+            [list(seg.token_ids) for seg in traj.segments],
+            ToolSet.from_names(agent.tools).schemas(),
+            outputs,
+            [list(s.parse_errors) for s in traj.steps],
+            traj.end,
+        )
+    )
+
+
+_HARNESS_VERSIONS: dict[tuple[str, str, int, str], str] = {}
+
+
+def harness_version(tokenizer: Any, agent: AgentConfig) -> str:
+    """Fingerprint of what the harness does, whatever file the code lives in.
+
+    A scripted episode on a fixture workspace runs through the real loop with the
+    configured system prompt and tools: each tool that has a `FIXTURE_CALLS` entry is
+    called once, written with the canonical Hermes writer, parsed, dispatched and its
+    result rendered exactly as in any episode. The hash covers the episode's token
+    ids (chat template, system prompt, tool schemas, calls and results), the tool
+    schemas, each tool's output and any parse errors. So a comment edit or a moved
+    file changes nothing, while any change to what the model sees or what a tool
+    returns changes the pin. `semantic_search` is pinned by its schema and its
+    argument check only (see `FIXTURE_CALLS`).
+
+    Cached in-process per tokenizer (name, chat template, vocabulary size) and agent
+    config. Blocking (it runs its own event loop): from async code call it in a thread.
+    """
+    key = (
+        str(tokenizer.name_or_path),
+        str(tokenizer.chat_template),
+        len(tokenizer),
+        agent.model_dump_json(),
+    )
+    if key not in _HARNESS_VERSIONS:
+        _HARNESS_VERSIONS[key] = compute_harness_version(tokenizer, agent)
+    return _HARNESS_VERSIONS[key]

@@ -87,7 +87,9 @@ class Pins(BaseModel):
 
     suite: str = Field(description="Suite name or path as given.")
     suite_hash: str = Field(description="Hash of the tasks' content and their rendered prompts.")
-    harness_version: str = Field(description="Hash of the agent package's source and prompt.")
+    harness_version: str = Field(
+        description="Fingerprint of what the harness does (see `harness_version`)."
+    )
     config_digest: str = Field(description="`Config.digest()` of the whole config tree.")
     config_sections: dict[str, str] = Field(description="Digest of each config section.")
     policy: str = Field(description="Human-readable description of the evaluated policy.")

@@ -200,7 +200,9 @@ async def evaluate(
         pins=Pins(
             suite=suite,
             suite_hash=suite_hash(tasks, task_prompt),
-            harness_version=harness_version(spec.agent.system_prompt),
+            harness_version=await asyncio.to_thread(
+                harness_version, policy_factory.tokenizer, spec.agent
+            ),
             config_digest=config_pins.digest,
             config_sections=config_pins.sections,
             policy=policy_factory.description,
