@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _machine import machine
+
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -238,6 +240,7 @@ def main() -> None:
             "runs_s": [round(t, 3) for _, t in h_runs],
         },
         "ratio": round(e_tps / h_tps, 3),
+        "machine": machine("transformers"),
     }
     device = args.device.split(":")[0] + ("_compile" if args.compile else "")
     out = args.out or RESULTS / f"engine_vs_hf_{device}.json"

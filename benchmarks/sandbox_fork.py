@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _machine import machine
+
 RESULTS = Path(__file__).parent / "results" / "sandbox_fork.json"
 SIZES = [10, 200, 2000]  # files per workspace; 2,000 files ~ 50 MB total
 TOTAL_BYTES_2000 = 50 << 20
@@ -102,9 +104,8 @@ def main() -> None:
                  r["exec_true_cold_ms"], r["bwrap_true_ms"], r["bwrap_true_ms"] / r["exec_true_ms"])  # fmt: skip
         print(f"{n:>10} " + " ".join(f"{c:>10.2f}" for c in cells))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
-        json.dumps({"repeats": repeats, "warm_execs": WARM_EXECS, "results": results}, indent=2)
-    )
+    result = {"repeats": repeats, "warm_execs": WARM_EXECS, "results": results}
+    args.out.write_text(json.dumps({**result, "machine": machine()}, indent=2))
     n = max(results)  # the largest workspace: where copying costs most
     r = results[n]
     print(f"fork_ms_{n}={r['fork_ms']:.3f} cp_ms_{n}={r['cp_ms']:.2f} "

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _machine import machine
+
 RESULTS = Path(__file__).parent / "results" / "weight_sync.json"
 QUICK = {"model": "tiny", "steps": 2, "rows": 2, "tokens": 32}
 
@@ -120,6 +122,7 @@ def main() -> int:
         "publish_ms": statistics.median(r["publish_ms"] for r in rows),
         "all_bit_exact": all(r["bit_exact"] for r in rows),
         "per_sync": rows,
+        "machine": machine(),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
