@@ -87,9 +87,12 @@ class Settings(BaseModel):
 
 @dataclass(frozen=True)
 class Problem:
-    """A one-line arithmetic task; the answer is checked in the sandbox's answer.txt."""
+    """A one-line arithmetic task; the answer is checked in the sandbox's answer.txt.
 
-    id: int
+    `instance_id` is what the orchestrator reads of a task (`rl.orchestrator.TrainTask`).
+    """
+
+    instance_id: str
     a: int
     b: int
 
@@ -211,7 +214,7 @@ def problems(n: int, seed: int) -> list[tuple[Problem, None]]:
     import random
 
     rng = random.Random(seed)
-    return [(Problem(i, rng.randint(10, 99), rng.randint(10, 99)), None) for i in range(n)]
+    return [(Problem(f"p{i}", rng.randint(10, 99), rng.randint(10, 99)), None) for i in range(n)]
 
 
 async def run_mode(mode: Mode, s: Settings, tokenizer: Any, workspace: Path) -> dict[str, Any]:

@@ -12,8 +12,8 @@ with `--repeats N` each side also gets a warm-up and N timed runs, and the media
     python benchmarks/engine_vs_hf.py --quick         # fewer/shorter prompts
     python benchmarks/engine_vs_hf.py --model qwen2.5-0.5b-random --device cuda --dtype bfloat16
 
-Prints tokens/s for both, writes benchmarks/results/engine_vs_hf_<device>.json and ends
-with `engine_tps=<x> hf_tps=<y> ratio=<x/y>`.
+Prints tokens/s for both, writes benchmarks/results/engine_vs_hf_<device>.json (`--out`
+elsewhere) and ends with `engine_tps=<x> hf_tps=<y> ratio=<x/y>`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import json
 import time
 from pathlib import Path
 from typing import Any
+
+from _machine import machine
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -183,6 +185,9 @@ def main() -> None:
     parser.add_argument(
         "--repeats", type=int, default=1, help="timed runs per side; the median is reported"
     )
+    parser.add_argument(
+        "--out", type=Path, help="result file (default: results/engine_vs_hf_<device>.json)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.prompts, args.scale = 8, 0.25
@@ -235,10 +240,12 @@ def main() -> None:
             "runs_s": [round(t, 3) for _, t in h_runs],
         },
         "ratio": round(e_tps / h_tps, 3),
+        "machine": machine("transformers"),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
     device = args.device.split(":")[0] + ("_compile" if args.compile else "")
-    (RESULTS / f"engine_vs_hf_{device}.json").write_text(json.dumps(result, indent=2) + "\n")
+    out = args.out or RESULTS / f"engine_vs_hf_{device}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     print(f"engine_tps={e_tps:.2f} hf_tps={h_tps:.2f} ratio={e_tps / h_tps:.2f}")
 

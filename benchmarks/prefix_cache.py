@@ -12,7 +12,8 @@ prefill work differs.
     python benchmarks/prefix_cache.py            # SmolLM2, 8 episodes x 4 turns
     python benchmarks/prefix_cache.py --quick    # tiny random model
 
-Writes benchmarks/results/prefix_cache.json; the last line is
+Writes benchmarks/results/prefix_cache.json (`--quick`: prefix_cache_quick.json; `--out`
+elsewhere); the last line is
 `cached_s=<a> uncached_s=<b> speedup=<b/a>`.
 """
 
@@ -71,6 +72,7 @@ def main() -> None:
     p.add_argument("--task", type=int, default=200, help="per-episode task statement tokens")
     p.add_argument("--new", type=int, default=64, help="tokens generated per turn")
     p.add_argument("--tool", type=int, default=150, help="tool-result tokens per turn")
+    p.add_argument("--out", type=Path, help="result file (default: results/prefix_cache.json)")
     args = p.parse_args()
 
     from shadowrl.models import ModelConfig, load_model, tiny_model
@@ -80,16 +82,16 @@ def main() -> None:
     uncached_s, _ = run(model, tok, 0, args)
     result = {
         "model": "tiny" if args.quick else "smollm2",
-        "workload": {k: v for k, v in vars(args).items() if k != "quick"},
+        "workload": {k: v for k, v in vars(args).items() if k not in ("quick", "out")},
         "cached_s": round(cached_s, 3),
         "uncached_s": round(uncached_s, 3),
         "prefix_hit_tokens": hits,
         "speedup": round(uncached_s / cached_s, 3),
         "machine": machine(),
     }
-    RESULTS.mkdir(exist_ok=True)
-    name = "prefix_cache_quick.json" if args.quick else "prefix_cache.json"
-    (RESULTS / name).write_text(json.dumps(result, indent=2) + "\n")
+    out = args.out or RESULTS / ("prefix_cache_quick.json" if args.quick else "prefix_cache.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     print(
         f"cached_s={cached_s:.2f} uncached_s={uncached_s:.2f} speedup={uncached_s / cached_s:.2f}"

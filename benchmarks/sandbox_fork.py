@@ -6,11 +6,13 @@ An agent then execs dozens of commands per sandbox: the first exec starts the
 sandbox's pid 1 (one bwrap launch, "cold"); later ones are a socket round trip plus a
 fork+exec inside ("warm"). A bare `bwrap --unshare-net --ro-bind / / true`, timed in
 the same loop, shows what one bwrap launch costs on this machine at this load.
-Run as root: `.venv/bin/python benchmarks/sandbox_fork.py`.
+Run as root: `.venv/bin/python benchmarks/sandbox_fork.py [--quick] [--out FILE]`; writes
+benchmarks/results/sandbox_fork.json by default.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -20,9 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 
-SIZES = {10: 10, 200: 200, 2000: 2000}  # files per workspace; 2,000 files ~ 50 MB total
+from _machine import machine
+
+RESULTS = Path(__file__).parent / "results" / "sandbox_fork.json"
+SIZES = [10, 200, 2000]  # files per workspace; 2,000 files ~ 50 MB total
 TOTAL_BYTES_2000 = 50 << 20
 REPEATS = 15
+QUICK_SIZES, QUICK_REPEATS = [10, 200], 3
 WARM_EXECS = 5  # per fork, after the cold one
 BWRAP_TRUE = ["bwrap", "--unshare-net", "--ro-bind", "/", "/", "true"]
 
@@ -43,13 +49,13 @@ def timed_ms(fn: object) -> float:
     return (time.perf_counter() - start) * 1e3
 
 
-def bench(ws: Path, tmp: Path) -> dict[str, float]:
+def bench(ws: Path, tmp: Path, repeats: int) -> dict[str, float]:
     from shadowrl.sandbox import create_sandbox
 
     root = create_sandbox(ws, "overlay")
     snap = root.snapshot()
     forks, colds, warms, bwraps, cps = [], [], [], [], []
-    for i in range(REPEATS):
+    for i in range(repeats):
         child = None
 
         def fork() -> None:
@@ -75,11 +81,21 @@ def bench(ws: Path, tmp: Path) -> dict[str, float]:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument(
+        "--quick", action="store_true", help=f"Sizes {QUICK_SIZES}, {QUICK_REPEATS} repeats."
+    )
+    ap.add_argument("--sizes", type=int, nargs="+", help=f"Files per workspace (default {SIZES}).")
+    ap.add_argument("--repeats", type=int, help=f"Forks per workspace (default {REPEATS}).")
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args()
+    sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
+    repeats = args.repeats or (QUICK_REPEATS if args.quick else REPEATS)
     results = {}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        for n in SIZES:
-            results[n] = bench(make_workspace(tmp, n), tmp)
+        for n in sizes:
+            results[n] = bench(make_workspace(tmp, n), tmp, repeats)
     head = ("files", "fork ms", "cp -a ms", "cp/fork", "exec warm", "exec cold", "bwrap true",
             "bwrap/warm")  # fmt: skip
     print(" ".join(f"{h:>10}" for h in head))
@@ -87,15 +103,13 @@ def main() -> None:
         cells = (r["fork_ms"], r["cp_ms"], r["cp_ms"] / r["fork_ms"], r["exec_true_ms"],
                  r["exec_true_cold_ms"], r["bwrap_true_ms"], r["bwrap_true_ms"] / r["exec_true_ms"])  # fmt: skip
         print(f"{n:>10} " + " ".join(f"{c:>10.2f}" for c in cells))
-    out = Path(__file__).parent / "results" / "sandbox_fork.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(
-        json.dumps({"repeats": REPEATS, "warm_execs": WARM_EXECS, "results": results}, indent=2)
-    )
-    r = results[2000]
-    print(
-        f"fork_ms_2000={r['fork_ms']:.3f} cp_ms_2000={r['cp_ms']:.2f} ratio={r['cp_ms'] / r['fork_ms']:.1f}"
-    )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    result = {"repeats": repeats, "warm_execs": WARM_EXECS, "results": results}
+    args.out.write_text(json.dumps({**result, "machine": machine()}, indent=2))
+    n = max(results)  # the largest workspace: where copying costs most
+    r = results[n]
+    print(f"fork_ms_{n}={r['fork_ms']:.3f} cp_ms_{n}={r['cp_ms']:.2f} "
+          f"ratio={r['cp_ms'] / r['fork_ms']:.1f}")  # fmt: skip
 
 
 if __name__ == "__main__":

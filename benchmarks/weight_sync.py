@@ -3,16 +3,16 @@
 SmolLM2-135M takes 10 real AdamW steps (lr 1e-6, a small batch of this repository's
 own source as demonstrations, through `Trainer`); after each step the weights are
 published to a `WeightStore` as an XOR delta against the previous version, fetched
-back bit-exactly, and swapped into a separate serving copy of the model. Reported:
+back bit-exactly, and swapped by `Engine.update_weights` into a running engine's
+separate serving copy of the model. Reported:
 
 * delta_ratio — stored (compressed) delta bytes / raw full-state bytes, mean of 10;
 * pause_ms    — median time of the swap itself (what in-flight requests wait for).
 
-The engine's `Engine.update_weights` is timed when the engine module exists;
-otherwise the serving copy's `load_state_dict` (what the swap does underneath) is
-timed instead and `pause_source` in the JSON says so.
+    .venv/bin/python benchmarks/weight_sync.py [--sync-dtype bfloat16] [--steps 10] [--quick]
 
-    .venv/bin/python benchmarks/weight_sync.py [--sync-dtype bfloat16] [--steps 10]
+`--quick` (the tiny random model, 2 steps on 2 rows of 32 tokens) only checks that the
+path works: the tiny model's deltas say nothing about SmolLM2's.
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _machine import machine
+
 RESULTS = Path(__file__).parent / "results" / "weight_sync.json"
+QUICK = {"model": "tiny", "steps": 2, "rows": 2, "tokens": 32}
 
 
 def demonstrations(tokenizer: Any, rows: int, tokens: int) -> list[Any]:
@@ -48,37 +50,24 @@ def demonstrations(tokenizer: Any, rows: int, tokens: int) -> list[Any]:
     return out
 
 
-def swap_fn(serving: Any, tokenizer: Any) -> tuple[Callable[[Any, int], float], str]:
-    """The swap to time (returns ms): the running engine's, else the model's load_state_dict."""
-    try:
-        from shadowrl.inference.engine import Engine
-    except ImportError:
-
-        def load(state: Any, version: int) -> float:
-            t0 = time.perf_counter()
-            serving.load_state_dict(state, strict=False)
-            return (time.perf_counter() - t0) * 1e3
-
-        return load, "model.load_state_dict (shadowrl.inference.engine not available)"
-    engine = Engine(serving, tokenizer).start()  # a running loop: the swap waits for a step
-    return (lambda state, version: engine.update_weights(state, version) * 1e3), (
-        "Engine.update_weights (running engine, pause it reports)"
-    )
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help=f"Small settings: {QUICK}.")
+    ap.add_argument("--model", default="smollm2", choices=["smollm2", "tiny"])
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--sync-dtype", default="bfloat16", choices=["bfloat16", "float32"])
     ap.add_argument("--rows", type=int, default=4)
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
+    if args.quick:
+        vars(args).update(QUICK)
 
     import copy
 
     import torch
 
+    from shadowrl.inference.engine import Engine
     from shadowrl.models import ModelConfig, load_model
     from shadowrl.rl.batch import build_sft_batches
     from shadowrl.rl.config import TrainConfig
@@ -86,10 +75,9 @@ def main() -> int:
     from shadowrl.rl.weights import WeightStore
 
     torch.manual_seed(0)
-    model, tok = load_model(ModelConfig(path="smollm2", dtype="float32"))
+    model, tok = load_model(ModelConfig(path=args.model, dtype="float32"))
     sync_dtype = getattr(torch, args.sync_dtype)
     serving = copy.deepcopy(model).to(sync_dtype).eval()
-    swap, pause_source = swap_fn(serving, tok)
     cfg = TrainConfig.model_validate({"sft_lr": 1e-6, "lr": 1e-6, "microbatch_tokens": 4096})
     trainer = Trainer(model, cfg, objective="sft")
     batch = build_sft_batches(
@@ -100,7 +88,8 @@ def main() -> int:
         return {k: v.detach().to(sync_dtype) for k, v in trainer.state_dict().items()}
 
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
+    # a running engine: the swap waits for the decode loop's step boundary, as in serving
+    with tempfile.TemporaryDirectory() as tmp, Engine(serving, tok) as engine:
         store = WeightStore(tmp, full_every=10**6)
         reader = WeightStore(tmp)
         base = store.publish(weights(), 0)
@@ -111,7 +100,7 @@ def main() -> int:
             t0 = time.perf_counter()
             state = reader.fetch(trainer.version)
             t1 = time.perf_counter()
-            pause_ms = swap(state, trainer.version)
+            pause_ms = engine.update_weights(state, trainer.version) * 1e3
             exact = all(torch.equal(state[k], v) for k, v in weights().items())
             rows.append({**info, "fetch_ms": (t1 - t0) * 1e3, "pause_ms": pause_ms,
                          "bit_exact": exact, "nll": metrics["nll"]})  # fmt: skip
@@ -121,7 +110,7 @@ def main() -> int:
                   f"exact={exact}", flush=True)  # fmt: skip
 
     result = {
-        "model": "SmolLM2-135M",
+        "model": args.model,
         "optimizer": "AdamW lr=1e-6, fp32 master weights",
         "sync_dtype": args.sync_dtype,
         "syncs": len(rows),
@@ -129,11 +118,11 @@ def main() -> int:
         "full_stored_bytes": base["stored_bytes"],
         "delta_ratio": statistics.mean(r["ratio"] for r in rows),
         "pause_ms": statistics.median(r["pause_ms"] for r in rows),
-        "pause_source": pause_source,
         "fetch_ms": statistics.median(r["fetch_ms"] for r in rows),
         "publish_ms": statistics.median(r["publish_ms"] for r in rows),
         "all_bit_exact": all(r["bit_exact"] for r in rows),
         "per_sync": rows,
+        "machine": machine(),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))

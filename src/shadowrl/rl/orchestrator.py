@@ -60,24 +60,37 @@ class WeightPublisher(Protocol):
     def fetch(self, version: int, base: Mapping[str, Any] | None = None) -> Mapping[str, Any]: ...
 
 
-def _task_id(task: Any) -> str:
-    return task if isinstance(task, str) else str(task.instance_id)
+class TrainTask(Protocol):
+    """What the orchestrator reads of a task (`tasks.Task` has it): the id naming its group.
+
+    Only a crashed rollout needs it (its failed group is named after the task); a bare
+    string is taken as the id itself.
+    """
+
+    @property
+    def instance_id(self) -> str: ...
+
+
+def _task_id(task: TrainTask | str) -> str:
+    return task if isinstance(task, str) else task.instance_id
 
 
 class TaskSampler:
     """Endless seeded shuffle over prepared tasks, resumable by position."""
 
-    def __init__(self, items: Sequence[tuple[Any, Any]], seed: int, position: int = 0) -> None:
+    def __init__(
+        self, items: Sequence[tuple[TrainTask | str, Any]], seed: int, position: int = 0
+    ) -> None:
         if not items:
             raise ValueError("no tasks to train on")
         self.items = list(items)
         self.seed = seed
         self.position = position
 
-    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+    def __iter__(self) -> Iterator[tuple[TrainTask | str, Any]]:
         return self
 
-    def __next__(self) -> tuple[Any, Any]:
+    def __next__(self) -> tuple[TrainTask | str, Any]:
         epoch, i = divmod(self.position, len(self.items))
         order = list(range(len(self.items)))
         random.Random(self.seed + epoch).shuffle(order)

@@ -1,0 +1,122 @@
+"""Every benchmark in benchmarks/ still runs: its smallest form, as a subprocess.
+
+The benchmarks are scripts nobody runs on every change, so an API change could break one
+unseen (async_vs_sync.py crashed for weeks). Each test runs one script the way its
+README line does, with the project's python and environment, writing its result to a
+temp dir, and checks that it exits 0 and writes the keys it promises, plus facts that
+do not depend on speed (the same token counts on both sides, bit-exact syncs, ...).
+Timings are never asserted; the recorded results in benchmarks/results/ must be left
+untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shadowrl.sandbox.overlay import unavailable_reason
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+RECORDED = BENCHMARKS / "results"
+
+
+def _digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            h.update(f"{p.relative_to(root)}\0".encode() + p.read_bytes())
+    return h.hexdigest()
+
+
+def run_benchmark(script: str, tmp_path: Path, *args: str) -> dict[str, Any]:
+    """Run benchmarks/<script> with `args` and `--out` in tmp_path; return its result JSON."""
+    out = tmp_path / "result.json"
+    before = _digest(RECORDED)
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *args, "--out", str(out)],
+        cwd=tmp_path,  # anything written relative to the cwd lands here, not in the repo
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, f"{script} exited {proc.returncode}:\n{proc.stderr[-4000:]}"
+    assert _digest(RECORDED) == before, f"{script} changed benchmarks/results/"
+    result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
+def has_keys(result: dict[str, Any], *keys: str) -> None:
+    missing = [k for k in keys if k not in result]
+    assert not missing, f"result lacks {missing}; has {sorted(result)}"
+
+
+def test_async_vs_sync(tmp_path: Path) -> None:
+    steps, group_size = 2, 2
+    result = run_benchmark(
+        "async_vs_sync.py", tmp_path, "--quick", "--steps", str(steps), "--group-size",
+        str(group_size), "--inflight-groups", "2", "--turns", "1", "--median-s", "0.01",
+        "--sigma", "0",
+    )  # fmt: skip
+    has_keys(result, "settings", "machine", "runs", "speedup")
+    assert [r["mode"] for r in result["runs"]] == ["sync", "async"]
+    for run in result["runs"]:
+        has_keys(run, "wall_s", "teardown_s", "staleness_mean", "tool_s_per_trained_episode")
+        assert run["trained_episodes"] == steps * group_size  # groups_per_step = 1
+        assert run["groups_failed"] == 0
+    assert result["settings"]["steps"] == steps  # explicit flags beat --quick's preset
+
+
+def test_engine_vs_hf(tmp_path: Path) -> None:
+    result = run_benchmark(
+        "engine_vs_hf.py", tmp_path, "--model", "tiny", "--prompts", "2", "--scale", "0.05",
+        "--batch", "2",
+    )  # fmt: skip
+    has_keys(result, "model", "prompts", "prompt_tokens", "engine", "hf", "ratio", "machine")
+    has_keys(result["engine"], "tokens", "tokens_per_s", "startup_s", "breakdown")
+    # EOS is disabled on both sides, so each generates exactly its requests' budgets.
+    assert result["engine"]["tokens"] == result["hf"]["tokens"] > 0
+
+
+def test_prefix_cache(tmp_path: Path) -> None:
+    result = run_benchmark(
+        "prefix_cache.py", tmp_path, "--quick", "--episodes", "2", "--turns", "2",
+        "--system", "64", "--task", "16", "--new", "8", "--tool", "16",
+    )  # fmt: skip
+    has_keys(result, "model", "workload", "cached_s", "uncached_s", "speedup", "machine")
+    assert result["model"] == "tiny"
+    assert result["prefix_hit_tokens"] > 0  # turn 2 extends turn 1's prompt
+
+
+@pytest.mark.skipif(unavailable_reason() is not None, reason=f"overlay: {unavailable_reason()}")
+def test_sandbox_fork(tmp_path: Path) -> None:
+    result = run_benchmark("sandbox_fork.py", tmp_path, "--quick")
+    has_keys(result, "repeats", "warm_execs", "results", "machine")
+    assert sorted(result["results"], key=int) == ["10", "200"]
+    for row in result["results"].values():
+        has_keys(row, "fork_ms", "exec_true_ms", "exec_true_cold_ms", "bwrap_true_ms", "cp_ms")
+
+
+def test_weight_sync(tmp_path: Path) -> None:
+    result = run_benchmark("weight_sync.py", tmp_path, "--quick")
+    has_keys(result, "model", "full_bytes", "delta_ratio", "pause_ms", "fetch_ms", "machine")
+    assert result["model"] == "tiny"
+    assert result["syncs"] == len(result["per_sync"]) == 2
+    assert result["all_bit_exact"] is True
+
+
+def test_vs_trl(tmp_path: Path) -> None:
+    pytest.importorskip("trl", reason="vs_trl.py compares against TRL (pip install trl)")
+    result = run_benchmark(
+        "vs_trl.py", tmp_path, "--quick", "--steps", "1", "--warmup", "0", "--prompts", "1",
+        "--generations", "2", "--max-completion-length", "4",
+    )  # fmt: skip
+    has_keys(result, "settings", "machine", "shadowrl_step_s", "trl_step_s", "speedup")
+    has_keys(result["shadowrl_parts_s"], "generate_s", "train_s", "sync_s")
+    assert len(result["shadowrl_steps"]) == len(result["trl_steps"]) == 1
+    assert result["machine"]["trl"]  # the TRL version the comparison ran against
