@@ -17,7 +17,7 @@ from shadowrl.commands.errors import UsageError
 from shadowrl.commands.policies import open_policy, policy_kind
 from shadowrl.episode import EpisodeSpec
 from shadowrl.eval.result import EvalResult
-from shadowrl.tasks.task import Task, builtin_suites, load_suite
+from shadowrl.tasks.task import Task, load_suite
 
 EXIT_CRASHED = 2  # like a usage error, a result that cannot be trusted as is
 
@@ -50,12 +50,7 @@ def parse_suite(spec: str) -> tuple[str, str | None]:
 def load_eval_tasks(spec: str, limit: int | None = None) -> list[Task]:
     """The tasks `--suite` names; an unknown suite or an empty split is a UsageError."""
     name, split = parse_suite(spec)
-    try:
-        tasks = load_suite(name, split)  # type: ignore[arg-type]  # split checked by parse_suite
-    except FileNotFoundError as e:
-        raise UsageError(
-            f"no suite {name!r}: give a built-in suite {builtin_suites()} or a task JSONL file"
-        ) from e
+    tasks = load_suite(name, split)  # type: ignore[arg-type]  # split checked by parse_suite
     if not tasks:
         raise UsageError(f"suite {spec!r} has no tasks")
     return tasks[:limit] if limit else tasks

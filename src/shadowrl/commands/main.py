@@ -23,7 +23,7 @@ from shadowrl.commands.config import Config, load_config
 from shadowrl.commands.errors import UsageError, describe_validation
 from shadowrl.models import ModelPathError
 from shadowrl.pipeline.config import PipelineError
-from shadowrl.tasks.task import TaskFileError
+from shadowrl.tasks.task import SuiteNotFound, TaskFileError
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ COMMANDS = (
 )  # fmt: skip
 
 # Errors whose message tells the user what to fix: printed as one line, exit 2.
-USER_ERRORS = (UsageError, TaskFileError, ModelPathError, PipelineError)
+USER_ERRORS = (UsageError, TaskFileError, SuiteNotFound, ModelPathError, PipelineError)
 
 
 def build_parser() -> argparse.ArgumentParser:

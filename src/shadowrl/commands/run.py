@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from shadowrl.commands.config import Config, episode_spec
 from shadowrl.commands.errors import UsageError
-from shadowrl.tasks.task import Task, TaskFileError, load_suite, load_tasks
+from shadowrl.tasks.task import SuiteNotFound, Task, TaskFileError, load_suite, load_tasks
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -73,8 +73,8 @@ def resolve_task(spec: str, task_id: str | None, suite: str) -> Task:
         return _pick(load_suite(suite), spec, f"suite {suite!r}")
     except TaskFileError as e:
         raise UsageError(str(e)) from e
-    except FileNotFoundError as e:
-        raise UsageError(f"--task {spec!r}: no such file, and no suite {suite!r}") from e
+    except SuiteNotFound as e:
+        raise UsageError(f"--task {spec!r} is no file or directory, and {e}") from e
 
 
 class _WithSpinner:

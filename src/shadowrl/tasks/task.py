@@ -205,14 +205,20 @@ def builtin_suites() -> list[str]:
     return sorted(p.stem for p in SUITES_DIR.glob("*.jsonl"))
 
 
+class SuiteNotFound(FileNotFoundError):
+    """A suite name that is neither built in nor a file."""
+
+
 def suite_path(name: str) -> Path:
-    """A built-in suite name ('easy', 'medium', 'hard') or a path to a JSONL file."""
+    """A built-in suite name ('easy', 'medium', 'hard', ...) or a path to a JSONL file."""
     builtin = SUITES_DIR / f"{name}.jsonl"
     if builtin.exists():
         return builtin
-    if Path(name).exists():
+    if Path(name).is_file():
         return Path(name)
-    raise FileNotFoundError(f"no built-in suite or file named {name!r}")
+    raise SuiteNotFound(
+        f"no suite {name!r}: give a built-in suite {builtin_suites()} or a task JSONL file"
+    )
 
 
 def load_suite(name: str, split: Split | None = None) -> list[Task]:
