@@ -64,9 +64,12 @@ def test_zero_of_sixteen_reports_the_interval_the_project_computes(tmp_path):
     naive = stats.wilson_interval(0, 16).high
     assert abs(naive - 0.194) < 0.001  # what 16 independent episodes would allow
     assert high > naive  # 2 samples of a task are correlated: counted by task
-    assert "0 of 16 episodes resolved. Zero is no proof" in report
+    assert "- **sft, rl_step6**: 0 of 16 episodes resolved. Zero is no proof" in report
     assert f"[0, {high:.3f}] still allows a true pass rate up to ~{high:.0%}" in report
-    assert f"would bound the rate at {naive:.3f}; counted by task it is {high:.3f}" in report
+    assert (
+        f"would bound the rate at {naive:.3f}; allowing for the correlation it is {high:.3f}"
+        in report
+    )
     assert "`easy:heldout`, 8 tasks × 2 samples = 16 episodes" in report
     assert "neither resolved an episode" in report
 

@@ -88,7 +88,7 @@ def _plot_curves(
 
     steps = [r["step"] for r in rows]
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.4))
-    axes[0].plot(steps, [r["reward"] for r in rows], marker="o", label="reward")
+    axes[0].plot(steps, [r["reward"] for r in rows], marker="o", label="train reward")
     axes[0].plot(steps, [r["pass_rate"] for r in rows], marker="s", label="train pass rate")
     if held:
         at, est = list(held), [p for _, p in held.values()]
@@ -104,8 +104,9 @@ def _plot_curves(
         )
     axes[0].set_xlabel("step")
     axes[0].set_ylim(-0.02, 1.02)
-    axes[0].legend()
-    axes[0].set_title("train tasks vs held-out, per step")
+    # above the axes: any corner of the plot may hold the data
+    axes[0].legend(fontsize=7, loc="lower left", bbox_to_anchor=(0, 1), ncol=3, frameon=False)
+    axes[0].set_title("train tasks vs held-out, per step", pad=20)
     lags = [r["staleness_mean"] for r in rows]
     axes[1].hist(lags, bins=max(1, len(set(lags))), color="tab:orange")
     axes[1].set_xlabel("mean staleness of a step's groups (versions)")
@@ -155,7 +156,7 @@ def _eval_lines(evals: Mapping[str, EvalResult], settings: text.Settings, where:
     if len({r.samples for r in evals.values()}) > 1:
         lines += ["", "Compare rows with equal samples/task: the gate refuses the others."]
     lines += ["", "![eval](eval_pass1.png)", "", "What these numbers allow:", ""]
-    lines += [text.interval_line(name, r) for name, r in evals.items()]
+    lines += text.interval_lines(evals)
     if (compared := text.comparison_line(evals, settings.eval, where)) is not None:
         lines.append(compared)
     return [*lines, "", text.method_line(evals), ""]

@@ -50,6 +50,15 @@ def percent(x: float) -> str:
     return f"~{x:.0%}"
 
 
+def count(n: int, word: str) -> str:
+    """`n word`, plural unless n is 1."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def size(r: EvalResult) -> str:
+    return f"{count(r.overall.tasks, 'task')} × {count(r.samples, 'sample')}"
+
+
 # ---------------------------------------------------------------- what was trained on what
 
 
@@ -95,8 +104,9 @@ def rl_line(rows: Sequence[Row], data: Row | None, settings: Settings) -> str:
     if (t := settings.train) is not None:
         groups = steps * t.groups_per_step
         text += (
-            f"; each trains on {t.groups_per_step} groups of {t.group_size} attempts at one "
-            f"task ({t.groups_per_step * t.group_size} episodes), so {groups} groups in all: "
+            f"; each trains on {count(t.groups_per_step, 'group')} of {t.group_size} attempts at "
+            f"one task ({count(t.groups_per_step * t.group_size, 'episode')}), so "
+            f"{count(groups, 'group')} in all: "
             f"at most {groups} distinct tasks were trained on"
         )
     text += f", {_rl_tasks(data, settings.pipeline)}."
@@ -129,22 +139,30 @@ def measured_line(stage: str, r: EvalResult) -> str:
     words = f"after RL step {step}" if step is not None else what.get(stage, "a further eval")
     return (
         f"- **{stage}** ({words}; policy `{r.pins.policy}`): `{r.pins.suite}`, "
-        f"{r.overall.tasks} tasks × {r.samples} samples = {r.overall.episodes} episodes."
+        f"{size(r)} = {count(r.overall.episodes, 'episode')}."
     )
 
 
 # ---------------------------------------------------------------- what the numbers allow
 
 
-def interval_line(stage: str, r: EvalResult) -> str:
-    """The eval's count and the 95% interval on pass@1, in plain words."""
+def interval_lines(evals: Mapping[str, EvalResult]) -> list[str]:
+    """One bullet per distinct outcome (stages with the same figures share one)."""
+    stages: dict[str, list[str]] = {}
+    for stage, r in evals.items():
+        stages.setdefault(interval_words(r), []).append(stage)
+    return [f"- **{', '.join(names)}**: {words}" for words, names in stages.items()]
+
+
+def interval_words(r: EvalResult) -> str:
+    """An eval's count and the 95% interval on its pass@1, in plain words."""
     c, n, p = resolved(r), r.overall.episodes, r.overall.pass1
-    text = f"- **{stage}**: {c} of {n} episodes resolved"
+    text = f"{c} of {count(n, 'episode')} resolved"
     if r.errors:
         text += f" ({r.errors} crashed, counted as unresolved)"
     if c == 0:
         return text + (
-            f". Zero is no proof that it cannot solve these tasks: the 95% interval "
+            f". Zero is no proof that the policy cannot solve these tasks: the 95% interval "
             f"[0, {p.high:.3f}] still allows a true pass rate up to {percent(p.high)}."
         )
     if c == n:
@@ -171,8 +189,8 @@ def method_line(evals: Mapping[str, EvalResult]) -> str:
         naive = stats.wilson_interval(c, n).high
         if abs(naive - p.high) >= 0.005:
             return text + (
-                f" For {stage}, {c} of {n} episodes taken as independent would bound the "
-                f"rate at {naive:.3f}; counted by task it is {p.high:.3f}."
+                f" For {stage}, {c} of {count(n, 'episode')} taken as independent would bound the "
+                f"rate at {naive:.3f}; allowing for the correlation it is {p.high:.3f}."
             )
     return text
 
@@ -299,12 +317,11 @@ DOCUMENTED_RUNS = (
 
 def what_next_lines(evals: Mapping[str, EvalResult]) -> list[str]:
     """Where to go from this run: the longer documented runs and their results."""
-    sizes = sorted({(r.overall.tasks, r.samples) for r in evals.values()})
-    size = ", ".join(f"{t} tasks × {k} samples" for t, k in sizes) or "no held-out eval"
+    sizes = ", ".join(dict.fromkeys(size(r) for r in evals.values())) or "none"
     return [
         "## What next",
         "",
-        f"This run's held-out evals: {size}. The documented CPU runs compare SFT and RL on 27 "
+        f"This run's held-out evals: {sizes}. The documented CPU runs compare SFT and RL on 27 "
         "held-out tasks × 8 samples (216 episodes) or 94 tasks × 4 (376), and none shows a "
         "significant held-out gain of RL over SFT yet; `docs/STATUS.md` has every stage's "
         "numbers, times and exact commands, `docs/results/` their reports:",
