@@ -92,6 +92,11 @@ def test_recorded_demo_and_task_counts_are_used_when_present(tmp_path):
     report = write_run_report(run).read_text()
     assert "23 expert demonstrations of 24 train tasks" in report
     assert "drawn from 17 train tasks" in report
+    assert "12 groups in all: at most 12 distinct tasks" in report
+    with MetricsLogger(run, tensorboard=False) as m:
+        m.log("rl_data", 0, {"tasks": 5})  # a resumed run logs it again: the last one counts
+    report = write_run_report(run).read_text()
+    assert "12 groups in all: at most 5 distinct tasks trained on, drawn from 5 train" in report
     assert "not recorded" not in report
 
 

@@ -106,13 +106,24 @@ def rl_line(rows: Sequence[Row], data: Row | None, settings: Settings) -> str:
         text += (
             f"; each trains on {count(t.groups_per_step, 'group')} of {t.group_size} attempts at "
             f"one task ({count(t.groups_per_step * t.group_size, 'episode')}), so "
-            f"{count(groups, 'group')} in all: "
-            f"at most {groups} distinct tasks were trained on"
+            f"{count(groups, 'group')} in all: at most "
+            f"{count(min(groups, _task_bound(data, settings.pipeline) or groups), 'distinct task')} "
+            "trained on"
         )
     text += f", {_rl_tasks(data, settings.pipeline)}."
     if version < steps:
         text += f" {steps - version} step(s) changed no weights (no group had an advantage)."
     return text
+
+
+def _task_bound(data: Row | None, pipeline: PipelineConfig | None) -> int | None:
+    """How many tasks RL could draw from, if known (its tasks are among the first
+    `train_tasks` of the split whatever the SFT split or the screen keeps)."""
+    if data is not None:
+        return int(data["tasks"])
+    if pipeline is None or not pipeline.train_tasks:
+        return None
+    return pipeline.train_tasks
 
 
 def _rl_tasks(data: Row | None, pipeline: PipelineConfig | None) -> str:
