@@ -1,18 +1,28 @@
-"""The human-readable report of a training run: curves, staleness, throughput, evals.
+"""The human-readable report of a training run: what was trained on what, the held-out
+evals and what their numbers allow, train-task reward per step beside them, curves,
+staleness, throughput, and where to go next.
 
-Everything is read back from the run directory (metrics.jsonl and the eval.json of
-each stage), so the report can be regenerated for any run, finished or not.
+Everything is read back from the run directory (metrics.jsonl, config.yaml and the
+eval.json of each stage), so the report can be regenerated for any run, finished or
+not. The sentences are written by the pure functions of `report_text.py`.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.result import EvalResult
+from shadowrl.eval.stats import Estimate
 from shadowrl.metrics import read_metrics
+from shadowrl.rl import report_text as text
+from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.train_cli import PipelineConfig
 
 
 def run_evals(run_dir: str | Path) -> dict[str, EvalResult]:
@@ -23,15 +33,54 @@ def run_evals(run_dir: str | Path) -> dict[str, EvalResult]:
     """
 
     def order(stage: str) -> tuple[int, int, str]:
-        if m := re.fullmatch(r"rl_step(\d+)", stage):
-            return 2, int(m[1]), stage
+        if (step := text.rl_step(stage)) is not None:
+            return 2, step, stage
         return {"base": (0, 0, stage), "sft": (1, 0, stage)}.get(stage, (3, 0, stage))
 
     found = {p.parent.name.removeprefix("eval_"): p for p in Path(run_dir).glob("eval_*/eval.json")}
+    # an eval whose every episode crashed is kept in eval_<stage>.crashed/: not a result
+    found = {stage: p for stage, p in found.items() if not stage.endswith(".crashed")}
     return {stage: EvalResult.load(found[stage]) for stage in sorted(found, key=order)}
 
 
-def _plot_curves(rows: list[dict[str, Any]], path: Path) -> None:
+def read_settings(run_dir: Path) -> text.Settings:
+    """The config sections the report explains, from the config.yaml the run wrote."""
+    path = run_dir / "config.yaml"
+    raw = yaml.safe_load(path.read_text()) if path.is_file() else {}
+    raw = raw if isinstance(raw, dict) else {}
+    return text.Settings(
+        pipeline=_section(PipelineConfig, raw.get("pipeline")),
+        train=_section(TrainConfig, raw.get("train")),
+        eval=_section(EvalConfig, raw.get("eval")) or EvalConfig(),
+    )
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _section(model: type[M], raw: Any) -> M | None:
+    """`raw` validated as `model`; None when absent or written by an incompatible version."""
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return model.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+def last_per_step(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per step, the last logged (a step re-run after a crash is logged twice)."""
+    by_step = {r["step"]: r for r in rows}
+    return [by_step[s] for s in sorted(by_step)]
+
+
+def _last(rows: Sequence[dict[str, Any]], kind: str) -> dict[str, Any] | None:
+    return next((r for r in reversed(rows) if r.get("kind") == kind), None)
+
+
+def _plot_curves(
+    rows: list[dict[str, Any]], held: Mapping[int, tuple[str, Estimate]], path: Path
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -39,11 +88,25 @@ def _plot_curves(rows: list[dict[str, Any]], path: Path) -> None:
 
     steps = [r["step"] for r in rows]
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.4))
-    axes[0].plot(steps, [r["reward"] for r in rows], marker="o", label="reward")
-    axes[0].plot(steps, [r["pass_rate"] for r in rows], marker="s", label="pass rate")
+    axes[0].plot(steps, [r["reward"] for r in rows], marker="o", label="train reward")
+    axes[0].plot(steps, [r["pass_rate"] for r in rows], marker="s", label="train pass rate")
+    if held:
+        at, est = list(held), [p for _, p in held.values()]
+        err = [[p.value - p.low for p in est], [p.high - p.value for p in est]]
+        axes[0].errorbar(
+            at,
+            [p.value for p in est],
+            yerr=err,
+            fmt="D",
+            capsize=5,
+            color="tab:red",
+            label="held-out pass@1 (95% CI)",
+        )
     axes[0].set_xlabel("step")
-    axes[0].legend()
-    axes[0].set_title("reward and pass rate per step")
+    axes[0].set_ylim(-0.02, 1.02)
+    # above the axes: any corner of the plot may hold the data
+    axes[0].legend(fontsize=7, loc="lower left", bbox_to_anchor=(0, 1), ncol=3, frameon=False)
+    axes[0].set_title("train tasks vs held-out, per step", pad=20)
     lags = [r["staleness_mean"] for r in rows]
     axes[1].hist(lags, bins=max(1, len(set(lags))), color="tab:orange")
     axes[1].set_xlabel("mean staleness of a step's groups (versions)")
@@ -76,7 +139,7 @@ def _plot_evals(evals: Mapping[str, EvalResult], path: Path) -> None:
     plt.close(fig)
 
 
-def _eval_lines(evals: Mapping[str, EvalResult]) -> list[str]:
+def _eval_lines(evals: Mapping[str, EvalResult], settings: text.Settings, where: str) -> list[str]:
     lines = [
         "## Held-out evaluation",
         "",
@@ -92,39 +155,73 @@ def _eval_lines(evals: Mapping[str, EvalResult]) -> list[str]:
         )
     if len({r.samples for r in evals.values()}) > 1:
         lines += ["", "Compare rows with equal samples/task: the gate refuses the others."]
-    return [*lines, "", "![eval](eval_pass1.png)", ""]
+    lines += ["", "![eval](eval_pass1.png)", "", "What these numbers allow:", ""]
+    lines += text.interval_lines(evals)
+    if (compared := text.comparison_line(evals, settings.eval, where)) is not None:
+        lines.append(compared)
+    return [*lines, "", text.method_line(evals), ""]
+
+
+def _training_lines(
+    metrics: Sequence[dict[str, Any]],
+    rows: Sequence[dict[str, Any]],
+    evals: Mapping[str, EvalResult],
+    settings: text.Settings,
+) -> list[str]:
+    sft_rows = [r for r in metrics if r.get("kind") == "sft"]
+    lines = ["## What this run did", ""]
+    if sft_rows or "sft" in evals or settings.pipeline is not None:
+        lines.append(text.sft_line(sft_rows, _last(metrics, "sft_data"), settings.pipeline))
+    lines.append(text.rl_line(rows, _last(metrics, "rl_data"), settings))
+    if evals:
+        lines += [
+            "",
+            "Each held-out eval ran the policy in the serving harness on tasks no stage trained on:",
+            "",
+        ]
+        lines += [text.measured_line(name, r) for name, r in evals.items()]
+    return [*lines, ""]
+
+
+def _rl_lines(
+    rows: list[dict[str, Any]], held: Mapping[int, tuple[str, Estimate]], run_dir: Path
+) -> list[str]:
+    _plot_curves(rows, held, run_dir / "curves.png")
+    total_tokens = sum(r["gen_tokens"] for r in rows)
+    total_s = sum(r["step_s"] for r in rows)
+    return [
+        "## RL: train tasks per step, beside the held-out evals",
+        "",
+        text.train_trend(rows, held),
+        "",
+        f"- steps: {len(rows)}; final version {rows[-1]['version']}",
+        f"- generated tokens: {total_tokens} in {total_s:.0f} s ({total_tokens / max(total_s, 1e-9):.1f} tok/s)",
+        f"- groups dropped as stale: {rows[-1]['groups_stale']}; failed: {rows[-1]['groups_failed']}",
+        f"- zero-advantage groups: {sum(r['zero_adv_groups'] for r in rows)}",
+        "",
+        "![curves](curves.png)",
+        "",
+        *text.step_table(rows, held),
+        "",
+    ]
 
 
 def write_run_report(run_dir: str | Path) -> Path:
     """Write `report.md` (+ PNG plots) into `run_dir` from what it holds; returns its path."""
+    where = str(run_dir)
     run_dir = Path(run_dir)
-    rows = read_metrics(run_dir / "metrics.jsonl", "rl")
+    metrics = read_metrics(run_dir / "metrics.jsonl")
+    rows = last_per_step([r for r in metrics if r.get("kind") == "rl"])
+    settings, evals = read_settings(run_dir), run_evals(run_dir)
+    start = "base" if settings.pipeline is not None and not settings.pipeline.sft else "sft"
     lines = [f"# shadowrl run `{run_dir.name}`", ""]
-    if evals := run_evals(run_dir):
+    lines += _training_lines(metrics, rows, evals, settings)
+    if evals:
         _plot_evals(evals, run_dir / "eval_pass1.png")
-        lines += _eval_lines(evals)
+        lines += _eval_lines(evals, settings, where)
     if rows:
-        _plot_curves(rows, run_dir / "curves.png")
-        total_tokens = sum(r["gen_tokens"] for r in rows)
-        total_s = sum(r["step_s"] for r in rows)
-        lines += [
-            "## RL",
-            "",
-            f"- steps: {len(rows)}; final version {rows[-1]['version']}",
-            f"- generated tokens: {total_tokens} in {total_s:.0f} s ({total_tokens / max(total_s, 1e-9):.1f} tok/s)",
-            f"- groups dropped as stale: {rows[-1]['groups_stale']}; failed: {rows[-1]['groups_failed']}",
-            f"- zero-advantage groups: {sum(r['zero_adv_groups'] for r in rows)}",
-            "",
-            "![curves](curves.png)",
-            "",
-            "| step | reward | pass rate | loss | staleness | tok/s | step s |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {r['step']} | {r['reward']:.3f} | {r['pass_rate']:.2f} | {r.get('loss', 0):.4f} "
-            f"| {r['staleness_mean']:.2f} | {r['gen_tokens_per_s']:.1f} | {r['step_s']:.1f} |"
-            for r in rows
-        ]
+        lines += _rl_lines(rows, text.heldout_by_step(evals, start), run_dir)
+    lines += text.what_next_lines(evals)
     path = run_dir / "report.md"
     path.write_text("\n".join(lines) + "\n")
     return path
