@@ -71,7 +71,7 @@ def test_unknown_key_is_named(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_debug_shows_the_traceback() -> None:
-    with pytest.raises(ValueError, match="sandbox.backend"):
+    with pytest.raises(ValueError, match=r"sandbox\.backend"):
         main(["eval", "--debug", "--sandbox.backend=docker"])
 
 

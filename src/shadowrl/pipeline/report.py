@@ -20,9 +20,9 @@ from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.result import EvalResult
 from shadowrl.eval.stats import Estimate
 from shadowrl.metrics import read_metrics
-from shadowrl.rl import report_text as text
+from shadowrl.pipeline import report_text as text
+from shadowrl.pipeline.config import PipelineConfig
 from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.train_cli import PipelineConfig
 
 
 def run_evals(run_dir: str | Path) -> dict[str, EvalResult]:

@@ -175,6 +175,7 @@ def sft_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
     log.info("SFT on %d demonstrations", len(demos))
     trainer = Trainer(model, run.train, objective="sft")
     with MetricsLogger(run.run_dir) as metrics:
+        metrics.log("sft_data", 0, {"demonstrations": len(demos), "tasks": len(prepared)})
         run_sft(
             trainer,
             demos,

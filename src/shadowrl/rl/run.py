@@ -118,6 +118,7 @@ async def run_rl(
             record = {"task": group.task_id, "errors": group.errors[:3]}
             metrics.log("rollout_error", trainer.step_count, record)
 
+        metrics.log("rl_data", start, {"tasks": len(tasks)})  # after the split and screen
         orch = Orchestrator(
             cfg=orchestrator,
             train=cfg,

@@ -11,8 +11,8 @@ import yaml
 from eval.builders import make_result, rows
 from shadowrl.eval import stats
 from shadowrl.metrics import MetricsLogger
-from shadowrl.rl import report_text
-from shadowrl.rl.report import run_evals, write_run_report
+from shadowrl.pipeline import report_text
+from shadowrl.pipeline.report import run_evals, write_run_report
 
 REPO = Path(__file__).resolve().parents[2]
 

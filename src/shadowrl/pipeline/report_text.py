@@ -21,8 +21,8 @@ from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.gate import PinMismatch, gate
 from shadowrl.eval.result import EvalResult
 from shadowrl.eval.stats import Estimate
+from shadowrl.pipeline.config import PipelineConfig
 from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.train_cli import PipelineConfig
 
 Row = Mapping[str, Any]
 
