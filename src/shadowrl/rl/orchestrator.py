@@ -1,7 +1,7 @@
-"""The asynchronous RL loop: rollouts keep running while the trainer steps.
+"""The RL orchestrator: rollouts keep running while the trainer steps.
 
-Dataflow (one process by default; each box is a small interface so it can become a
-Ray actor unchanged)::
+Dataflow (one process by default; each box is a small interface, so a scale-out backend
+can put it behind a Ray actor without a second loop; none exists yet)::
 
     TaskSampler ── (task, prepared workspace) ──► rollout_group() × in-flight limit
                                                    │ G forks of one snapshot, G episodes
@@ -110,7 +110,7 @@ class LoopStats:
 
 
 class OrchestratorConfig(BaseModel):
-    """How rollouts and training steps interleave (`loop:` in the config tree).
+    """How rollouts and training steps interleave (`orchestrator:` in the config tree).
 
     Group size, groups per step, step count and the staleness bound are the
     trainer's (`train:`), since the batch and the importance correction depend on them.

@@ -9,8 +9,9 @@ Read in this order:
     mutate.py     AST bug injection operators (pure)
     make.py       generating validated tasks in a process pool
     humaneval.py  the easy tier;  suites.py  recipes of the medium and hard tiers
-    reference.py  gold / noop policies that validate a suite through the real harness
-    cli.py        `shadowrl tasks make|easy|suite|validate|export`
+    reference.py  gold / noop policies and the scripted expert, played through the real harness
+
+`shadowrl tasks make|easy|wider|suite|validate|export` is `commands/tasks.py`.
 """
 
 from shadowrl.tasks.prepare import PreparedTask, prepare, task_prompt
