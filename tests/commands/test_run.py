@@ -23,3 +23,4 @@ def test_run_scripted_demo_prints_transcript_diff_and_pass(
     assert "→ edit_file" in out and "exit code 0" in out
     assert "+    values = sorted(values)" in out
     assert "submitted" in out and "PASS" in out
+    assert ".pytest_cache" not in out  # the tests the expert ran leave a cache: not its diff

@@ -109,12 +109,16 @@ def _print_step(console: Console, step: Step, index: int) -> None:
     console.print(Panel("\n".join(body), title=title, title_align="left", border_style="blue"))
 
 
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
+
+
 def workspace_diff(sandbox: Sandbox, original: Any) -> str:
-    """Unified diff of every changed text file against the task's original `repo/`."""
+    """Unified diff of every changed text file against the task's original workspace
+    (caches the tools leave behind, such as `.pytest_cache/`, are not the agent's work)."""
     present = set(sandbox.list_files())
     chunks: list[str] = []
     for path in sandbox.changed_files():
-        if path.endswith(".pyc") or "__pycache__/" in path:
+        if path.endswith(".pyc") or CACHE_DIRS.intersection(path.split("/")[:-1]):
             continue
         old_file = original / path
         old = old_file.read_text(errors="replace").splitlines(True) if old_file.is_file() else []
