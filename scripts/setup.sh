@@ -16,7 +16,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     echo "[setup] apt-get install ${need_apt[*]}"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
   else
-    echo "[setup] warning: missing ${need_apt[*]} (not root); the overlay sandbox may fall back to 'local' and the PostgreSQL trace-store tests skip" >&2
+    echo "[setup] warning: missing ${need_apt[*]} (not root); the overlay sandbox may fall back to 'local' and the PostgreSQL trace-store tests skip (fail under CI)" >&2
   fi
 fi
 
