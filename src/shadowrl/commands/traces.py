@@ -13,6 +13,7 @@ and generated ids, loss mask, logprobs, policy versions; see `serve/store/export
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
@@ -80,7 +81,9 @@ def list_command(engine: Any, since: datetime | None, limit: int) -> int:
     if not sessions:
         print("no sessions" + (f" since {since.isoformat()}" if since else ""))
         return 0
-    print(f"{'session':36}  {'kind':5}  {'status':9}  {'last active (UTC)':19}  reqs  tokens  signals")
+    print(
+        f"{'session':36}  {'kind':5}  {'status':9}  {'last active (UTC)':19}  reqs  tokens  signals"
+    )
     for s in sessions:
         when = s.updated_at.strftime("%Y-%m-%d %H:%M:%S")
         signals = ",".join(s.signals) or "-"
@@ -100,7 +103,11 @@ def show_command(engine: Any, ident: str, tokens: bool) -> int:
     s = view.session
     print(f"session {s.id}  kind={s.kind}  status={s.status}  api_key={s.api_key_id or '-'}")
     print(f"  created {s.created_at.isoformat()}  last active {s.updated_at.isoformat()}")
-    for label, value in (("task", s.task), ("workspace", s.workspace), ("checkpoint", s.checkpoint)):
+    for label, value in (
+        ("task", s.task),
+        ("workspace", s.workspace),
+        ("checkpoint", s.checkpoint),
+    ):
         if value:
             print(f"  {label}: {value}")
     for r in view.requests:
@@ -146,12 +153,8 @@ def export_command(engine: Any, fmt: str, since: datetime | None, out: str | Non
 
 def _write_jsonl(rows: Iterable[dict[str, Any]], out: str | None) -> int:
     n = 0
-    f = Path(out).open("w") if out else sys.stdout
-    try:
+    with Path(out).open("w") if out else contextlib.nullcontext(sys.stdout) as f:
         for row in rows:
             f.write(json.dumps(row) + "\n")
             n += 1
-    finally:
-        if out:
-            f.close()
     return n

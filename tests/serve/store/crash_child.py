@@ -29,7 +29,8 @@ def acknowledge(rid: str, fut: Future[None]) -> None:
 def tokens(rid: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The prompt and generated ids of a request, derived from its id (checkable)."""
     t, i = (int(x) for x in rid.split("-")[1:])
-    return tuple(range(i % 7, i % 7 + 1500)), tuple((t * 1000 + i + k) % 49152 for k in range(1 + i % 60))
+    generated = tuple((t * 1000 + i + k) % 49152 for k in range(1 + i % 60))
+    return tuple(range(i % 7, i % 7 + 1500)), generated
 
 
 def main(url: str) -> None:

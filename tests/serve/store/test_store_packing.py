@@ -15,9 +15,7 @@ from shadowrl.serve.store.packing import (
 )
 
 
-@pytest.mark.parametrize(
-    "ids", [(), (0,), (1, 2, 3), (49151, 0, 7), (-1, -(2**31), 2**31 - 1)]
-)
+@pytest.mark.parametrize("ids", [(), (0,), (1, 2, 3), (49151, 0, 7), (-1, -(2**31), 2**31 - 1)])
 def test_ints_round_trip(ids: tuple[int, ...]) -> None:
     blob = pack_ints(ids)
     assert unpack_ints(blob) == ids

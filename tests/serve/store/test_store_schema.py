@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -11,8 +12,8 @@ from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
 from sqlalchemy.exc import IntegrityError
 
-from shadowrl.serve.store import FeedbackRecord, NewSession, TraceStore
-from shadowrl.serve.store.db import migrate
+from shadowrl.serve.store import FeedbackRecord, NewSession, TraceStore, resolve_url
+from shadowrl.serve.store.db import migrate, open_engine
 from shadowrl.serve.store.schema import Base
 
 TABLES = {"sessions", "requests", "steps", "feedback", "checkpoints", "alembic_version"}
@@ -37,13 +38,14 @@ def test_reopening_migrates_nothing_and_keeps_data(
         assert conn.scalar(text("SELECT count(*) FROM sessions")) == 1
 
 
-def test_sqlite_runs_in_wal_mode(open_store: Callable[..., TraceStore], store_url: str) -> None:
-    if not store_url.startswith("sqlite"):
-        pytest.skip("a SQLite setting")
-    with open_store().engine.connect() as conn:
+def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
+    engine = open_engine(resolve_url("traces.db", tmp_path))
+    with engine.connect() as conn:
         assert conn.scalar(text("PRAGMA journal_mode")) == "wal"
         assert conn.scalar(text("PRAGMA synchronous")) == 2  # FULL
         assert conn.scalar(text("PRAGMA foreign_keys")) == 1
+    engine.dispose()
+    assert (tmp_path / "traces.db").exists()
 
 
 def test_database_refuses_unknown_signals_and_dangling_sessions(

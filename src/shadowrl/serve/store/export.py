@@ -35,7 +35,8 @@ def branches(requests: Sequence[RequestView]) -> list[list[RequestView]]:
     parents = {r.parent_id for r in requests}
     out = []
     for leaf in (r for r in requests if r.id not in parents):
-        chain, node = [], leaf
+        chain: list[RequestView] = []
+        node: RequestView | None = leaf
         while node is not None and len(chain) <= len(requests):  # a cycle cannot loop
             chain.append(node)
             node = by_id.get(node.parent_id) if node.parent_id else None

@@ -197,7 +197,9 @@ class CheckpointUpdate:
 
     def apply(self, conn: Connection) -> None:
         changes: dict[str, Any] = {"status": self.status, "updated_at": self.at}
-        changes |= {k: v for k, v in (("gate", self.gate), ("reason", self.reason)) if v is not None}
+        changes |= {
+            k: v for k, v in (("gate", self.gate), ("reason", self.reason)) if v is not None
+        }
         stmt = update(Checkpoint).where(Checkpoint.path == self.path).values(**changes)
         if conn.execute(stmt).rowcount != 1:
             raise KeyError(f"no checkpoint {self.path!r}")

@@ -8,7 +8,7 @@ packed blobs (`packing.py`) with their lengths beside them. Times are UTC.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 from sqlalchemy import (
     JSON,
@@ -74,7 +74,7 @@ def _one_of(column: str, values: tuple[str, ...]) -> CheckConstraint:
 
 class Base(DeclarativeBase):
     # none_as_null: a missing value is SQL NULL, not the JSON text "null"
-    type_annotation_map = {
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
         datetime: UTCDateTime(),
         dict[str, Any]: JSON(none_as_null=True),
         list[Any]: JSON(none_as_null=True),
