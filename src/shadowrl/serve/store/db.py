@@ -10,12 +10,14 @@ always runs the Alembic migrations to `head`, so an old store is upgraded in pla
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
-from sqlalchemy import Engine, create_engine, event, text
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
@@ -72,14 +74,25 @@ def alembic_config() -> AlembicConfig:
     return cfg
 
 
-def migrate(engine: Engine, revision: str = "head") -> None:
-    """Bring the schema to `revision` (Alembic upgrade), in one transaction."""
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest revision (Alembic `upgrade head`), in one
+    transaction; a store already at head is only checked."""
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)  # set-up chatter
     cfg = alembic_config()
+    heads = set(ScriptDirectory.from_config(cfg).get_heads())
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":  # two servers starting at once migrate in turn
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": PG_MIGRATION_LOCK})
+        if _current_revisions(conn) == heads:
+            return
         cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
+        command.upgrade(cfg, "head")
+
+
+def _current_revisions(conn: Connection) -> set[str]:
+    if not inspect(conn).has_table("alembic_version"):
+        return set()
+    return set(conn.scalars(text("SELECT version_num FROM alembic_version")))
 
 
 def open_engine(url: str, *, must_exist: bool = False) -> Engine:

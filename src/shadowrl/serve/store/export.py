@@ -8,7 +8,8 @@ with exactly the ids of the conversation so far (its parent's prompt and generat
 ids) is appended to the same segment, so earlier replies keep their loss mask and
 logprobs; a prompt that diverged (re-rendered history) starts a new segment of the
 same trajectory. Prompt tokens have mask False, logprob 0.0 and version -1, as in
-`types.Segment`. `reward` is None: feedback is exported raw under `feedback`, and
+`types.Segment`. `end` is `max_tokens` when the branch's last reply hit its length
+limit, else `submitted` (the model ended its turn). `reward` is None: feedback is exported raw under `feedback`, and
 turning signals into rewards is not the store's job.
 
 SWE-bench export is a subset: agent sessions with a diff become prediction rows
