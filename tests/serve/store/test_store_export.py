@@ -9,7 +9,7 @@ from store_builders import NEW, write_scenario
 from shadowrl.rl.demos import trajectory_from_json
 from shadowrl.serve.store import TraceStore
 from shadowrl.serve.store.export import export_swebench, export_training
-from shadowrl.serve.store.queries import get_session, list_sessions
+from shadowrl.serve.store.queries import get_request, get_session, list_sessions
 from shadowrl.types import Segment
 
 
@@ -35,6 +35,10 @@ def test_list_and_show(open_store: Callable[..., TraceStore]) -> None:
     assert agent is not None and agent.steps[0].results == ["a.py"]
     assert agent.session.status == "done"
     assert get_session(engine, "nope") is None
+    r2 = get_request(engine, "r2")
+    assert r2 is not None and (r2.parent_id, r2.generated_ids, r2.versions) == ("r1", (8,), (2,))
+    assert r2.row.seed == 11 and r2.row.temperature == 0.7
+    assert get_request(engine, "nope") is None
 
 
 def test_training_rows_follow_branches_and_keep_earlier_replies_trainable(

@@ -21,6 +21,8 @@ from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
+from shadowrl.serve.store.writer import TraceWriter
+
 MIGRATIONS = Path(__file__).with_name("migrations")
 PG_MIGRATION_LOCK = 0x5EED7ACE  # advisory lock id: one migrator at a time per database
 
@@ -110,8 +112,6 @@ class TraceStore:
     """An open store: the engine readers query and the one writer that writes to it."""
 
     def __init__(self, engine: Engine, max_batch: int = 512) -> None:
-        from shadowrl.serve.store.writer import TraceWriter
-
         self.engine = engine
         self.writer = TraceWriter(engine, max_batch=max_batch)
 

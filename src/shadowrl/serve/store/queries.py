@@ -169,6 +169,13 @@ def resolve_session_id(engine: Engine, ident: str) -> str | None:
         return conn.scalar(select(TraceRequest.session_id).where(by_request).limit(1))
 
 
+def get_request(engine: Engine, request_id: str) -> RequestView | None:
+    """One request by id (what a continuation of its conversation reuses token for token)."""
+    with Session(engine) as db:
+        row = db.get(TraceRequest, request_id)
+        return None if row is None else RequestView.of(row)
+
+
 def get_session(engine: Engine, ident: str) -> SessionView | None:
     """The whole of one session (None when the id names nothing in the store)."""
     sid = resolve_session_id(engine, ident)
