@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from shadowrl.commands import eval as eval_command
-from shadowrl.commands import gate, run, serve, sft, tasks, train
+from shadowrl.commands import gate, run, serve, sft, tasks, traces, train
 from shadowrl.commands.config import Config, load_config
 from shadowrl.commands.errors import UsageError, describe_validation
 from shadowrl.models import ModelPathError
@@ -43,6 +43,7 @@ COMMANDS = (
     Command("gate", "promote or reject a candidate eval against the incumbent", gate.add_args, gate.run),
     Command("tasks", "make, validate and export task suites", tasks.add_args, tasks.run),
     Command("sft", "warm-start the policy on expert demonstrations", sft.add_args, sft.run),
+    Command("traces", "list, show and export the server's recorded traces", traces.add_args, traces.run),
     Command("train", "the main job: SFT, asynchronous RL, held-out eval, report", train.add_args, train.run),
 )  # fmt: skip
 

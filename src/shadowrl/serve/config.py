@@ -27,6 +27,16 @@ class ServeConfig(BaseModel):
         ge=1,
         description="Prompt + completion limit; None uses the model's max positions.",
     )
+    traces: str | None = Field(
+        default="traces.db",
+        description=(
+            "Trace store: a SQLAlchemy URL (postgresql+psycopg://user@host/db) or a SQLite "
+            "file path, relative to run_dir; None records nothing."
+        ),
+    )
+    traces_max_batch: int = Field(
+        default=512, ge=1, description="Most trace writes committed in one transaction."
+    )
     log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = Field(
         default="info", description="uvicorn log level."
     )
