@@ -1,7 +1,7 @@
 """Finding the uses of flagged primitives in one module's syntax tree (for `diffrules`).
 
 One pass over the tree records, for each use, its rule, what it is, the qualname of
-the def/class it sits in and the normalised text of its statement. Names are resolved
+the def/class it sits in and the normalised text of its call or statement. Names are resolved
 through the module's imports (`import sys as s; s.modules` is `sys.modules`), and a
 builtin is not flagged where a local binding shadows it (`from re import compile`).
 The tables say which names count; `diffrules` documents them as rules.
@@ -237,9 +237,12 @@ class _Scanner(ast.NodeVisitor):
         self.uses.append(Use(rule, what, scope, text, getattr(node, "lineno", 0)))
 
     def _statement_text(self, node: ast.AST) -> str:
-        """The normalised source of the statement holding `node` (a compound's header part)."""
+        """The normalised source of the innermost call holding `node`, else of its statement
+        (a compound statement's header part only)."""
         below, cur = node, node
         while not isinstance(cur, ast.stmt) and cur in self.parent:
+            if isinstance(cur, ast.Call):
+                return ast.unparse(cur)
             below, cur = cur, self.parent[cur]
         return ast.unparse(below if isinstance(cur, _COMPOUND) and below is not cur else cur)
 
