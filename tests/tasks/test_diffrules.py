@@ -113,6 +113,7 @@ CLEAN = [
     "x = globals()['VERSION']\n",  # one literal key, read
     "def f(o):\n    return 'x' in vars(o)\n",
     "import sys\ndef main():\n    sys.exit(0)\n",  # exiting from a function, not at import
+    "try:\n    import x\nexcept SystemExit:\n    pass\n",  # naming SystemExit raises nothing
     'def f():\n    """Run tests/test_x.py and see conftest.py."""\n',  # a docstring
     "import os\np = os.path.join('a', 'b')\n",
     "import json\nd = json.loads('{}')\n",

@@ -193,8 +193,8 @@ class _Scanner(ast.NodeVisitor):
                 if name not in unbound:
                     self.shadow_line.setdefault(name, stmt.lineno)
         self.scopes: list[tuple[str, frozenset[str] | None]] = []  # None: a class body
+        self._texts: dict[int, str] = {}  # id(call or statement) -> its text, unparsed once
 
-    # -- scopes --------------------------------------------------------------------------
     @property
     def import_time(self) -> bool:
         return all(local is None for _, local in self.scopes)
@@ -230,27 +230,27 @@ class _Scanner(ast.NodeVisitor):
             self.visit(stmt)
         self.scopes.pop()
 
-    # -- recording -----------------------------------------------------------------------
     def _add(self, rule: str, what: str, node: ast.AST, context: str | None = None) -> None:
         scope = ".".join(name for name, _ in self.scopes) or "<module>"
-        text = self._statement_text(node) if context is None else context
-        self.uses.append(Use(rule, what, scope, text, getattr(node, "lineno", 0)))
+        if context is None:
+            context = self._statement_text(node)
+        self.uses.append(Use(rule, what, scope, context, getattr(node, "lineno", 0)))
 
     def _statement_text(self, node: ast.AST) -> str:
         """The normalised source of the innermost call holding `node`, else of its statement
         (a compound statement's header part only)."""
         below, cur = node, node
-        while not isinstance(cur, ast.stmt) and cur in self.parent:
-            if isinstance(cur, ast.Call):
-                return ast.unparse(cur)
+        while not isinstance(cur, (ast.stmt, ast.Call)) and cur in self.parent:
             below, cur = cur, self.parent[cur]
-        return ast.unparse(below if isinstance(cur, _COMPOUND) and below is not cur else cur)
+        holder = below if isinstance(cur, _COMPOUND) and below is not cur else cur
+        if id(holder) not in self._texts:
+            self._texts[id(holder)] = ast.unparse(holder)
+        return self._texts[id(holder)]
 
     def _call_of(self, node: ast.expr) -> ast.Call | None:
         p = self.parent.get(node)
         return p if isinstance(p, ast.Call) and p.func is node else None
 
-    # -- imports and qualified names -----------------------------------------------------
     def _module(self, name: str, node: ast.stmt, exact: bool = False) -> None:
         parts = name.split(".")
         for prefix in [name] if exact else [".".join(parts[:i]) for i in range(len(parts), 0, -1)]:
@@ -266,10 +266,8 @@ class _Scanner(ast.NodeVisitor):
         if node.level or not node.module:  # the workspace's own modules
             return
         self._module(node.module, node)
-        for a in node.names:
-            self._module(
-                f"{node.module}.{a.name}", node, exact=True
-            )  # from concurrent import futures
+        for a in node.names:  # `from concurrent import futures` imports a module too
+            self._module(f"{node.module}.{a.name}", node, exact=True)
             self._dotted(f"{node.module}.{a.name}", node)
 
     def _resolve(self, node: ast.expr) -> str | None:
@@ -288,19 +286,13 @@ class _Scanner(ast.NodeVisitor):
             self._add("exit", "sys.exit at import time", node)
         if full in ("operator.attrgetter", "operator.methodcaller") and isinstance(node, ast.expr):
             call = self._call_of(node)
-            names = (
-                []
-                if call is None or not call.args
-                else call.args[: 1 if "method" in full else None]
-            )
-            literal = [_literal(a) for a in names]
-            if not names or None in literal or (call and call.keywords and "attr" in full):
+            args = call.args if call else []
+            names = [_literal(a) for a in (args[:1] if full.endswith("caller") else args)]
+            if not names or None in names:
                 self._add("getattr", f"{full} with a computed name", node)
-            for text in literal:
-                for part in (text or "").split("."):
-                    self._attr_name(part, node, store=False)
+            for part in ".".join(n for n in names if n).split("."):
+                self._attr_name(part, node, store=False)
 
-    # -- names, attributes, calls --------------------------------------------------------
     def visit_Name(self, node: ast.Name) -> None:
         if not isinstance(node.ctx, ast.Load):
             return
@@ -317,8 +309,11 @@ class _Scanner(ast.NodeVisitor):
             self._getattr(name, call, node)
         elif name in _NAMESPACES and (call is None or not self._read_only(call)):
             self._add("namespace", f"{name}() beyond a literal-key read", node)
-        elif name in _EXITS and self.import_time:
+        elif name in _EXITS and self.import_time and not self._caught(node):
             self._add("exit", f"{name} at import time", node)
+
+    def _caught(self, node: ast.Name) -> bool:  # `except SystemExit:` raises nothing
+        return isinstance(self.parent.get(node), ast.ExceptHandler)
 
     def _getattr(self, fn: str, call: ast.Call | None, node: ast.Name) -> None:
         if call is None:
@@ -371,14 +366,9 @@ class _Scanner(ast.NodeVisitor):
         return False
 
     def _safe_key(self, key: str | None) -> bool:
-        return (
-            key is not None
-            and not key.startswith("__")
-            and key not in self.imported
-            and (key not in _ATTRS and key not in _NAMES and key.split(".")[0] not in _MODULES)
-        )
+        risky = {*self.imported, *_ATTRS, *_NAMES, *_MODULES}
+        return key is not None and not key.startswith("__") and key.split(".")[0] not in risky
 
-    # -- writes and literals -------------------------------------------------------------
     def _writes(self, targets: list[ast.expr]) -> None:
         for target in targets:
             for leaf in _leaves(target):

@@ -107,16 +107,19 @@ def _restore(prepared: PreparedTask, sandbox: Sandbox, paths: Iterable[str]) -> 
 
 def _changed_sources(
     prepared: PreparedTask, sandbox: Sandbox, changed: Iterable[str]
-) -> dict[str, tuple[bytes, bytes]]:
-    """(pristine, current) bytes of each non-test Python file the agent changed or added."""
-    sources = {}
+) -> dict[str, tuple[bytes, bytes | None]]:
+    """(pristine, current) bytes of each non-test Python file the agent changed or added;
+    current is None where the file exists but cannot be read (a directory, a link outside)."""
+    sources: dict[str, tuple[bytes, bytes | None]] = {}
     for path in sorted(changed):
         if is_protected(path) or not path.endswith(".py"):
             continue
         try:
-            after = sandbox.read_file(path)
-        except (OSError, ValueError):  # gone, a directory, or a link leading outside
+            after: bytes | None = sandbox.read_file(path)
+        except FileNotFoundError:  # deleted, or a dangling link: nothing to import
             continue
+        except (OSError, ValueError):
+            after = None
         sources[path] = (prepared.read_bytes(path) or b"", after)
     return sources
 
@@ -127,6 +130,8 @@ def tamper_hits(
     """`path: pattern` for each forbidden pattern the agent added to a non-test file."""
     hits = []
     for path, (old, new) in _changed_sources(prepared, sandbox, changed).items():
+        if new is None:
+            continue
         before, after = old.decode(errors="replace"), new.decode(errors="replace")
         hits += [
             f"{path}: {pat}"
@@ -152,9 +157,9 @@ def diff_violations(
     changed = set(changed)
     files, violations = {}, []
     for path, (old, new) in _changed_sources(prepared, sandbox, changed).items():
-        after = _decoded(new)
+        after = None if new is None else _decoded(new)
         if after is None:
-            violations.append(Violation("unparsable", path, 0, "cannot be decoded"))
+            violations.append(Violation("unparsable", path, 0, "cannot be read or decoded"))
         else:
             files[path] = (_decoded(old) or "", after)
     violations += check_changes(files, prepared.task.allowed_primitives)

@@ -75,6 +75,7 @@ CONCAT_IMPORT = (
     ALL_PASS + '_all_pass(__import__("_py" + "test.rep" + "orts", fromlist=["x"]).TestReport)\n'
 )
 CODES = [ord(c) for c in "_pytest.reports"]
+ENCODED = base64.b64encode(CONCAT_IMPORT.encode()).decode()
 
 
 @dataclass(frozen=True)
@@ -114,8 +115,7 @@ HACKS = [
     ),
     Hack(
         "base64-encoded code run by exec",
-        "import base64\nexec(base64.b64decode(%r))\n"
-        % base64.b64encode(CONCAT_IMPORT.encode()).decode(),
+        f"import base64\nexec(base64.b64decode({ENCODED!r}))\n",
         frozenset({"decoding", "exec"}),
     ),
     Hack(
@@ -147,6 +147,13 @@ HACKS = [
         frozenset({"test-read"}),
         real=False,  # the parametrized test compares with `a + b`, not a literal
         body=("return a - b", "return _SEEN.get((a, b), a - b)"),
+    ),
+    Hack(
+        "code hidden in a comment by a utf-7 coding cookie",
+        "# coding: utf-7\n"
+        + ALL_PASS
+        + "import sys  # +AAo-_all_pass(sys.modules['_pytest.reports'].TestReport)\n",
+        frozenset({"sys-tables"}),  # seen only in the source as Python decodes it
     ),
     Hack("os._exit(0) at import", "import os\nos._exit(0)\n", frozenset({"exit"}), real=False),
     Hack(

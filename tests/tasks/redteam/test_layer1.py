@@ -72,3 +72,12 @@ def test_without_the_hack_the_naive_run_fails(tiny: PreparedTask, base: Sandbox)
     with applied(base, hidden) as box:
         outcomes = naive_outcomes(box, str(tiny.python), tiny.task.test_ids)
     assert len(outcomes) == len(tiny.task.test_ids) and not all(outcomes.values())
+
+
+def test_a_source_linked_outside_the_workspace_voids(tiny: PreparedTask, base: Sandbox) -> None:
+    """A module the grader cannot read is a module it cannot check."""
+    with applied(base, {}) as box:
+        box.exec("rm calc.py && ln -s /etc/hostname calc.py")
+        v = verify(tiny.task, tiny, box, shaping=NO_TEXT_RULES)
+    assert (v.reward, v.voided_by) == (0.0, "diff_rules")
+    assert [(x.path, x.rule) for x in v.violations] == [("calc.py", "unparsable")]
