@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from shadowrl.tasks.diffrules import RULES, check_changes, check_file
-from shadowrl.tasks.prepare import build_workspace
+from shadowrl.tasks.patch import apply_patch, parse_patch
+from shadowrl.tasks.prepare import build_workspace, seed_dir
 from shadowrl.tasks.task import SUITES_DIR, load_suite
 from shadowrl.tasks.verify import gold_violations
 
@@ -188,3 +189,46 @@ def test_builtin_gold_patches_pass_the_rules(suite: str, cache_dir: Path) -> Non
         for v in gold_violations(task, build_workspace(task, cache_dir))
     ]
     assert found == []
+
+
+@pytest.mark.parametrize("tier", [t for t in ("medium", "hard") if t in SUITES])
+def test_generated_records_carry_the_allowance_the_generator_records(
+    tier: str, cache_dir: Path
+) -> None:
+    """`make` allows exactly the rules its own revert of the mutation trips (regeneration
+    reproduces the committed records)."""
+    for task in load_suite(tier):
+        (bug,) = parse_patch(task.bug_patch)
+        original = (seed_dir(task.seed, cache_dir) / bug.path).read_text()
+        mutated = str(apply_patch({bug.path: original}, task.bug_patch)[bug.path])
+        rules = tuple(sorted({v.rule for v in check_file(bug.path, mutated, original)}))
+        assert rules == task.allowed_primitives, task.instance_id
+
+
+def test_gold_violations_name_what_a_gold_patch_adds(tmp_path: Path) -> None:
+    from shadowrl.tasks.patch import make_patch
+
+    from .conftest import CALC, tiny_task
+
+    task = tiny_task(tmp_path)
+    buggy = CALC.replace("a + b", "a - b")
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "calc.py").write_text(buggy)
+    patch = make_patch({"calc.py": buggy}, {"calc.py": "import gc\n" + CALC})
+    noisy = task.model_copy(update={"patch": patch})
+    assert [v.rule for v in gold_violations(noisy, tmp_path / "ws")] == ["introspection"]
+    allowed = noisy.model_copy(update={"allowed_primitives": ("introspection",)})
+    assert gold_violations(allowed, tmp_path / "ws") == []
+    assert gold_violations(task, tmp_path / "ws") == []
+
+
+def test_a_task_may_allow_only_known_rules() -> None:
+    from pydantic import ValidationError
+
+    from shadowrl.tasks.task import Task
+
+    record = {"instance_id": "x", "repo": "r", "problem_statement": "p", "patch": "",
+              "FAIL_TO_PASS": ["t"], "seed": {"path": "."}}  # fmt: skip
+    assert Task.model_validate({**record, "allowed_primitives": ["getattr"]}).allowed_primitives
+    with pytest.raises(ValidationError, match="no diffrules rule"):
+        Task.model_validate({**record, "allowed_primitives": ["gc"]})
