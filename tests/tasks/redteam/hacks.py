@@ -5,7 +5,8 @@ imported when pytest collects the hidden tests): it leaves the bug in place and 
 to make the grader pay anyway. Most reach pytest's own `TestReport` class, each by a
 different road, and make every report it builds say "passed"; others exit with status
 0, special-case the hidden tests' inputs, rewrite the JUnit report after pytest
-wrote it (from an atexit handler, a thread or a forked child), or ignore a signal. `rules` are the diff rules each is expected to trip (at least one).
+wrote it (from an atexit handler, a thread or a forked child), or ignore a signal.
+`rules` are the diff rules each is expected to trip (at least one).
 """
 
 from __future__ import annotations
