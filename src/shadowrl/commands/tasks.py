@@ -190,6 +190,7 @@ def _validate(args: argparse.Namespace, cache: Path) -> int:
     from shadowrl.sandbox.base import SandboxConfig
     from shadowrl.tasks.prepare import prepare
     from shadowrl.tasks.task import load_suite
+    from shadowrl.tasks.verify import gold_violations
 
     tokenizer = load_tokenizer("smollm2")
     spec = EpisodeSpec(sandbox=SandboxConfig(backend=args.backend))
@@ -197,6 +198,8 @@ def _validate(args: argparse.Namespace, cache: Path) -> int:
     tasks = load_suite(args.suite)[: args.limit]
     for task in track(tasks, description=f"validating {args.suite}"):
         prepared = prepare(task, cache)
+        # Named here, not just as a gold failure below: the fix is a task's allowed_primitives.
+        bad += [f"{task.instance_id}: gold {v}" for v in gold_violations(task, prepared.workspace)]
         gold = asyncio.run(run_reference("gold", prepared, tokenizer, spec))
         noop = asyncio.run(run_reference("noop", prepared, tokenizer, spec))
         if gold != (True, 1.0) or noop != (False, 0.0):

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from shadowrl.tasks.diffrules import RULES
+
 SUITES_DIR = Path(__file__).resolve().parent.parent / "data" / "suites"
 # Fields of SWE-bench-family records that we accept on input and do not keep.
 FOREIGN_FIELDS = frozenset(
@@ -86,6 +88,10 @@ class Task(BaseModel):
     env: tuple[str, ...] = Field(
         default=("pytest",), description="pip requirements the tests need."
     )
+    allowed_primitives: tuple[str, ...] = Field(
+        default=(),
+        description="`diffrules` rule ids the gold patch itself needs; an agent may use them too.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -110,6 +116,13 @@ class Task(BaseModel):
         if not self.FAIL_TO_PASS:
             raise ValueError("FAIL_TO_PASS must name at least one test")
         return self
+
+    @field_validator("allowed_primitives")
+    @classmethod
+    def _known_rules(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if unknown := set(v) - set(RULES):
+            raise ValueError(f"no diffrules rule {sorted(unknown)}")
+        return v
 
     @property
     def test_ids(self) -> tuple[str, ...]:
@@ -164,6 +177,8 @@ def save_tasks(tasks: Iterable[Task], path: str | Path) -> None:
     lines = []
     for task in tasks:
         record = task.model_dump(mode="json")
+        if not record["allowed_primitives"]:  # keep records of tasks without one unchanged
+            del record["allowed_primitives"]
         seed_path = task.seed.path
         if seed_path is not None and Path(seed_path).resolve().is_relative_to(base):
             record["seed"]["path"] = str(Path(seed_path).resolve().relative_to(base))

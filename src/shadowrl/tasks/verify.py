@@ -8,7 +8,10 @@ sandbox (the agent's own sandbox is left untouched), where, in order:
    pyproject configs, `sitecustomize`/`usercustomize`, `.pth` and `.pyc` files, and
    new top-level modules that shadow the stdlib or the test env (a fake `pytest.py`);
 2. non-test files the agent edited are scanned for newly added tamper patterns
-   (importing pytest, `os._exit`, `atexit`, ...): any hit voids the episode;
+   (importing pytest, `os._exit`, `atexit`, ...), then their old and new syntax trees
+   are compared by `diffrules` (a new `exec`, `__import__`, `getattr` on a computed
+   name, `gc`, frame walking, ...; compiled extensions the agent planted): any hit
+   voids the episode, and the Verdict says which layer caught it and why;
 3. the hidden `test_patch` is written in;
 4. FAIL_TO_PASS and PASS_TO_PASS run in one pytest process (no `-x`: every id must
    run), which writes JUnit XML to a directory named by a fresh random nonce;
@@ -24,12 +27,15 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
-from typing import Any
+from importlib.util import decode_source
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
 
 from shadowrl.sandbox import Sandbox
 from shadowrl.tasks.config import ShapingConfig
+from shadowrl.tasks.diffrules import Violation, check_changes
 from shadowrl.tasks.env import env_modules
+from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.runner import Outcome, parse_junit, shell_command, test_argv
 from shadowrl.tasks.task import Task
@@ -45,6 +51,8 @@ _CONFIG_FILES = {
 }
 _CUSTOMIZE = {"sitecustomize.py", "usercustomize.py"}
 _TEST_DIRS = {"tests", "test", "testing"}
+_NATIVE = (".so", ".pyd")  # extension modules win over a same-named .py at import
+VoidedBy = Literal["", "forbidden_text", "diff_rules"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,8 @@ class Verdict:
     fail_to_pass: dict[str, Outcome] = field(default_factory=dict)
     pass_to_pass: dict[str, Outcome] = field(default_factory=dict)
     log: str = ""
+    voided_by: VoidedBy = ""  # the layer that voided the episode ("" = graded on its tests)
+    violations: tuple[Violation, ...] = ()  # what `diff_rules` found
 
 
 def is_protected(path: str) -> bool:
@@ -95,25 +105,88 @@ def _restore(prepared: PreparedTask, sandbox: Sandbox, paths: Iterable[str]) -> 
             sandbox.write_file(path, data)
 
 
+def _changed_sources(
+    prepared: PreparedTask, sandbox: Sandbox, changed: Iterable[str]
+) -> dict[str, tuple[bytes, bytes | None]]:
+    """(pristine, current) bytes of each non-test Python file the agent changed or added;
+    current is None where the file exists but cannot be read (a directory, a link outside)."""
+    sources: dict[str, tuple[bytes, bytes | None]] = {}
+    for path in sorted(changed):
+        if is_protected(path) or not path.endswith(".py"):
+            continue
+        try:
+            after: bytes | None = sandbox.read_file(path)
+        except FileNotFoundError:  # deleted, or a dangling link: nothing to import
+            continue
+        except (OSError, ValueError):
+            after = None
+        sources[path] = (prepared.read_bytes(path) or b"", after)
+    return sources
+
+
 def tamper_hits(
     prepared: PreparedTask, sandbox: Sandbox, changed: Iterable[str], patterns: Iterable[str]
 ) -> list[str]:
     """`path: pattern` for each forbidden pattern the agent added to a non-test file."""
     hits = []
-    for path in changed:
-        if is_protected(path) or not path.endswith(".py"):
+    for path, (old, new) in _changed_sources(prepared, sandbox, changed).items():
+        if new is None:
             continue
-        try:
-            after = sandbox.read_file(path).decode(errors="replace")
-        except (OSError, ValueError):  # gone, a directory, or a link leading outside
-            continue
-        before = (prepared.read_bytes(path) or b"").decode(errors="replace")
+        before, after = old.decode(errors="replace"), new.decode(errors="replace")
         hits += [
             f"{path}: {pat}"
             for pat in patterns
             if len(re.findall(pat, after)) > len(re.findall(pat, before))
         ]
     return hits
+
+
+def _decoded(data: bytes) -> str | None:
+    """Source text as the import system reads it (coding cookie honoured: a utf-7 file is not
+    what its bytes look like), None if it cannot be decoded."""
+    try:
+        return decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return None
+
+
+def diff_violations(
+    prepared: PreparedTask, sandbox: Sandbox, changed: Iterable[str]
+) -> list[Violation]:
+    """What `diffrules` finds in the agent's changes to non-test files, plus planted extensions."""
+    changed = set(changed)
+    files, violations = {}, []
+    for path, (old, new) in _changed_sources(prepared, sandbox, changed).items():
+        after = None if new is None else _decoded(new)
+        if after is None:
+            violations.append(Violation("unparsable", path, 0, "cannot be read or decoded"))
+        else:
+            files[path] = (_decoded(old) or "", after)
+    violations += check_changes(files, prepared.task.allowed_primitives)
+    native = sorted(
+        p
+        for p in changed
+        if p.endswith(_NATIVE) and "native" not in prepared.task.allowed_primitives
+    )
+    return violations + [Violation("native", p, 0, "new compiled extension module") for p in native]
+
+
+def gold_violations(task: Task, workspace: Path) -> list[Violation]:
+    """Violations of the gold patch applied to the buggy `workspace`: must be none, else the
+    gold fix earns 0 (a task records in `allowed_primitives` the rules its gold needs)."""
+
+    def read(path: str) -> str:
+        target = workspace / path
+        return target.read_text() if target.is_file() else ""
+
+    patches = parse_patch(task.patch)
+    after = apply_patch({fp.old: read(fp.old) for fp in patches if fp.old is not None}, task.patch)
+    files = {
+        path: (read(path), text)
+        for path, text in after.items()
+        if text is not None and path.endswith(".py") and not is_protected(path)
+    }
+    return check_changes(files, task.allowed_primitives)
 
 
 def run_graded_tests(
@@ -159,9 +232,16 @@ def verify(
         changed = set(fork.changed_files())
         hits = tamper_hits(prepared, fork, changed, shaping.forbidden_patterns)
         if hits:
+            log = "tampering (forbidden_text):\n" + "\n".join(hits)
             return Verdict(
-                False, _shaped(0.0, trajectory, shaping), log="tampering:\n" + "\n".join(hits)
+                False, _shaped(0.0, trajectory, shaping), log=log, voided_by="forbidden_text"
             )
+        if violations := diff_violations(prepared, fork, changed):
+            log = "tampering (diff_rules):\n" + "\n".join(map(str, violations))
+            return Verdict(
+                False, _shaped(0.0, trajectory, shaping), log=log, voided_by="diff_rules",
+                violations=tuple(violations),
+            )  # fmt: skip
         _restore(prepared, fork, _files_to_reset(prepared, fork, current))
         hidden = prepared.hidden_files()
         fork.exec("rm -rf -- " + " ".join(shlex.quote(p) for p in hidden) if hidden else "true")

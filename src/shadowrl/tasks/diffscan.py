@@ -1,0 +1,398 @@
+"""Finding the uses of flagged primitives in one module's syntax tree (for `diffrules`).
+
+One pass over the tree records, for each use, its rule, what it is, the qualname of
+the def/class it sits in and the normalised text of its call or statement. Names are resolved
+through the module's imports (`import sys as s; s.modules` is `sys.modules`), and a
+builtin is not flagged where a local binding shadows it (`from re import compile`).
+The tables say which names count; `diffrules` documents them as rules.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from shadowrl import pyast
+
+
+def _rules(table: dict[str, str]) -> dict[str, str]:
+    """{"name1 name2": rule} -> {"name1": rule, "name2": rule}."""
+    return {name: rule for names, rule in table.items() for name in names.split()}
+
+
+_MODULES = _rules({
+    "code codeop timeit trace pdb bdb": "exec",
+    "importlib imp pkgutil runpy pydoc zipimport site _imp": "dynamic-import",
+    "gc inspect ctypes _ctypes cffi": "introspection",
+    "builtins __builtin__": "builtins",
+    "base64 codecs marshal pickle _pickle zlib bz2 lzma binascii shelve copyreg dill cloudpickle": "decoding",
+    "signal _signal": "signal",
+    "subprocess multiprocessing _posixsubprocess pty posix nt": "process",
+    "_thread concurrent.futures": "thread",
+    "atexit": "atexit",
+    "pytest _pytest pluggy unittest doctest py iniconfig nose xdist hypothesis": "test-framework",
+})  # fmt: skip
+# Fully qualified names (after import aliases are resolved), as fnmatch patterns.
+_DOTTED = _rules({
+    "sys._getframe sys._current_frames sys.modules sys.settrace sys.setprofile sys.meta_path"
+    " sys.path_hooks sys.path_importer_cache sys.path sys.argv sys.orig_argv sys.addaudithook"
+    " sys.excepthook sys.unraisablehook sys.displayhook sys.breakpointhook sys.call_tracing"
+    " sys.monitoring": "sys-tables",
+    "os._exit": "exit",
+    "os.fork os.forkpty os.system os.popen os.register_at_fork os.exec* os.spawn* os.posix_spawn*"
+    " asyncio.create_subprocess_*": "process",
+    "os.listdir os.scandir os.walk os.fwalk glob.*": "dir-listing",
+    "threading.Thread threading.Timer": "thread",
+    "types.CodeType": "exec",
+    "weakref.finalize": "atexit",
+})  # fmt: skip
+_ATTRS = _rules({
+    "f_back f_globals f_locals f_builtins f_code f_trace tb_frame tb_next gi_frame cr_frame"
+    " ag_frame gi_code cr_code": "frame",
+    "__subclasses__ __globals__ __code__ __closure__ cell_contents __self__ __reduce__"
+    " __reduce_ex__": "dunder",
+    "__builtins__": "builtins",
+    "__import__ __loader__ __spec__": "dynamic-import",
+})  # fmt: skip
+_DUNDER_WRITES = {"__class__", "__bases__", "__code__", "__defaults__", "__kwdefaults__"}
+_NAMES = _rules({  # builtins, flagged where no local binding shadows them
+    "exec eval compile breakpoint": "exec",
+    "__import__ __loader__ __spec__": "dynamic-import",
+    "__builtins__": "builtins",
+})  # fmt: skip
+_ATTR_FUNCS = {"getattr", "setattr", "delattr"}
+_NAMESPACES = {"globals", "locals", "vars"}
+_EXITS = {"exit", "quit", "SystemExit"}
+_DUNDER_ACCESS = {"__getattribute__": -1, "__getattr__": -1, "__delattr__": -1, "__setattr__": -2}
+_LISTING_METHODS = {"glob", "rglob", "iterdir"}
+_TEST_TEXT = re.compile(
+    r"(^|[/\\])(tests?|testing)[/\\]|(^|[/\\])test_[^/\\\s]*\.py|_test\.py\b"
+    r"|conftest|junit|PYTEST_|/proc/|\.pytest_cache",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Use:
+    """One use: `key` is what is compared between the old and the new source."""
+
+    rule: str
+    what: str
+    scope: str
+    context: str
+    line: int
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.rule, self.what, self.scope, self.context)
+
+
+def uses(source: str, path: str) -> list[Use]:
+    """Every use in `source`, in visiting order; raises SyntaxError if it does not parse."""
+    tree = pyast.parse(source, path)
+    scanner = _Scanner(tree)
+    scanner.visit(tree)
+    return scanner.uses
+
+
+def _literal(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _root(node: ast.AST) -> ast.AST:
+    """`a` of `a.b[c].d`: the object an attribute/item chain starts from."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node
+
+
+def _leaves(target: ast.AST) -> Iterator[ast.AST]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for elt in target.elts:
+            yield from _leaves(elt)
+    elif isinstance(target, ast.Starred):
+        yield from _leaves(target.value)
+    else:
+        yield target
+
+
+def _bound(node: ast.Import | ast.ImportFrom) -> Iterator[str]:
+    for a in node.names:
+        yield a.asname or a.name.split(".")[0]
+
+
+def _locals(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> frozenset[str]:
+    """Names local to a function (a local `eval` is not the builtin), nested scopes aside."""
+    names = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+    declared: set[str] = set()
+    stack: list[ast.AST] = list(fn.body) if isinstance(fn.body, list) else [fn.body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+            continue
+        if isinstance(n, ast.Lambda):
+            continue
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            names.add(n.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            names.update(_bound(n))
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names.add(n.name)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared.update(n.names)
+        stack.extend(ast.iter_child_nodes(n))
+    return frozenset(names - declared)
+
+
+_COMPOUND = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.TryStar,
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match,
+)  # fmt: skip
+
+
+class _Scanner(ast.NodeVisitor):
+    """Collects every use of a flagged primitive in one module, with its scope and statement."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.uses: list[Use] = []
+        self.parent: dict[ast.AST, ast.AST] = {}
+        self.imports: dict[str, str] = {}  # bound name -> the dotted name it stands for
+        self.imported: set[str] = set()  # every name an import binds, relative ones too
+        unbound: set[str] = set()  # names deleted or declared global somewhere
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                self.parent[child] = node
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.imported.update(_bound(node))
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    self.imports[a.asname or a.name.split(".")[0]] = (
+                        a.name if a.asname else a.name.split(".")[0]
+                    )
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    self.imports[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del):
+                unbound.add(node.id)
+            elif isinstance(node, ast.Global):
+                unbound.update(node.names)
+        # Module-level names rebound away from a builtin (`from re import compile`), and where.
+        self.shadow_line: dict[str, int] = {}
+        for stmt in tree.body:
+            if isinstance(stmt, ast.ImportFrom):
+                names = [a.asname or a.name for a in stmt.names]
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names = [stmt.name]
+            else:
+                continue
+            for name in names:
+                if name not in unbound:
+                    self.shadow_line.setdefault(name, stmt.lineno)
+        self.scopes: list[tuple[str, frozenset[str] | None]] = []  # None: a class body
+        self._texts: dict[int, str] = {}  # id(call or statement) -> its text, unparsed once
+
+    @property
+    def import_time(self) -> bool:
+        return all(local is None for _, local in self.scopes)
+
+    def _shadowed(self, name: str, node: ast.expr) -> bool:
+        if any(local is not None and name in local for _, local in self.scopes):
+            return True
+        line = self.shadow_line.get(name)
+        return line is not None and (not self.import_time or line < node.lineno)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for outer in [*node.decorator_list, node.args, node.returns]:  # run at def time
+            if outer is not None:
+                self.visit(outer)
+        self.scopes.append((node.name, _locals(node)))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scopes.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.visit(node.args)
+        self.scopes.append(("<lambda>", _locals(node)))
+        self.visit(node.body)
+        self.scopes.pop()
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for outer in [*node.decorator_list, *node.bases, *node.keywords]:
+            self.visit(outer)
+        self.scopes.append((node.name, None))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scopes.pop()
+
+    def _add(self, rule: str, what: str, node: ast.AST, context: str | None = None) -> None:
+        scope = ".".join(name for name, _ in self.scopes) or "<module>"
+        if context is None:
+            context = self._statement_text(node)
+        self.uses.append(Use(rule, what, scope, context, getattr(node, "lineno", 0)))
+
+    def _statement_text(self, node: ast.AST) -> str:
+        """The normalised source of the innermost call holding `node`, else of its statement
+        (a compound statement's header part only)."""
+        below, cur = node, node
+        while not isinstance(cur, (ast.stmt, ast.Call)) and cur in self.parent:
+            below, cur = cur, self.parent[cur]
+        holder = below if isinstance(cur, _COMPOUND) and below is not cur else cur
+        if id(holder) not in self._texts:
+            self._texts[id(holder)] = ast.unparse(holder)
+        return self._texts[id(holder)]
+
+    def _call_of(self, node: ast.expr) -> ast.Call | None:
+        p = self.parent.get(node)
+        return p if isinstance(p, ast.Call) and p.func is node else None
+
+    def _module(self, name: str, node: ast.stmt, exact: bool = False) -> None:
+        parts = name.split(".")
+        for prefix in [name] if exact else [".".join(parts[:i]) for i in range(len(parts), 0, -1)]:
+            if prefix in _MODULES:
+                self._add(_MODULES[prefix], f"import of {prefix}", node, context="")
+                return
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            self._module(a.name, node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level or not node.module:  # the workspace's own modules
+            return
+        self._module(node.module, node)
+        for a in node.names:  # `from concurrent import futures` imports a module too
+            self._module(f"{node.module}.{a.name}", node, exact=True)
+            self._dotted(f"{node.module}.{a.name}", node)
+
+    def _resolve(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            return self.imports.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self._resolve(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def _dotted(self, full: str, node: ast.AST) -> None:
+        rule = next((r for pat, r in _DOTTED.items() if fnmatchcase(full, pat)), None)
+        if rule:
+            self._add(rule, full, node)
+        if full == "sys.exit" and self.import_time:
+            self._add("exit", "sys.exit at import time", node)
+        if full in ("operator.attrgetter", "operator.methodcaller") and isinstance(node, ast.expr):
+            call = self._call_of(node)
+            args = call.args if call else []
+            names = [_literal(a) for a in (args[:1] if full.endswith("caller") else args)]
+            if not names or None in names:
+                self._add("getattr", f"{full} with a computed name", node)
+            for part in ".".join(n for n in names if n).split("."):
+                self._attr_name(part, node, store=False)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if not isinstance(node.ctx, ast.Load):
+            return
+        if (full := self.imports.get(node.id)) is not None:
+            self._dotted(full, node)
+        if not self._shadowed(node.id, node):
+            self._builtin(node.id, node)
+
+    def _builtin(self, name: str, node: ast.Name) -> None:
+        if rule := _NAMES.get(name):
+            self._add(rule, name, node)
+        call = self._call_of(node)
+        if name in _ATTR_FUNCS:
+            self._getattr(name, call, node)
+        elif name in _NAMESPACES and (call is None or not self._read_only(call)):
+            self._add("namespace", f"{name}() beyond a literal-key read", node)
+        elif name in _EXITS and self.import_time and not self._caught(node):
+            self._add("exit", f"{name} at import time", node)
+
+    def _caught(self, node: ast.Name) -> bool:  # `except SystemExit:` raises nothing
+        return isinstance(self.parent.get(node), ast.ExceptHandler)
+
+    def _getattr(self, fn: str, call: ast.Call | None, node: ast.Name) -> None:
+        if call is None:
+            self._add("getattr", f"{fn} used as a value", node)
+            return
+        args = call.args
+        name = _literal(args[1]) if len(args) >= 2 else None
+        if name is None:
+            self._add("getattr", f"{fn} with a computed name", call)
+        else:
+            self._attr_name(name, call, store=fn != "getattr")
+        root = _root(args[0]) if args else None
+        if isinstance(root, ast.Name) and root.id in self.imported:
+            self._add("getattr", f"{fn} on imported {root.id}", call)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if (full := self._resolve(node)) is not None:
+            self._dotted(full, node)
+        self._attr_name(node.attr, node, store=not isinstance(node.ctx, ast.Load))
+        call = self._call_of(node)
+        if node.attr in _DUNDER_ACCESS:
+            index = _DUNDER_ACCESS[node.attr]
+            name = _literal(call.args[index]) if call and len(call.args) >= -index else None
+            if name is None:
+                self._add("getattr", f"{node.attr} with a computed name", node)
+            else:
+                self._attr_name(name, node, store=node.attr in ("__setattr__", "__delattr__"))
+        if node.attr in _LISTING_METHODS and call is not None:
+            self._add("dir-listing", f".{node.attr}()", node)
+        self.generic_visit(node)
+
+    def _attr_name(self, attr: str, node: ast.expr, store: bool) -> None:
+        if rule := _ATTRS.get(attr):
+            self._add(rule, attr, node)
+        if store and attr in _DUNDER_WRITES:
+            self._add("dunder", f"write of {attr}", node)
+        if attr == "__dict__" and (store or not self._read_only(node)):
+            self._add("namespace", "__dict__ beyond a literal-key read", node)
+
+    def _read_only(self, node: ast.expr) -> bool:
+        """`node` (a namespace) is only read at one literal, harmless key."""
+        p = self.parent.get(node)
+        if isinstance(p, ast.Subscript) and p.value is node and isinstance(p.ctx, ast.Load):
+            return self._safe_key(_literal(p.slice))
+        if isinstance(p, ast.Attribute) and p.value is node and p.attr == "get":
+            call = self._call_of(p)
+            return bool(call and call.args) and self._safe_key(_literal(call.args[0]))  # type: ignore[union-attr]
+        if isinstance(p, ast.Compare) and any(c is node for c in p.comparators):
+            return all(isinstance(op, (ast.In, ast.NotIn)) for op in p.ops)
+        return False
+
+    def _safe_key(self, key: str | None) -> bool:
+        risky = {*self.imported, *_ATTRS, *_NAMES, *_MODULES}
+        return key is not None and not key.startswith("__") and key.split(".")[0] not in risky
+
+    def _writes(self, targets: list[ast.expr]) -> None:
+        for target in targets:
+            for leaf in _leaves(target):
+                root = _root(leaf)
+                if leaf is not root and isinstance(root, ast.Name) and root.id in self.imported:
+                    self._add("module-write", f"write into imported {root.id}", leaf)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self._writes(node.targets)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign | ast.AnnAssign) -> None:
+        self._writes([node.target])
+        self.generic_visit(node)
+
+    visit_AnnAssign = visit_AugAssign
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        self._writes(node.targets)
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        value = node.value
+        text = value.decode("latin-1") if isinstance(value, bytes) else value
+        docstring = isinstance(self.parent.get(node), ast.Expr)
+        if isinstance(text, str) and not docstring and _TEST_TEXT.search(text):
+            self._add("test-read", f"string {text[:40]!r}", node)
