@@ -27,6 +27,18 @@ class ServeConfig(BaseModel):
         ge=1,
         description="Prompt + completion limit; None uses the model's max positions.",
     )
+    max_n: int = Field(
+        default=16,
+        ge=1,
+        description="Most choices one request may ask for (chat: n; completions: n x prompts); "
+        "more is a 400.",
+    )
+    max_tokens_cap: int = Field(
+        default=4096,
+        ge=1,
+        description="Most new tokens per choice: an explicit max_tokens above it is a 400, "
+        "an omitted one defaults to min(context room, this).",
+    )
     log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = Field(
         default="info", description="uvicorn log level."
     )
