@@ -234,8 +234,8 @@ def completion_logprobs(gen: Generation, tokenizer: Any, as_ids: bool) -> dict[s
 class Served:
     """One finished choice: the raw generation and what the client is shown of it.
 
-    `kept` leading tokens are returned (all but those of a stop string the text omits);
-    `gen` stays untrimmed, what the model produced.
+    `kept` leading tokens are returned: after a stop string, those wholly inside the
+    returned text (`text.tokens_for`); `gen` stays untrimmed, what the model produced.
     """
 
     gen: Generation

@@ -6,8 +6,8 @@ with `shadowrl.agent.prompt.render_prompt` and replies parsed with
 `shadowrl.agent.parsing`, never with a second copy of either. Every choice also
 carries the exact `token_ids` and per-token `policy_versions` (extra fields), which
 makes a served session replayable token for token and lets `RemotePolicy` drive a
-server as a `Policy`. A reply cut at a stop string returns, in text, ids, logprobs and
-`usage`, only the tokens that spell the returned text.
+server as a `Policy`. A reply cut at a stop string returns in ids, logprobs and
+`usage` only the tokens wholly inside the returned text, none of the stop string.
 
 Requests are never serialised: each one awaits `policy.generate` and the engine
 batches whatever is in flight; a client that hangs up, streaming or not, cancels its

@@ -7,7 +7,7 @@ ends. Pure functions of text and a tokenizer.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,9 +19,10 @@ def cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, bool]:
 
 
 def tokens_for(ends: Sequence[int], n_chars: int) -> int:
-    """How many leading tokens spell the first `n_chars` characters, given each token's
-    end offset in the text: a token that straddles the cut is in."""
-    return 0 if n_chars <= 0 else min(bisect_left(ends, n_chars) + 1, len(ends))
+    """How many leading tokens lie wholly within the first `n_chars` characters, given
+    each token's end offset in the text: a token that straddles the cut (part of a stop
+    string) is out, so the returned tokens never spell any of what was cut."""
+    return bisect_right(ends, n_chars)
 
 
 def token_ends(tokenizer: Any, ids: Sequence[int]) -> list[int]:
