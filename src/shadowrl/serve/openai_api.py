@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, model_validator
@@ -39,6 +39,9 @@ class APIError(Exception):
 # ---------------------------------------------------------------- request schemas
 # Only what we honour is declared; unknown fields are ignored, as OpenAI does.
 
+TokenId = Annotated[int, Field(ge=0)]
+Text = Annotated[str, Field(min_length=1)]
+
 
 class SamplingRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
@@ -48,7 +51,7 @@ class SamplingRequest(BaseModel):
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     n: int = Field(1, ge=1)  # capped by `serve.max_n`
     stop: str | list[str] | None = None
-    stop_token_ids: list[int] | None = None  # vLLM's extension, on top of the end-of-turn ids
+    stop_token_ids: list[TokenId] | None = None  # vLLM's extension, on top of end-of-turn ids
     top_k: int = Field(0, ge=-1)  # vLLM's extension; 0 or -1 = off
     seed: int | None = None
     stream: bool = False
@@ -134,7 +137,7 @@ class ChatRequest(SamplingRequest):
 
 
 class CompletionRequest(SamplingRequest):
-    prompt: str | list[str] | list[int] | list[list[int]]
+    prompt: Text | list[Text] | list[TokenId] | list[list[TokenId]] = Field(min_length=1)
     logprobs: int | None = Field(None, ge=0, le=20)
     echo: bool = False
     return_tokens_as_token_ids: bool = False

@@ -103,7 +103,7 @@ class Preparer:
         self.check(req, req.n * len(prompts))
         jobs = []
         for p in prompts:
-            limit = self.budget(len(p), req.max_tokens or 16, "max_tokens", "prompt")
+            limit = self.budget(len(p), req.max_tokens, "max_tokens", "prompt", default=16)
             sps = [self.sampling(req, limit, i, self.eos, req.logprobs or 0) for i in range(req.n)]
             jobs.append(Job(p, sps))
         return jobs
@@ -122,8 +122,18 @@ class Preparer:
         if any(not 0 <= t < self.vocab for t in req.stop_token_ids or ()):
             raise APIError(400, f"stop_token_ids must lie in [0, {self.vocab})", "stop_token_ids")
 
-    def budget(self, prompt_len: int, asked: int | None, param: str, prompt_param: str) -> int:
-        """Check context room and the max_tokens cap; return the max new tokens."""
+    def budget(
+        self,
+        prompt_len: int,
+        asked: int | None,
+        param: str,
+        prompt_param: str,
+        default: int | None = None,
+    ) -> int:
+        """Check context room and the max_tokens cap; return the max new tokens.
+
+        An omitted `max_tokens` is `default` (None: all the room), within room and cap.
+        """
         cap, context = self.limits.max_tokens_cap, self.limits.max_context_tokens
         if asked is not None and asked > cap:
             msg = f"{param}={asked} is above this server's cap of {cap}"
@@ -135,7 +145,7 @@ class Preparer:
                 f"the prompt has {prompt_len} and {asked or 1} more were requested."
             )
             raise APIError(400, msg, prompt_param, "context_length_exceeded")
-        return asked or min(room, cap)
+        return asked or min(default or room, room, cap)
 
     def sampling(
         self, req: SamplingRequest, max_tokens: int, i: int, stop_ids: tuple[int, ...], top: int

@@ -147,15 +147,28 @@ def responses(model: type[BaseModel], streams: bool = False) -> dict[int | str, 
     return {200: ok, **ERRORS}
 
 
-def pin_model_name(app: FastAPI, model_name: str) -> None:
-    """Document the one `model` this server answers to as an enum in the request schemas."""
+def document_limits(app: FastAPI, model_name: str, max_n: int, max_tokens_cap: int) -> None:
+    """Write what this server accepts into the request schemas: the one `model` it answers
+    to (an enum) and its caps on `n` and `max_tokens` (maxima)."""
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, routes=app.routes)
             for name in ("ChatRequest", "CompletionRequest"):
-                schema["components"]["schemas"][name]["properties"]["model"]["enum"] = [model_name]
+                props = schema["components"]["schemas"][name]["properties"]
+                props["model"]["enum"] = [model_name]
+                _maximum(props["n"], max_n)
+                for field in ("max_tokens", "max_completion_tokens"):
+                    if field in props:
+                        _maximum(props[field], max_tokens_cap)
             app.openapi_schema = schema
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _maximum(prop: dict[str, Any], value: int) -> None:
+    """Set the maximum of an integer property, or of its integer branch if nullable."""
+    for branch in prop.get("anyOf", [prop]):
+        if branch.get("type") == "integer":
+            branch["maximum"] = value

@@ -335,7 +335,7 @@ def create_app(
     srv = app.state.server = OpenAIServer(
         policy, tokenizer, model_name, limits, admin_token, version
     )
-    docs.pin_model_name(app, model_name)
+    docs.document_limits(app, model_name, max_n, max_tokens_cap)
 
     @app.exception_handler(APIError)
     async def api_error(_: Request, e: APIError) -> JSONResponse:
