@@ -55,6 +55,16 @@ def test_bad_tool_schemas_are_400s_naming_the_field_on_a_kept_alive_connection(
     assert len(ports) == 1  # every answer came back on the one keep-alive connection
 
 
+def test_a_call_to_a_tool_with_a_union_typed_argument_is_parsed(serve: Any, tokenizer: Any) -> None:
+    union = {"type": "object", "properties": {"city": {"type": ["string", "null"]}}}
+    tool = _tool(name="get_weather", parameters=union)
+    reply = '<tool_call>\n{"name": "get_weather", "arguments": {"city": null}}\n</tool_call>'
+    client, _ = serve(ScriptedPolicy(tokenizer, reply))
+    out = client.chat.completions.create(model=MODEL, messages=HI, tools=[tool])
+    (call,) = out.choices[0].message.tool_calls or []
+    assert json.loads(call.function.arguments) == {"city": None}
+
+
 def test_a_non_streaming_client_that_hangs_up_cancels_its_generation(
     serve: Any, tokenizer: Any
 ) -> None:
@@ -205,6 +215,11 @@ def test_a_named_tool_choice_forces_that_function(serve: Any, tokenizer: Any) ->
     lps = [e.logprob for e in choice.logprobs.content or []]
     assert lps[: len(forced)] == [0.0] * len(forced)  # ... and count as generated, with p = 1
     assert out.usage.completion_tokens == len(forced) + len(policy.prompts and lps[len(forced) :])
+    with pytest.raises(openai.BadRequestError) as e:  # the forced tokens alone overrun it
+        client.chat.completions.create(
+            model=MODEL, messages=HI, tools=[WEATHER], tool_choice=named, max_tokens=len(forced)
+        )
+    assert (e.value.body or {})["param"] == "max_tokens"
     for bad in ({"type": "function", "function": {"name": "nope"}}, "required"):
         with pytest.raises(openai.BadRequestError) as e:
             client.chat.completions.create(

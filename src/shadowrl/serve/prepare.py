@@ -90,7 +90,10 @@ class Preparer:
             if req.max_completion_tokens
             else (req.max_tokens, "max_tokens")
         )
-        limit = self.budget(len(prompt) + len(forced), asked, param, "messages")
+        limit = self.budget(len(prompt), asked, param, "messages") - len(forced)
+        if limit < 1:  # the forced tokens count as completion tokens
+            msg = f"{param} leaves no room after the {len(forced)} tokens tool_choice forces"
+            raise APIError(400, msg, param, "invalid_value")
         top = req.top_logprobs or 0
         sps = [self.sampling(req, limit, i, renderer.stop_token_ids, top) for i in range(req.n)]
         return Job(prompt, sps, tools, tuple(forced))

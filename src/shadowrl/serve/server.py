@@ -63,6 +63,7 @@ from shadowrl.types import (
     Policy,
     SamplingParams,
     ToolCall,
+    TopLogprobs,
     WeightSink,
 )
 
@@ -183,6 +184,7 @@ class OpenAIServer:
         emit(i, {"role": "assistant", "content": ""})
         detok, text, sent = IncrementalDetokenizer(self.tokenizer), "", 0
         parts, ends, lp_sent = list[TokenDelta](), list[int](), 0
+        ids, lps_all, tops = list[int](), list[float](), list[TopLogprobs]()
         markers = sp.stop if job.tools is None else (*sp.stop, TOOL_TAG)
 
         def lps(upto: int) -> dict[str, Any]:
@@ -190,7 +192,8 @@ class OpenAIServer:
             nonlocal lp_sent
             if not logprobs or upto <= lp_sent:
                 return {}
-            part, lp_sent = slice_tokens(concat(parts), lp_sent, upto), upto
+            k, lp_sent = slice(lp_sent, upto), upto
+            part = TokenDelta(tuple(ids[k]), tuple(lps_all[k]), (), None, tuple(tops[k]))
             return {"logprobs": chat_logprobs(part, self.tokenizer)}
 
         head = forced_delta(job, sp, self.version)
@@ -198,6 +201,9 @@ class OpenAIServer:
         async with aclosing(stream) as deltas:
             async for part in deltas:
                 parts.append(part)
+                ids += part.token_ids
+                lps_all += part.logprobs
+                tops += part.top_logprobs
                 for tid in part.token_ids:
                     text += detok.push([tid])
                     ends.append(len(text))
@@ -290,11 +296,6 @@ def concat(parts: Sequence[TokenDelta]) -> Generation:
         (p.finish_reason for p in reversed(parts) if p.finish_reason), "abort"
     )
     return Generation(ids, lps, versions, finish, tops)
-
-
-def slice_tokens(gen: Generation, start: int, stop: int) -> TokenDelta:
-    s = slice(start, stop)
-    return TokenDelta(gen.token_ids[s], gen.logprobs[s], gen.versions[s], None, gen.top_logprobs[s])
 
 
 def read_safetensors(path: str) -> dict[str, Any]:
