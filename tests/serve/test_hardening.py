@@ -178,6 +178,7 @@ def test_tool_choice_required_forces_a_tool_call(serve: Any, tokenizer: Any, str
     )
     client, _ = serve(policy)
     ask: dict[str, Any] = dict(model=MODEL, messages=HI, tools=[WEATHER], tool_choice="required")
+    ask.update(logprobs=True, top_logprobs=2)  # a policy recording no alternatives: none shown
     forced = _forced('<tool_call>\n{"name": "', tokenizer)
     if stream:
         chunks = list(client.chat.completions.create(**ask, stream=True))
@@ -186,6 +187,9 @@ def test_tool_choice_required_forces_a_tool_call(serve: Any, tokenizer: Any, str
     else:
         last = client.chat.completions.create(**ask).choices[0]
         calls = list(last.message.tool_calls or [])
+        assert last.logprobs and [e.top_logprobs for e in last.logprobs.content or []] == [
+            [] for _ in (last.model_extra or {})["token_ids"]
+        ]
     assert [(c.function.name, json.loads(c.function.arguments or "")) for c in calls] == [
         ("get_weather", {"city": "Paris"})
     ]

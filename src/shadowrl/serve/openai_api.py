@@ -202,7 +202,8 @@ def _token_json(tokenizer: Any, tid: int, lp: float) -> dict[str, Any]:
 
 
 def chat_logprobs(gen: Generation | TokenDelta, tokenizer: Any) -> dict[str, Any]:
-    tops = gen.top_logprobs or [()] * len(gen.token_ids)
+    n = len(gen.token_ids)
+    tops = gen.top_logprobs if len(gen.top_logprobs) == n else [()] * n  # none recorded
     content = [
         {
             **_token_json(tokenizer, tid, lp),
@@ -224,7 +225,8 @@ def completion_logprobs(gen: Generation, tokenizer: Any, as_ids: bool) -> dict[s
     for t in texts:
         offsets.append(at)
         at += len(t)
-    tops = [{spell(t): x for t, x in top} for top in gen.top_logprobs] or None
+    recorded = len(gen.top_logprobs) == len(gen.token_ids) > 0
+    tops = [{spell(t): x for t, x in top} for top in gen.top_logprobs] if recorded else None
     return {
         "tokens": [spell(t) for t in gen.token_ids] if as_ids else texts,
         "token_logprobs": list(gen.logprobs),

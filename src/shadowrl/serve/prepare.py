@@ -9,7 +9,7 @@ outside the vocabulary, a `tool_choice` naming no offered tool.
 of a Hermes tool call: the tokens of `<tool_call>\\n{"name": "` (required) or of
 `<tool_call>\\n{"name": "<name>", "arguments": ` (named) are appended to the prompt, and
 reported as the first tokens of the completion (logprob 0, `forced_tokens` says how
-many), so the model only writes the rest of the call.
+many; they count against `max_tokens`), so the model only writes the rest of the call.
 """
 
 from __future__ import annotations

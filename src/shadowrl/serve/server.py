@@ -67,7 +67,6 @@ from shadowrl.types import (
     WeightSink,
 )
 
-Tools = Sequence[dict[str, Any]] | None  # OpenAI tool schemas; None: reply is plain text
 Emit = Callable[..., None]  # (choice index, delta, **choice fields) -> one SSE chunk queued
 
 
@@ -292,6 +291,8 @@ def concat(parts: Sequence[TokenDelta]) -> Generation:
     lps = tuple(x for p in parts for x in p.logprobs)
     versions = tuple(v for p in parts for v in p.versions)
     tops = tuple(top for p in parts for top in p.top_logprobs)
+    if len(tops) != len(ids):  # a policy that records no alternatives: then none at all
+        tops = ()
     finish: FinishReason = next(
         (p.finish_reason for p in reversed(parts) if p.finish_reason), "abort"
     )
