@@ -1,15 +1,17 @@
 """Client requests -> what the policy runs: prompt ids, forced tokens, sampling settings.
 
-Everything a request can get wrong is checked here, before any token is generated, and
-becomes an OpenAI-shaped 400/404 naming the field: the model name, context room, the
-server's caps on `n` and `max_tokens` (`ServeConfig.max_n`, `max_tokens_cap`), token ids
-outside the vocabulary, a `tool_choice` naming no offered tool.
+What the request schemas (`openai_api.py`) cannot check is checked here, before any
+token is generated, as an OpenAI-shaped 400/404 naming the field: the model name,
+context room, the server's caps on `n` and `max_tokens` (`ServeConfig.max_n`,
+`max_tokens_cap`), token ids outside the vocabulary, a `tool_choice` naming no offered
+tool.
 
 `tool_choice="required"` or a named function is honoured exactly by forcing the opening
 of a Hermes tool call: the tokens of `<tool_call>\\n{"name": "` (required) or of
 `<tool_call>\\n{"name": "<name>", "arguments": ` (named) are appended to the prompt, and
 reported as the first tokens of the completion (logprob 0, `forced_tokens` says how
 many; they count against `max_tokens`), so the model only writes the rest of the call.
+A model that then writes no valid call gets its raw text returned as content.
 """
 
 from __future__ import annotations
