@@ -31,7 +31,7 @@ OPERATIONS = [
     ("GET", "/health"),
     ("POST", "/admin/load_weights"),
 ]
-EXAMPLES = {"POST": 25, "GET": 3}  # bodies have room to vary; the GETs take no input
+EXAMPLES = {"POST": 20, "GET": 3}  # bodies have room to vary; the GETs take no input
 
 
 @pytest.fixture(scope="module")
