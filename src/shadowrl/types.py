@@ -64,9 +64,11 @@ class SamplingParams:
     stop: tuple[str, ...] = ()
     stop_token_ids: tuple[int, ...] = ()
     seed: int | None = None
+    top_logprobs: int = 0  # record the k most likely alternatives of every token; 0 = off
 
 
 FinishReason = Literal["stop", "length", "abort"]
+TopLogprobs = tuple[tuple[int, float], ...]  # one position's (token id, logprob), best first
 
 
 @dataclass(frozen=True)
@@ -76,13 +78,15 @@ class Generation:
     `logprobs[i]` is the log-probability of `token_ids[i]` under the distribution it
     was sampled from (after temperature/top-p/top-k); `versions[i]` is the policy
     version of the weights that produced it (it can change mid-sequence when weights
-    are swapped in flight).
+    are swapped in flight). `top_logprobs[i]` (only if `SamplingParams.top_logprobs`
+    asked for it) holds the most likely tokens of that same distribution at position i.
     """
 
     token_ids: tuple[int, ...]
     logprobs: tuple[float, ...]
     versions: tuple[int, ...]
     finish_reason: FinishReason = "stop"
+    top_logprobs: tuple[TopLogprobs, ...] = ()
 
 
 @runtime_checkable

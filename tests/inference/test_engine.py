@@ -81,6 +81,38 @@ def test_logprobs_match_teacher_forced_forward(tiny) -> None:
     torch.testing.assert_close(torch.tensor(sampled.logprobs), expected, atol=1e-4, rtol=0)
 
 
+def test_top_logprobs_match_teacher_forced_forward(tiny) -> None:
+    """The recorded alternatives are the best tokens of the distribution each token was
+    drawn from; decoding over the KV cache and one full forward agree to 1e-4."""
+    model, tok = tiny
+    [p] = prompts(25, seed=2)
+    asks = [
+        SamplingParams(max_new_tokens=10, temperature=0.0, top_logprobs=5),
+        SamplingParams(max_new_tokens=10, temperature=0.8, seed=4, top_logprobs=3),
+        SamplingParams(max_new_tokens=10, temperature=0.9, top_k=2, seed=5, top_logprobs=4),
+        SamplingParams(max_new_tokens=10, temperature=0.0),  # asks for none, same batch
+    ]
+    outs = Engine(model, tok, EngineConfig(max_batch=4)).generate_batch([p] * 4, asks)
+    assert outs[3].top_logprobs == ()
+    for gen, sp in zip(outs[:3], asks, strict=False):
+        scaled = teacher_forced(model, p, gen) / (sp.temperature or 1.0)
+        if sp.top_k:  # outside the top-k a token cannot be drawn, so it is no alternative
+            kth = scaled.topk(sp.top_k).values[:, -1:]
+            scaled = scaled.masked_fill(scaled < kth, float("-inf"))
+        logp = scaled.log_softmax(-1)
+        assert len(gen.top_logprobs) == len(gen.token_ids)
+        for pos, top in enumerate(gen.top_logprobs):
+            assert len(top) == min(sp.top_logprobs, sp.top_k or sp.top_logprobs)
+            ids, lps = torch.tensor([t for t, _ in top]), torch.tensor([lp for _, lp in top])
+            best = logp[pos].topk(len(top)).values
+            torch.testing.assert_close(lps, best, atol=1e-4, rtol=0)
+            torch.testing.assert_close(lps, logp[pos, ids], atol=1e-4, rtol=0)
+            chosen = dict(top).get(gen.token_ids[pos])
+            if chosen is not None:  # the chosen token's logprob is the same number
+                assert chosen == pytest.approx(gen.logprobs[pos], abs=1e-6)
+    assert [top[0][0] for top in outs[0].top_logprobs] == list(outs[0].token_ids)  # greedy
+
+
 def test_sampled_frequencies_match_model_distribution(tiny) -> None:
     model, tok = tiny
     [p] = prompts(12, seed=1)

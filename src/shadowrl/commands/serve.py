@@ -38,7 +38,13 @@ def run(args: argparse.Namespace, config: Config) -> int:
         context = min(cfg.max_context_tokens or positions, positions)
         name = cfg.model_name or config.model.path  # what `eval`'s remote opener asks for
         app = create_app(
-            engine, tokenizer, name, max_context_tokens=context, admin_token=cfg.admin_token
+            engine,
+            tokenizer,
+            name,
+            max_context_tokens=context,
+            max_n=cfg.max_n,
+            max_tokens_cap=cfg.max_tokens_cap,
+            admin_token=cfg.admin_token,
         )
         try:
             uvicorn.run(app, host=cfg.host, port=cfg.port, log_level=cfg.log_level)

@@ -14,9 +14,10 @@ replays it with a single launch. A graph fixes shapes and addresses, so:
   weights with no recapture.
 
 Graphs are captured at `warmup` for every (batch, span) bucket with plain sampling,
-and lazily for top-k/top-p batches. Capturing with real inputs is harmless: the warm-up
-and the capture write the same keys and values the step itself writes. If capture fails
-the step falls back to eager with one warning.
+and lazily for top-k/top-p batches; a step recording top alternatives runs eagerly.
+Capturing with real inputs is harmless: the warm-up and the capture write the same keys
+and values the step itself writes. If capture fails the step falls back to eager with
+one warning.
 """
 
 from __future__ import annotations
@@ -92,11 +93,11 @@ class GraphStep(BucketedStep):
         torch.cuda.synchronize()
         log.info("captured %d CUDA graphs in %.1fs", len(self.graphs), time.perf_counter() - start)
 
-    def _run(self, rows: int, span: int, sampled: bool, filtered: bool) -> Tensor:
+    def _run(self, rows: int, span: int, sampled: bool, filtered: bool, top: int = 0) -> Tensor:
         key = (rows, span, filtered)
-        entry = self.graphs.get(key) or self._capture(key)
-        if entry is None:
-            return super()._run(rows, span, sampled, filtered)
+        entry = None if top else self.graphs.get(key) or self._capture(key)
+        if entry is None:  # steps that record top alternatives are rare: they run eagerly
+            return super()._run(rows, span, sampled, filtered, top)
         graph, out = entry
         graph.replay()
         return out

@@ -45,7 +45,7 @@ from shadowrl.inference.requests import (
     future_setter,
     resolve_future,
 )
-from shadowrl.inference.step import DecodeStep, EagerStep
+from shadowrl.inference.step import DecodeStep, EagerStep, Picks
 from shadowrl.inference.weights import Swap, apply_state, eos_ids
 from shadowrl.types import FinishReason, Generation, SamplingParams
 
@@ -261,7 +261,7 @@ class Engine:
         with torch.inference_mode():
             while True:
                 with self._cv:
-                    while not (self._stopping or self._inbox or self._swaps or self._busy):
+                    while not (self._stopping or self._inbox or self._swaps or self._busy()):
                         self._cv.wait()
                     if self._stopping:
                         break
@@ -279,7 +279,6 @@ class Engine:
             request.finish("abort")
         self._running, self._pending, self._inbox = [], [], []
 
-    @property
     def _busy(self) -> bool:
         return bool(self._running or self._pending)
 
@@ -361,9 +360,10 @@ class Engine:
         self._append(running, self.stepper.decode(running, span))
         self._retire_done(range(len(running)))
 
-    def _append(self, requests: Sequence[Request], picks: tuple[list[int], list[float]]) -> None:
-        for request, token, logprob in zip(requests, *picks, strict=True):
-            request.append(token, logprob, self.version)
+    def _append(self, requests: Sequence[Request], picks: Picks) -> None:
+        for row, request in enumerate(requests):
+            top = picks.top_of(row, request.sampling.top_logprobs)
+            request.append(picks.ids[row], picks.logprobs[row], self.version, top)
 
     def _retire_done(self, slots: range) -> None:
         limit, tokenizer = self.config.max_seq_len, self.tokenizer

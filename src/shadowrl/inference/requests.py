@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from shadowrl.types import FinishReason, Generation, SamplingParams
+from shadowrl.types import FinishReason, Generation, SamplingParams, TopLogprobs
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,7 @@ class TokenDelta:
     logprobs: tuple[float, ...]
     versions: tuple[int, ...]
     finish_reason: FinishReason | None = None
+    top_logprobs: tuple[TopLogprobs, ...] = ()  # only for requests that asked for them
 
 
 Done = Callable[[Generation | BaseException], None]
@@ -47,6 +48,7 @@ class Request:
     tokens: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     versions: list[int] = field(default_factory=list)
+    top: list[TopLogprobs] = field(default_factory=list)
     aborted: bool = False
     # The prompt's last-position logits and the weights version that made them, kept so a
     # later request with the same prompt can reuse this request's KV instead of prefilling.
@@ -58,12 +60,17 @@ class Request:
         """Positions in the KV cache: everything but the newest token, which is fed next."""
         return len(self.prompt) + len(self.tokens) - 1
 
-    def append(self, token: int, logprob: float, version: int) -> None:
+    def append(
+        self, token: int, logprob: float, version: int, top: TopLogprobs | None = None
+    ) -> None:
         self.tokens.append(token)
         self.logprobs.append(logprob)
         self.versions.append(version)
+        if top is not None:
+            self.top.append(top)
         if self.on_delta is not None:
-            self.on_delta(TokenDelta((token,), (logprob,), (version,)))
+            tops = () if top is None else (top,)
+            self.on_delta(TokenDelta((token,), (logprob,), (version,), None, tops))
 
     def finish_reason(self, max_seq_len: int, tokenizer: Any) -> FinishReason | None:
         """Why this request is done after its newest token, or None to keep decoding."""
@@ -80,12 +87,14 @@ class Request:
             return False
         window = max(len(s) for s in stops) + 4  # a new match ends in the newest token
         tail = tokenizer.decode(self.tokens[-window:])
-        return any(s in tail for s in stops)
+        return any(s in tail for s in stops if s)  # "" would match anywhere: no stop
 
     def finish(self, reason: FinishReason) -> None:
         if self.on_delta is not None:
             self.on_delta(TokenDelta((), (), (), reason))
-        gen = Generation(tuple(self.tokens), tuple(self.logprobs), tuple(self.versions), reason)
+        gen = Generation(
+            tuple(self.tokens), tuple(self.logprobs), tuple(self.versions), reason, tuple(self.top)
+        )
         self.on_done(gen)
 
     def fail(self, error: BaseException) -> None:

@@ -7,7 +7,8 @@ is a hash of (seed, counter), so a seeded request draws the same tokens whether 
 alone or inside any batch, and nothing stateful (a `torch.Generator`) needs to live in
 the graph. The returned logprob is the one RL needs: the log-probability of the chosen
 token under the distribution it was actually drawn from (after temperature, top-k and
-top-p), or under the plain softmax for greedy rows.
+top-p), or under the plain softmax for greedy rows; `top_alternatives` reads the most
+likely tokens off that same distribution, only for the steps that ask for them.
 """
 
 from __future__ import annotations
@@ -112,3 +113,18 @@ def select_tokens(logits: Tensor, params: BatchSampling) -> tuple[Tensor, Tensor
     rows = ids[:, None]
     chosen = torch.where(greedy, plain.gather(-1, rows)[:, 0], logp.gather(-1, rows)[:, 0])
     return ids, chosen
+
+
+def token_distribution(logits: Tensor, params: BatchSampling) -> Tensor:
+    """Log-probabilities [B, V] each row's token is drawn from, as `select_tokens` draws it."""
+    plain = logits.float().log_softmax(dim=-1)
+    if not params.sampled:
+        return plain
+    greedy = (params.temperature <= 0)[:, None]
+    return torch.where(greedy, plain, sampling_logprobs(logits.float(), params))
+
+
+def top_alternatives(logits: Tensor, params: BatchSampling, k: int) -> tuple[Tensor, Tensor]:
+    """The k most likely tokens of each row's distribution: (ids [B, k], logprobs [B, k])."""
+    values, ids = token_distribution(logits, params).topk(k, dim=-1)
+    return ids, values

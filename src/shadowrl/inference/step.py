@@ -6,7 +6,9 @@ PyTorch (CPU, or CUDA without graphs); `cuda_graphs.GraphStep` replays the very 
 function from captured CUDA graphs. Both read their inputs from one packed pair of
 buffers (one column per row) and return tokens and logprobs stacked in one tensor, so a
 step costs one host->device copy in and one device->host copy out: the only point where
-the host waits for the device, and it must, to see stops and stream tokens.
+the host waits for the device, and it must, to see stops and stream tokens. A step in
+which some request asked for its top alternatives (`SamplingParams.top_logprobs`) also
+stacks the k best tokens and logprobs per row; steps that ask for none run as before.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.forward import Decoder
 from shadowrl.inference.kv import KVCache
 from shadowrl.inference.requests import Request
-from shadowrl.inference.sampling import BatchSampling, select_tokens
+from shadowrl.inference.sampling import BatchSampling, select_tokens, top_alternatives
+from shadowrl.types import TopLogprobs
 
-Picks = tuple[list[int], list[float]]
 Forward = Callable[[Tensor, Tensor, KVCache, int], Tensor]  # Decoder.decode's signature
 
 
@@ -84,15 +86,44 @@ def flags(requests: Sequence[Request]) -> tuple[bool, bool]:
     return sampled, filtered
 
 
-def stacked(ids: Tensor, logprobs: Tensor) -> Tensor:
-    """[2, B] float64 (token ids are exact below 2**53): one copy brings both back."""
-    return torch.stack((ids.double(), logprobs.double()))
+def top_count(requests: Sequence[Request]) -> int:
+    """How many alternatives per token this step must record (the most any request asks)."""
+    return max((r.sampling.top_logprobs for r in requests), default=0)
 
 
-def picks(out: Tensor, n: int) -> Picks:
+@dataclass(frozen=True)
+class Picks:
+    """One step's result on the host: a token and its logprob per row, maybe alternatives."""
+
+    ids: list[int]
+    logprobs: list[float]
+    top: list[TopLogprobs] | None = None  # per row, when some request asked for them
+
+    def top_of(self, row: int, k: int) -> TopLogprobs | None:
+        """Row's k best alternatives, or None if that request asked for none."""
+        return None if self.top is None or k == 0 else self.top[row][:k]
+
+
+def stacked(ids: Tensor, logprobs: Tensor, top: tuple[Tensor, Tensor] | None = None) -> Tensor:
+    """[2 (+ 2k), B] float64 (token ids are exact below 2**53): one copy brings all back."""
+    rows = [ids.double()[None], logprobs.double()[None]]
+    if top is not None:
+        rows += [top[0].double().T, top[1].double().T]
+    return torch.cat(rows)
+
+
+def picks(out: Tensor, n: int, k: int = 0) -> Picks:
     """The first n rows of a `stacked` result as host lists (the step's one sync)."""
-    ids, logprobs = out[:, :n].cpu().tolist()
-    return [int(i) for i in ids], logprobs
+    host = out[:, :n].cpu()
+    ids, logprobs = host[:2].tolist()
+    if not k:
+        return Picks([int(i) for i in ids], logprobs)
+    top_ids, top_lps = host[2 : 2 + k].T.tolist(), host[2 + k :].T.tolist()
+    top = [  # a filtered-out token (-inf) could not have been drawn: not an alternative
+        tuple((int(t), lp) for t, lp in zip(ts, lps, strict=True) if lp > float("-inf"))
+        for ts, lps in zip(top_ids, top_lps, strict=True)
+    ]
+    return Picks([int(i) for i in ids], logprobs, top)
 
 
 class DecodeStep(Protocol):
@@ -122,15 +153,17 @@ class EagerStep:
         pass
 
     def decode(self, requests: Sequence[Request], span: int) -> Picks:
-        rows, span = self._rows(len(requests)), self._span(span)
+        rows, span, top = self._rows(len(requests)), self._span(span), top_count(requests)
         self._load(requests, rows)
-        return picks(self._run(rows, span, *flags(requests)), len(requests))
+        return picks(self._run(rows, span, *flags(requests), top), len(requests), top)
 
     def sample(self, requests: Sequence[Request], logits: Tensor) -> Picks:
         sampled, filtered = flags(requests)
         self._load(requests, len(requests))
         _, _, params = self.buffers.inputs(len(requests), sampled=sampled, filtered=filtered)
-        return picks(stacked(*select_tokens(logits, params)), len(requests))
+        top = top_count(requests)
+        alternatives = top_alternatives(logits, params, top) if top else None
+        return picks(stacked(*select_tokens(logits, params), alternatives), len(requests), top)
 
     def _rows(self, n: int) -> int:
         return n
@@ -142,9 +175,9 @@ class EagerStep:
         self.host.fill(requests, rows)
         self.buffers.copy_from(self.host, rows)
 
-    def _run(self, rows: int, span: int, sampled: bool, filtered: bool) -> Tensor:
+    def _run(self, rows: int, span: int, sampled: bool, filtered: bool, top: int = 0) -> Tensor:
         return decode_and_sample(
-            self.decoder, self.cache, self.buffers, rows, span, sampled, filtered
+            self.decoder, self.cache, self.buffers, rows, span, sampled, filtered, top=top
         )
 
 
@@ -158,11 +191,14 @@ def decode_and_sample(
     sampled: bool,
     filtered: bool,
     forward: Forward | None = None,
+    top: int = 0,
 ) -> Tensor:
-    """The whole device side of a decode step: forward, sample, stack -> [2, rows].
+    """The whole device side of a decode step: forward, sample, stack -> [2 (+ 2 top), rows].
 
-    `forward` replaces `decoder.decode` (a compiled version of it, say).
+    `forward` replaces `decoder.decode` (a compiled version of it, say); `top` > 0 also
+    stacks each row's `top` most likely tokens and their logprobs.
     """
     tokens, lengths, params = buffers.inputs(rows, sampled=sampled, filtered=filtered)
     logits = (forward or decoder.decode)(tokens, lengths, cache, span)
-    return stacked(*select_tokens(logits, params))
+    alternatives = top_alternatives(logits, params, top) if top else None
+    return stacked(*select_tokens(logits, params), alternatives)

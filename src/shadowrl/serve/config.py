@@ -31,11 +31,24 @@ class ServeConfig(BaseModel):
         default="traces.db",
         description=(
             "Trace store: a SQLAlchemy URL (postgresql+psycopg://user@host/db) or a SQLite "
-            "file path, relative to run_dir; None records nothing."
+            "file path, relative to run_dir, that `shadowrl traces` reads; None: no store. "
+            "(The server does not record requests into it yet: planned.)"
         ),
     )
     traces_max_batch: int = Field(
         default=512, ge=1, description="Most trace writes committed in one transaction."
+    )
+    max_n: int = Field(
+        default=16,
+        ge=1,
+        description="Most choices one request may ask for (chat: n; completions: n x prompts); "
+        "more is a 400.",
+    )
+    max_tokens_cap: int = Field(
+        default=4096,
+        ge=1,
+        description="Most new tokens per choice: an explicit max_tokens above it is a 400, "
+        "an omitted one defaults to min(context room, this).",
     )
     log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = Field(
         default="info", description="uvicorn log level."

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, model_validator
 
 from shadowrl.inference.requests import TokenDelta
 from shadowrl.types import Generation, Message, ToolCall
@@ -39,6 +39,9 @@ class APIError(Exception):
 # ---------------------------------------------------------------- request schemas
 # Only what we honour is declared; unknown fields are ignored, as OpenAI does.
 
+TokenId = Annotated[int, Field(ge=0)]
+Text = Annotated[str, Field(min_length=1)]
+
 
 class SamplingRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
@@ -46,16 +49,18 @@ class SamplingRequest(BaseModel):
     max_tokens: int | None = Field(None, ge=1)
     temperature: float = Field(1.0, ge=0.0, le=2.0)
     top_p: float = Field(1.0, gt=0.0, le=1.0)
-    n: int = Field(1, ge=1, le=64)
+    n: int = Field(1, ge=1)  # capped by `serve.max_n`
     stop: str | list[str] | None = None
-    stop_token_ids: list[int] | None = None  # vLLM's extension, on top of the end-of-turn ids
+    stop_token_ids: list[TokenId] | None = None  # vLLM's extension, on top of end-of-turn ids
     top_k: int = Field(0, ge=-1)  # vLLM's extension; 0 or -1 = off
     seed: int | None = None
     stream: bool = False
     stream_options: dict[str, Any] | None = None
 
     def stops(self) -> tuple[str, ...]:
-        return (self.stop,) if isinstance(self.stop, str) else tuple(self.stop or ())
+        """The stop strings; an empty one would match before any text, so it is ignored."""
+        stops = (self.stop,) if isinstance(self.stop, str) else tuple(self.stop or ())
+        return tuple(s for s in stops if s)
 
 
 class FunctionCallIn(BaseModel):
@@ -77,17 +82,62 @@ class MessageIn(BaseModel):
     name: str | None = None
 
 
+class ParametersIn(BaseModel):
+    """A tool's JSON schema: checked as far as the harness reads it (prompt and parser)."""
+
+    model_config = ConfigDict(extra="allow")
+    type: str = "object"
+    properties: dict[str, dict[str, Any]] = {}
+    required: list[str] = []
+
+
+class FunctionSchemaIn(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str = Field(min_length=1)
+    description: str = ""
+    parameters: ParametersIn | None = None
+
+
+class ToolIn(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: Literal["function"] = "function"
+    function: FunctionSchemaIn
+
+
+class NamedFunction(BaseModel):
+    name: str
+
+
+class NamedToolChoice(BaseModel):
+    type: Literal["function"] = "function"
+    function: NamedFunction
+
+
 class ChatRequest(SamplingRequest):
     messages: list[MessageIn] = Field(min_length=1)
-    tools: list[dict[str, Any]] | None = None
-    tool_choice: str | dict[str, Any] | None = None
+    tools: list[ToolIn] | None = None
+    tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
     logprobs: bool = False
     top_logprobs: int | None = Field(None, ge=0, le=20)
     max_completion_tokens: int | None = Field(None, ge=1)
+    _raw_tools: list[dict[str, Any]] = []
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_raw_tools(cls, data: Any, handler: ModelWrapValidatorHandler[ChatRequest]) -> Any:
+        """Keep the client's tool dicts as sent: a native template renders them verbatim."""
+        req = handler(data)
+        if isinstance(data, dict) and req.tools:
+            req._raw_tools = list(data["tools"])
+        return req
+
+    def tool_schemas(self) -> list[dict[str, Any]] | None:
+        """The offered tools (validated, in the client's own spelling); None: plain text."""
+        return None if self.tool_choice == "none" or not self.tools else self._raw_tools
 
 
 class CompletionRequest(SamplingRequest):
-    prompt: str | list[str] | list[int] | list[list[int]]
+    prompt: Text | list[Text] | list[TokenId] | list[list[TokenId]] = Field(min_length=1)
     logprobs: int | None = Field(None, ge=0, le=20)
     echo: bool = False
     return_tokens_as_token_ids: bool = False
@@ -137,45 +187,78 @@ def tool_call_json(call: ToolCall, index: int | None = None) -> dict[str, Any]:
     return out if index is None else {"index": index, **out}
 
 
-def token_extras(gen: Generation) -> dict[str, Any]:
-    """The token-exact record, beyond OpenAI's schema (`token_ids` is vLLM's name)."""
-    return {"token_ids": list(gen.token_ids), "policy_versions": list(gen.versions)}
+def token_extras(gen: Generation, forced: int = 0) -> dict[str, Any]:
+    """The token-exact record, beyond OpenAI's schema (`token_ids` is vLLM's name).
+
+    `forced_tokens`: how many leading ids a `tool_choice` forced (not sampled; logprob 0).
+    """
+    extra = {"token_ids": list(gen.token_ids), "policy_versions": list(gen.versions)}
+    return {**extra, "forced_tokens": forced} if forced else extra
+
+
+def _token_json(tokenizer: Any, tid: int, lp: float) -> dict[str, Any]:
+    tok = tokenizer.decode([tid])
+    return {"token": tok, "logprob": lp, "bytes": list(tok.encode())}
 
 
 def chat_logprobs(gen: Generation | TokenDelta, tokenizer: Any) -> dict[str, Any]:
-    content = []
-    for tid, lp in zip(gen.token_ids, gen.logprobs, strict=True):
-        tok = tokenizer.decode([tid])
-        content.append(
-            {"token": tok, "logprob": lp, "bytes": list(tok.encode()), "top_logprobs": []}
-        )
+    n = len(gen.token_ids)
+    tops = gen.top_logprobs if len(gen.top_logprobs) == n else [()] * n  # none recorded
+    content = [
+        {
+            **_token_json(tokenizer, tid, lp),
+            "top_logprobs": [_token_json(tokenizer, t, x) for t, x in top],
+        }
+        for tid, lp, top in zip(gen.token_ids, gen.logprobs, tops, strict=True)
+    ]
     return {"content": content}
 
 
 def completion_logprobs(gen: Generation, tokenizer: Any, as_ids: bool) -> dict[str, Any]:
     """Legacy completions logprobs; `as_ids` spells tokens `token_id:N` like vLLM."""
+
+    def spell(t: int) -> str:
+        return f"token_id:{t}" if as_ids else tokenizer.decode([t])
+
     texts = [tokenizer.decode([t]) for t in gen.token_ids]
     offsets, at = [], 0
     for t in texts:
         offsets.append(at)
         at += len(t)
-    tokens = [f"token_id:{t}" for t in gen.token_ids] if as_ids else texts
+    recorded = len(gen.top_logprobs) == len(gen.token_ids) > 0
+    tops = [{spell(t): x for t, x in top} for top in gen.top_logprobs] if recorded else None
     return {
-        "tokens": tokens,
+        "tokens": [spell(t) for t in gen.token_ids] if as_ids else texts,
         "token_logprobs": list(gen.logprobs),
-        "top_logprobs": None,
+        "top_logprobs": tops,
         "text_offset": offsets,
     }
 
 
 @dataclass(frozen=True)
 class Served:
-    """One finished choice: the raw generation and what the client is shown of it."""
+    """One finished choice: the raw generation and what the client is shown of it.
+
+    `kept` leading tokens are returned: after a stop string, those wholly inside the
+    returned text (`text.tokens_for`); `gen` stays untrimmed, what the model produced.
+    """
 
     gen: Generation
     text: str
     finish: str
     calls: tuple[ToolCall, ...] = ()
+    kept: int | None = None  # None: every token
+    forced: int = 0  # leading tokens a tool_choice forced
+
+    @property
+    def shown(self) -> Generation:
+        """The generation cut to the returned tokens (ids, logprobs, versions, alternatives)."""
+        g, k = self.gen, self.kept
+        if k is None:
+            return g
+        return Generation(
+            g.token_ids[:k], g.logprobs[:k], g.versions[:k], g.finish_reason, g.top_logprobs[:k]
+        )
 
 
 def chat_choice(index: int, s: Served, tokenizer: Any, logprobs: bool) -> dict[str, Any]:
@@ -185,13 +268,13 @@ def chat_choice(index: int, s: Served, tokenizer: Any, logprobs: bool) -> dict[s
     }
     if s.calls:
         message["tool_calls"] = [tool_call_json(c) for c in s.calls]
-    lps = chat_logprobs(s.gen, tokenizer) if logprobs else None
+    lps = chat_logprobs(s.shown, tokenizer) if logprobs else None
     return {
         "index": index,
         "message": message,
         "finish_reason": s.finish,
         "logprobs": lps,
-        **token_extras(s.gen),
+        **token_extras(s.shown, s.forced),
     }
 
 
@@ -200,18 +283,18 @@ def completion_choice(
 ) -> dict[str, Any]:
     lps = None
     if req.logprobs is not None:
-        lps = completion_logprobs(s.gen, tokenizer, req.return_tokens_as_token_ids)
+        lps = completion_logprobs(s.shown, tokenizer, req.return_tokens_as_token_ids)
     return {
         "index": index,
         "text": s.text,
         "finish_reason": s.finish,
         "logprobs": lps,
-        **token_extras(s.gen),
+        **token_extras(s.shown),
     }
 
 
 def usage(prompt_tokens: int, served: Sequence[Served]) -> dict[str, int]:
-    done = sum(len(s.gen.token_ids) for s in served)
+    done = sum(len(s.shown.token_ids) for s in served)
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": done,
@@ -236,43 +319,3 @@ def validation_error(errors: Sequence[Any]) -> APIError:
     param = ".".join(str(x) for x in err.get("loc", ())[1:]) or None
     code = "invalid_json" if err.get("type") == "json_invalid" else "invalid_value"
     return APIError(400, f"{err['msg']} ({param or 'body'})", param, code)
-
-
-# ------------------------------------------------------------------ text helpers
-
-
-def cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, bool]:
-    """Drop the first stop string and all after it (OpenAI never returns it)."""
-    hits = [i for i in (text.find(s) for s in stops if s) if i >= 0]
-    return (text[: min(hits)], True) if hits else (text, False)
-
-
-def held_back(text: str, markers: Sequence[str]) -> int:
-    """How many trailing chars could still grow into a marker, so can't be streamed yet."""
-    longest = max((len(m) for m in markers), default=1)
-    for k in range(min(len(text), longest - 1), 0, -1):
-        if any(m.startswith(text[-k:]) for m in markers):
-            return k
-    return 0
-
-
-class IncrementalDetokenizer:
-    """Text deltas from a growing token list without re-decoding all of it (vLLM's trick).
-
-    A window that starts one emission back keeps leading-space merges right; a trailing
-    U+FFFD means a multi-byte character is still incomplete, so nothing is emitted yet.
-    """
-
-    def __init__(self, tokenizer: Any) -> None:
-        self.tokenizer = tokenizer
-        self.ids: list[int] = []
-        self.prefix = self.read = 0
-
-    def push(self, new_ids: Sequence[int]) -> str:
-        self.ids.extend(new_ids)
-        before = self.tokenizer.decode(self.ids[self.prefix : self.read], skip_special_tokens=True)
-        now = self.tokenizer.decode(self.ids[self.prefix :], skip_special_tokens=True)
-        if len(now) <= len(before) or now.endswith("\ufffd"):
-            return ""
-        self.prefix, self.read = self.read, len(self.ids)
-        return now[len(before) :]

@@ -6,10 +6,12 @@ with `shadowrl.agent.prompt.render_prompt` and replies parsed with
 `shadowrl.agent.parsing`, never with a second copy of either. Every choice also
 carries the exact `token_ids` and per-token `policy_versions` (extra fields), which
 makes a served session replayable token for token and lets `RemotePolicy` drive a
-server as a `Policy`.
+server as a `Policy`. A reply cut at a stop string returns in ids, logprobs and
+`usage` only the tokens wholly inside the returned text, none of the stop string.
 
 Requests are never serialised: each one awaits `policy.generate` and the engine
-batches whatever is in flight. Client mistakes get OpenAI-shaped 4xx errors.
+batches whatever is in flight; a client that hangs up, streaming or not, cancels its
+generation. Client mistakes get OpenAI-shaped 4xx errors (`prepare.py` checks them).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from bisect import bisect_right
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from pathlib import Path
@@ -25,29 +28,34 @@ from typing import Any, Protocol, runtime_checkable
 from fastapi import FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
 
 from shadowrl.agent.parsing import parse_tool_calls
-from shadowrl.agent.prompt import Renderer
 from shadowrl.inference.requests import TokenDelta
+from shadowrl.serve import responses as docs
+from shadowrl.serve.disconnect import unless_disconnected
 from shadowrl.serve.openai_api import (
     APIError,
     ChatRequest,
     CompletionRequest,
-    IncrementalDetokenizer,
     LoadWeightsRequest,
-    SamplingRequest,
     Served,
     chat_choice,
     chat_logprobs,
     completion_choice,
-    cut_at_stop,
-    held_back,
     sse,
-    to_messages,
     token_extras,
     tool_call_json,
     usage,
     validation_error,
+)
+from shadowrl.serve.prepare import TOOL_TAG, Job, Limits, Preparer, forced_delta
+from shadowrl.serve.text import (
+    IncrementalDetokenizer,
+    cut_at_stop,
+    held_back,
+    token_ends,
+    tokens_for,
 )
 from shadowrl.types import (
     FinishReason,
@@ -55,11 +63,10 @@ from shadowrl.types import (
     Policy,
     SamplingParams,
     ToolCall,
+    TopLogprobs,
     WeightSink,
 )
 
-TOOL_TAG = "<tool_call>"
-Tools = Sequence[dict[str, Any]] | None  # OpenAI tool schemas; None: reply is plain text
 Emit = Callable[..., None]  # (choice index, delta, **choice fields) -> one SSE chunk queued
 
 
@@ -82,58 +89,41 @@ class OpenAIServer:
         policy: Policy,
         tokenizer: Any,
         model_name: str,
-        max_context_tokens: int,
+        limits: Limits,
         admin_token: str | None = None,
         version: int = 0,
     ) -> None:
         self.policy, self.tokenizer, self.model_name = policy, tokenizer, model_name
-        self.max_context_tokens, self.admin_token, self.version = (
-            max_context_tokens,
-            admin_token,
-            version,
-        )
-        self.eos = () if tokenizer.eos_token_id is None else (int(tokenizer.eos_token_id),)
+        self.limits, self.admin_token, self.version = limits, admin_token, version
+        self.prep = Preparer(tokenizer, model_name, limits)
         self.swap_lock = asyncio.Lock()
 
     # ----------------------------------------------------------- shared steps
 
-    def budget(self, req: SamplingRequest, prompt_len: int, asked: int | None, param: str) -> int:
-        """Check the model name and context room; return the max new tokens."""
-        if req.model != self.model_name:
-            raise APIError(
-                404, f"The model `{req.model}` does not exist.", "model", "model_not_found"
+    def finish(
+        self, job: Job, gen: Generation, text: str, sp: SamplingParams, ends: list[int] | None
+    ) -> Served:
+        """What the client is shown of one generation: cut at a stop, tool calls parsed."""
+        cut, stopped = cut_at_stop(text, sp.stop)
+        kept = None
+        if stopped:  # only the tokens that spell the returned text are returned
+            kept = tokens_for(
+                token_ends(self.tokenizer, gen.token_ids) if ends is None else ends, len(cut)
             )
-        room = self.max_context_tokens - prompt_len
-        if room < 1 or (asked or 0) > room:
-            msg = (
-                f"This model's maximum context length is {self.max_context_tokens} tokens; "
-                f"the prompt has {prompt_len} and {asked or 1} more were requested."
-            )
-            raise APIError(400, msg, param, "context_length_exceeded")
-        return asked or room
-
-    def sampling(
-        self, req: SamplingRequest, max_tokens: int, i: int, stop_ids: tuple[int, ...]
-    ) -> SamplingParams:
-        seed = None if req.seed is None else req.seed + i  # the n choices must differ
-        stop_ids = (*stop_ids, *(t for t in req.stop_token_ids or () if t not in stop_ids))
-        top_k = max(req.top_k, 0)
-        return SamplingParams(
-            max_tokens, req.temperature, req.top_p, top_k, req.stops(), stop_ids, seed
-        )
-
-    def finish(self, gen: Generation, text: str, stops: Sequence[str], tools: Tools) -> Served:
-        text, stopped = cut_at_stop(text, stops)
         reason = "stop" if stopped else gen.finish_reason
-        if tools is None:
-            return Served(gen, text, reason)
-        content, calls = parse_reply(text, tools)
-        return Served(gen, content, "tool_calls" if calls else reason, calls)
+        forced = len(job.forced)
+        if job.tools is None:
+            return Served(gen, cut, reason, (), kept, forced)
+        content, calls = parse_reply(cut, job.tools)
+        return Served(gen, content, "tool_calls" if calls else reason, calls, kept, forced)
 
-    async def run(self, prompt: Sequence[int], sp: SamplingParams, tools: Tools = None) -> Served:
-        gen = await self.policy.generate(prompt, sp)
+    async def run(self, job: Job, sp: SamplingParams) -> Served:
+        gen = await self.policy.generate([*job.prompt, *job.forced], sp)
+        head = forced_delta(job, sp, self.version)
+        if head is not None:
+            gen = concat([head, as_delta(gen)])
         text = self.tokenizer.decode(list(gen.token_ids), skip_special_tokens=True)
-        return self.finish(gen, text, sp.stop, tools)
+        return self.finish(job, gen, text, sp, None)
 
     def head(self, kind: str) -> dict[str, Any]:
         return {
@@ -145,34 +135,21 @@ class OpenAIServer:
     # -------------------------------------------------- /v1/chat/completions
 
     async def chat(self, req: ChatRequest) -> Any:
-        if req.top_logprobs:
-            raise APIError(400, "top_logprobs > 0 is not supported", "top_logprobs", "unsupported")
-        tools = None if req.tool_choice == "none" or not req.tools else req.tools
-        renderer = Renderer(self.tokenizer, tools)  # the harness's own template and stop ids
-        prompt = renderer.prompt_ids(to_messages(req.messages))
-        limit = self.budget(
-            req, len(prompt), req.max_completion_tokens or req.max_tokens, "messages"
-        )
-        sps = [self.sampling(req, limit, i, renderer.stop_token_ids) for i in range(req.n)]
+        job = self.prep.chat(req)
         head = self.head("chatcmpl")
         if req.stream:
-            return sse(self.chat_stream(req, head, prompt, sps, tools))
-        served = await asyncio.gather(*(self.run(prompt, sp, tools) for sp in sps))
+            return sse(self.chat_stream(req, head, job))
+        served = await asyncio.gather(*(self.run(job, sp) for sp in job.samplings))
         choices = [chat_choice(i, s, self.tokenizer, req.logprobs) for i, s in enumerate(served)]
         return {
             **head,
             "object": "chat.completion",
             "choices": choices,
-            "usage": usage(len(prompt), served),
+            "usage": usage(len(job.prompt), served),
         }
 
     async def chat_stream(
-        self,
-        req: ChatRequest,
-        head: dict[str, Any],
-        prompt: Sequence[int],
-        sps: Sequence[SamplingParams],
-        tools: Tools,
+        self, req: ChatRequest, head: dict[str, Any], job: Job
     ) -> AsyncIterator[dict[str, Any]]:
         """Run the n choices concurrently and interleave their chunks as they come."""
         chunk = {**head, "object": "chat.completion.chunk"}
@@ -184,8 +161,8 @@ class OpenAIServer:
 
         everything = asyncio.gather(
             *(
-                self.stream_choice(prompt, sp, tools, req.logprobs, i, emit)
-                for i, sp in enumerate(sps)
+                self.stream_choice(job, sp, req.logprobs, i, emit)
+                for i, sp in enumerate(job.samplings)
             )
         )
         everything.add_done_callback(lambda _: queue.put_nowait(None))
@@ -196,79 +173,66 @@ class OpenAIServer:
         finally:
             everything.cancel()  # a client that hangs up frees its engine slots
         if (req.stream_options or {}).get("include_usage"):
-            yield {**chunk, "choices": [], "usage": usage(len(prompt), served)}
+            yield {**chunk, "choices": [], "usage": usage(len(job.prompt), served)}
 
     async def stream_choice(
-        self,
-        prompt: Sequence[int],
-        sp: SamplingParams,
-        tools: Tools,
-        logprobs: bool,
-        i: int,
-        emit: Emit,
+        self, job: Job, sp: SamplingParams, logprobs: bool, i: int, emit: Emit
     ) -> Served:
-        """Stream one choice, holding back text that may still become a stop or tool tag."""
+        """Stream one choice, holding back text (and its tokens' logprobs) that may still
+        become a stop or tool tag."""
         emit(i, {"role": "assistant", "content": ""})
-        detok, text, sent, parts = IncrementalDetokenizer(self.tokenizer), "", 0, list[TokenDelta]()
-        markers = sp.stop if tools is None else (*sp.stop, TOOL_TAG)
-        async with aclosing(stream_generate(self.policy, prompt, sp)) as stream:
-            async for part in stream:
+        detok, text, sent = IncrementalDetokenizer(self.tokenizer), "", 0
+        parts, ends, lp_sent = list[TokenDelta](), list[int](), 0
+        ids, lps_all, tops = list[int](), list[float](), list[TopLogprobs]()
+        markers = sp.stop if job.tools is None else (*sp.stop, TOOL_TAG)
+
+        def lps(upto: int) -> dict[str, Any]:
+            """The logprobs of tokens not yet sent, up to token `upto`, as a choice field."""
+            nonlocal lp_sent
+            if not logprobs or upto <= lp_sent:
+                return {}
+            k, lp_sent = slice(lp_sent, upto), upto
+            part = TokenDelta(tuple(ids[k]), tuple(lps_all[k]), (), None, tuple(tops[k]))
+            return {"logprobs": chat_logprobs(part, self.tokenizer)}
+
+        head = forced_delta(job, sp, self.version)
+        stream = stream_generate(self.policy, [*job.prompt, *job.forced], sp, head)
+        async with aclosing(stream) as deltas:
+            async for part in deltas:
                 parts.append(part)
-                text += detok.push(part.token_ids)
+                ids += part.token_ids
+                lps_all += part.logprobs
+                tops += part.top_logprobs
+                for tid in part.token_ids:
+                    text += detok.push([tid])
+                    ends.append(len(text))
                 visible, hit = cut_at_stop(text, markers)
                 upto = len(visible) if hit else len(text) - held_back(text, markers)
-                lps = (
-                    {"logprobs": chat_logprobs(part, self.tokenizer)}
-                    if logprobs and part.token_ids
-                    else {}
-                )
-                if upto > sent or lps:
-                    emit(i, {"content": text[sent:upto]}, **lps)
+                extra = lps(bisect_right(ends, upto))
+                if upto > sent or extra:
+                    emit(i, {"content": text[sent:upto]}, **extra)
                     sent = max(sent, upto)
                 if cut_at_stop(text, sp.stop)[1]:
                     break  # the engine stops on stop strings too; nothing after one is shown
-        served = self.finish(concat(parts), text, sp.stop, tools)
+        served = self.finish(job, concat(parts), text, sp, ends)
         if not served.calls and len(served.text) > sent:
             emit(i, {"content": served.text[sent:]})
         if served.calls:
             emit(i, {"tool_calls": [tool_call_json(c, k) for k, c in enumerate(served.calls)]})
-        emit(i, {}, finish_reason=served.finish, **token_extras(served.gen))
+        rest = lps(len(served.shown.token_ids))
+        emit(
+            i, {}, finish_reason=served.finish, **rest, **token_extras(served.shown, served.forced)
+        )
         return served
 
     # -------------------------------------------------------- /v1/completions
 
     async def complete(self, req: CompletionRequest) -> dict[str, Any]:
-        if req.logprobs:
-            raise APIError(400, "logprobs > 0 is not supported; use 0", "logprobs", "unsupported")
-        if req.echo or req.stream:
-            param = "echo" if req.echo else "stream"
-            raise APIError(400, f"`{param}` is not supported here", param, "unsupported")
-        prompts = self.prompt_ids(req.prompt)
-        limits = [self.budget(req, len(p), req.max_tokens or 16, "prompt") for p in prompts]
-        runs = [
-            self.run(p, self.sampling(req, limit, i, self.eos))
-            for p, limit in zip(prompts, limits, strict=True)
-            for i in range(req.n)
-        ]
-        served = await asyncio.gather(*runs)
+        jobs = self.prep.completion(req)
+        served = await asyncio.gather(*(self.run(j, sp) for j in jobs for sp in j.samplings))
         choices = [completion_choice(k, s, self.tokenizer, req) for k, s in enumerate(served)]
-        used = usage(sum(map(len, prompts)) * req.n, served)
+        used = usage(sum(len(j.prompt) for j in jobs), served)  # each prompt once, whatever n
         return {**self.head("cmpl"), "object": "text_completion", "choices": choices, "usage": used}
-
-    def prompt_ids(self, prompt: str | list[str] | list[int] | list[list[int]]) -> list[list[int]]:
-        """Text, token ids, or a batch of either -> token id lists (as vLLM accepts)."""
-        single = isinstance(prompt, str) or (bool(prompt) and isinstance(prompt[0], int))
-        batch: list[Any] = [prompt] if single else list(prompt)
-        ids = [
-            self.tokenizer.encode(p, add_special_tokens=False) if isinstance(p, str) else list(p)
-            for p in batch
-        ]
-        if not ids or not all(ids):
-            raise APIError(400, "prompt must not be empty", "prompt")
-        vocab = len(self.tokenizer)
-        if any(not 0 <= t < vocab for p in ids for t in p):
-            raise APIError(400, f"prompt token ids must lie in [0, {vocab})", "prompt")
-        return ids
 
     # ------------------------------------------------------------------ admin
 
@@ -303,29 +267,41 @@ def parse_reply(text: str, tools: Sequence[dict[str, Any]]) -> tuple[str, tuple[
 
 
 async def stream_generate(
-    policy: Policy, prompt: Sequence[int], sp: SamplingParams
+    policy: Policy, prompt: Sequence[int], sp: SamplingParams, head: TokenDelta | None = None
 ) -> AsyncGenerator[TokenDelta, None]:
-    """Token deltas as they are decoded if the policy streams; one delta otherwise."""
+    """`head` (forced tokens) if any, then token deltas as they are decoded if the policy
+    streams, or one delta otherwise."""
+    if head is not None:
+        yield head
     if isinstance(policy, StreamingPolicy):
         async for delta in policy.generate_stream(prompt, sp):
             yield delta
     else:
-        gen = await policy.generate(prompt, sp)
-        yield TokenDelta(gen.token_ids, gen.logprobs, gen.versions, gen.finish_reason)
+        yield as_delta(await policy.generate(prompt, sp))
+
+
+def as_delta(gen: Generation) -> TokenDelta:
+    return TokenDelta(
+        gen.token_ids, gen.logprobs, gen.versions, gen.finish_reason, gen.top_logprobs
+    )
 
 
 def concat(parts: Sequence[TokenDelta]) -> Generation:
     ids = tuple(t for p in parts for t in p.token_ids)
     lps = tuple(x for p in parts for x in p.logprobs)
     versions = tuple(v for p in parts for v in p.versions)
+    tops = tuple(top for p in parts for top in p.top_logprobs)
+    if len(tops) != len(ids):  # a policy that records no alternatives: then none at all
+        tops = ()
     finish: FinishReason = next(
         (p.finish_reason for p in reversed(parts) if p.finish_reason), "abort"
     )
-    return Generation(ids, lps, versions, finish)
+    return Generation(ids, lps, versions, finish, tops)
 
 
 def read_safetensors(path: str) -> dict[str, Any]:
     """A safetensors file, or every `*.safetensors` shard of a checkpoint directory."""
+    from safetensors import SafetensorError
     from safetensors.torch import load_file
 
     p = Path(path)
@@ -334,7 +310,10 @@ def read_safetensors(path: str) -> dict[str, Any]:
         raise APIError(400, f"no safetensors weights at {path}", "path", "not_found")
     state: dict[str, Any] = {}
     for f in files:
-        state.update(load_file(str(f)))
+        try:
+            state.update(load_file(str(f)))
+        except (OSError, SafetensorError) as e:  # unreadable, or not a safetensors file
+            raise APIError(400, f"cannot read {f} as safetensors: {e}", "path") from e
     return state
 
 
@@ -344,14 +323,21 @@ def create_app(
     model_name: str,
     *,
     max_context_tokens: int,
+    max_n: int = 16,
+    max_tokens_cap: int = 4096,
     admin_token: str | None = None,
     version: int = 0,
 ) -> FastAPI:
-    """The ASGI app; serve it with uvicorn (`shadowrl serve`) or `serve_in_thread`."""
+    """The ASGI app; serve it with uvicorn (`shadowrl serve`) or `serve_in_thread`.
+
+    `max_n` and `max_tokens_cap` are `ServeConfig`'s caps (same defaults).
+    """
     app = FastAPI(title="shadowrl", docs_url=None, redoc_url=None)
+    limits = Limits(max_context_tokens, max_n, max_tokens_cap)
     srv = app.state.server = OpenAIServer(
-        policy, tokenizer, model_name, max_context_tokens, admin_token, version
+        policy, tokenizer, model_name, limits, admin_token, version
     )
+    docs.document_limits(app, model_name, max_n, max_tokens_cap)
 
     @app.exception_handler(APIError)
     async def api_error(_: Request, e: APIError) -> JSONResponse:
@@ -361,19 +347,29 @@ def create_app(
     async def invalid(_: Request, e: RequestValidationError) -> JSONResponse:
         return validation_error(e.errors()).response()
 
-    app.post("/v1/chat/completions")(srv.chat)
-    app.post("/v1/completions")(srv.complete)
+    @app.exception_handler(HTTPException)
+    async def http_error(_: Request, e: HTTPException) -> JSONResponse:
+        # FastAPI's own: a body that is not UTF-8 or JSON, an unknown route or method.
+        return APIError(e.status_code, str(e.detail)).response()
 
-    @app.get("/v1/models")
+    @app.post("/v1/chat/completions", responses=docs.responses(docs.ChatCompletion, True))
+    async def chat(body: ChatRequest, request: Request) -> Any:
+        return await unless_disconnected(request, srv.chat(body))
+
+    @app.post("/v1/completions", responses=docs.responses(docs.Completion))
+    async def complete(body: CompletionRequest, request: Request) -> Any:
+        return await unless_disconnected(request, srv.complete(body))
+
+    @app.get("/v1/models", responses=docs.responses(docs.ModelList))
     async def models() -> dict[str, Any]:
         card = {"id": model_name, "object": "model", "created": 0, "owned_by": "shadowrl"}
         return {"object": "list", "data": [{**card, "max_model_len": max_context_tokens}]}
 
-    @app.get("/health")
+    @app.get("/health", responses=docs.responses(docs.Health))
     async def health() -> dict[str, Any]:
         return {"status": "ok", "model": model_name, "version": srv.version}
 
-    @app.post("/admin/load_weights")
+    @app.post("/admin/load_weights", responses=docs.responses(docs.WeightsLoaded))
     async def load_weights(
         req: LoadWeightsRequest, authorization: str | None = Header(None)
     ) -> dict[str, Any]:
