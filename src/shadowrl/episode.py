@@ -55,7 +55,9 @@ def _index_or_none(
     try:
         return prepared_index(prepared, search), None
     except Exception as err:
-        log.exception("%s: semantic index failed; episode runs without it", prepared.task.instance_id)
+        log.exception(
+            "%s: semantic index failed; episode runs without it", prepared.task.instance_id
+        )
         return None, f"{type(err).__name__}: {err}"
 
 

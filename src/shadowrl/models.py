@@ -73,7 +73,9 @@ def smollm2_gguf() -> Path:
         )
     path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing; reinstall the default model: {SMOLLM2_INSTALL}")
+        raise FileNotFoundError(
+            f"{path} is missing; reinstall the default model: {SMOLLM2_INSTALL}"
+        )
     return path
 
 
