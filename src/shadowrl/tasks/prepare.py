@@ -208,14 +208,15 @@ class PreparedTask:
 
         The env stays at its host path inside, so `self.python` names the same
         interpreter on both sides (the grader runs it), and a plain `python` in the
-        sandbox is the env's: the agent needs no host path in its prompt.
+        sandbox is the env's: the agent needs no host path in its prompt. The grader's
+        pytest plugin directory is bound the same way, read-only.
         """
         from shadowrl.sandbox import create_sandbox
+        from shadowrl.tasks.runner import PLUGIN_DIR
 
         env = str(self.env)
-        return create_sandbox(
-            self.workspace, backend, limits, ro_binds={env: self.env}, path=[f"{env}/bin"]
-        )
+        binds = {env: self.env, str(PLUGIN_DIR): PLUGIN_DIR}  # the grader's pytest plugin
+        return create_sandbox(self.workspace, backend, limits, ro_binds=binds, path=[f"{env}/bin"])
 
 
 def prepare(task: Task, cache_dir: str | Path) -> PreparedTask:
