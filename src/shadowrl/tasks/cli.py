@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from shadowrl.config import Config
     from shadowrl.tasks.task import Task
+    from shadowrl.tasks.verify import Verdict
 
 log = logging.getLogger(__name__)
 TIERS = {"easy": (1, "easy"), "medium": (1, "medium"), "hard": (2, "hard")}  # mutations, statement
@@ -186,7 +187,7 @@ def _validate(args: argparse.Namespace, cache: Path) -> int:
 
     from shadowrl.models import load_tokenizer
     from shadowrl.tasks.prepare import prepare
-    from shadowrl.tasks.reference import run_reference
+    from shadowrl.tasks.reference import reference_verdict
     from shadowrl.tasks.task import load_suite
 
     tokenizer = load_tokenizer("smollm2")
@@ -194,12 +195,24 @@ def _validate(args: argparse.Namespace, cache: Path) -> int:
     tasks = load_suite(args.suite)[: args.limit]
     for task in track(tasks, description=f"validating {args.suite}"):
         prepared = prepare(task, cache)
-        gold = asyncio.run(run_reference("gold", prepared, tokenizer, args.backend))
-        noop = asyncio.run(run_reference("noop", prepared, tokenizer, args.backend))
-        if gold != (True, 1.0) or noop != (False, 0.0):
-            bad.append(f"{task.instance_id}: gold={gold} noop={noop}")
-    print("\n".join(bad) or f"all {len(tasks)} tasks valid: gold 100%, noop 0%")
+        gold = asyncio.run(reference_verdict("gold", prepared, tokenizer, args.backend))
+        noop = asyncio.run(reference_verdict("noop", prepared, tokenizer, args.backend))
+        if not gold.resolved or gold.reward != 1.0:
+            bad.append(_at_fault(task.instance_id, "gold fails", gold, gold.failing))
+        if noop.resolved or noop.reward != 0.0:
+            passing = {i: v for i, v in noop.fail_to_pass.items() if v == "passed"}
+            bad.append(_at_fault(task.instance_id, "noop passes", noop, passing))
+    print("\n\n".join(bad) or f"all {len(tasks)} tasks valid: gold 100%, noop 0%")
     return 1 if bad else 0
+
+
+def _at_fault(instance_id: str, what: str, verdict: Verdict, ids: dict[str, str]) -> str:
+    """What `tasks validate` prints for a bad task: the ids at fault and the log's tail."""
+    lines = [f"{instance_id}: {what} (run: {verdict.status}, reward {verdict.reward})"]
+    lines += [f"  {i}: {outcome}" for i, outcome in ids.items()]
+    lines += [f"  tampering: {hit}" for hit in verdict.tampered]
+    tail = "\n".join("  | " + ln for ln in verdict.log_tail.splitlines())
+    return "\n".join([*lines, "  test log (tail):", tail])
 
 
 def _export(args: argparse.Namespace, cache: Path) -> int:

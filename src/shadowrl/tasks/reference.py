@@ -12,12 +12,15 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.task import Task
 from shadowrl.types import Policy
+
+if TYPE_CHECKING:
+    from shadowrl.tasks.verify import Verdict
 
 
 def _call(text: str, name: str, arguments: dict[str, Any]) -> str:
@@ -126,10 +129,10 @@ def reference_agent_config() -> Any:
     return AgentConfig.model_validate({"max_turns": 64, **budgets})
 
 
-async def run_reference(
+async def reference_verdict(
     name: str, prepared: PreparedTask, tokenizer: Any, backend: str = "auto"
-) -> tuple[bool, float]:
-    """(resolved, reward) of reference policy `name` on one prepared task, via the real loop."""
+) -> Verdict:
+    """The verifier's verdict on reference policy `name` on one prepared task, via the real loop."""
     import asyncio
 
     from shadowrl.agent.loop import run_episode
@@ -148,7 +151,14 @@ async def run_reference(
             raise RuntimeError(
                 f"{task.instance_id}: {name} episode ended {traj.end!r}, {traj.tool_errors} tool errors"
             )
-        verdict = await asyncio.to_thread(verify, task, prepared, sandbox)
+        return await asyncio.to_thread(verify, task, prepared, sandbox)
     finally:
         await asyncio.to_thread(sandbox.close)
+
+
+async def run_reference(
+    name: str, prepared: PreparedTask, tokenizer: Any, backend: str = "auto"
+) -> tuple[bool, float]:
+    """(resolved, reward) of reference policy `name` on one prepared task, via the real loop."""
+    verdict = await reference_verdict(name, prepared, tokenizer, backend)
     return verdict.resolved, verdict.reward
