@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from rich.progress import Progress
 
@@ -206,7 +206,7 @@ def _validate(args: argparse.Namespace, cache: Path) -> int:
     return 1 if bad else 0
 
 
-def _at_fault(instance_id: str, what: str, verdict: Verdict, ids: dict[str, str]) -> str:
+def _at_fault(instance_id: str, what: str, verdict: Verdict, ids: Mapping[str, str]) -> str:
     """What `tasks validate` prints for a bad task: the ids at fault and the log's tail."""
     lines = [f"{instance_id}: {what} (run: {verdict.status}, reward {verdict.reward})"]
     lines += [f"  {i}: {outcome}" for i, outcome in ids.items()]
