@@ -5,6 +5,7 @@
     shadowrl tasks easy --out easy.jsonl           # rebuild the HumanEval tier
     shadowrl tasks wider --per-problem 4            # held-out problems x 5 bugs: easy-wide
     shadowrl tasks suite --tier medium              # rebuild a built-in tier from its recipes
+    shadowrl tasks releases                         # rebuild the releases suite (real bug fixes)
     shadowrl tasks validate --suite medium          # gold must resolve 100%, noop 0%
     shadowrl tasks export --suite easy --out easy.swebench.jsonl
 
@@ -62,6 +63,7 @@ def add_tasks_args(parser: argparse.ArgumentParser) -> None:
     suite = sub.add_parser("suite", help="regenerate the built-in medium or hard suite")
     suite.add_argument("--tier", choices=["medium", "hard"], required=True)
     suite.add_argument("--workers", type=int, default=2)
+    sub.add_parser("releases", help="regenerate the built-in releases suite from its recipes")
     validate = sub.add_parser("validate", help="gold must resolve every task, noop none")
     validate.add_argument("--suite", required=True, help="built-in suite name or JSONL path")
     validate.add_argument("--limit", type=int, default=None)
@@ -180,6 +182,14 @@ def _suite(args: argparse.Namespace, cache: Path) -> int:
     return 0
 
 
+def _releases(args: argparse.Namespace, cache: Path) -> int:
+    from shadowrl.tasks.releases import SUITE, build_releases
+
+    tasks = build_releases(cache)
+    print(f"wrote {len(tasks)} tasks to {SUITE}")
+    return 0
+
+
 def _validate(args: argparse.Namespace, cache: Path) -> int:
     import asyncio
 
@@ -229,6 +239,7 @@ ACTIONS = {
     "easy": _easy,
     "wider": _wider,
     "suite": _suite,
+    "releases": _releases,
     "validate": _validate,
     "export": _export,
 }

@@ -110,7 +110,8 @@ def _copy_path_seed(seed: Seed, dest: Path) -> None:
         t.extractall(dest, filter="data")
 
 
-def _apply_to_dir(root: Path, patch: str) -> None:
+def apply_patch_to_dir(root: Path, patch: str) -> None:
+    """Apply `patch` to the files under `root` in place (None = the file is removed)."""
     files = {p: (root / p).read_text() for p in touched_paths(patch) if (root / p).is_file()}
     for path, text in apply_patch(files, patch).items():
         target = root / path
@@ -168,7 +169,7 @@ def build_workspace(task: Task, cache_dir: Path) -> Path:
     def build(tmp: Path) -> None:
         shutil.copytree(source, tmp, symlinks=True)
         if task.bug_patch:
-            _apply_to_dir(tmp, task.bug_patch)
+            apply_patch_to_dir(tmp, task.bug_patch)
         for path in created_paths(task.test_patch):
             (tmp / path).unlink(missing_ok=True)
 
