@@ -95,6 +95,23 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path, cache_dir: Path) 
     assert not _alive(child)
 
 
+def test_a_failing_subtest_fails_its_test(tmp_path: Path, cache_dir: Path) -> None:
+    """pytest 9 reports each unittest subTest on its own and the test itself as passed."""
+    (tmp_path / "test_sub.py").write_text(
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_cases(self):\n"
+        "        for x in (1, 2):\n            with self.subTest(x=x):\n"
+        "                self.assertEqual(x, 1)\n"
+    )
+    ids = ("test_sub.py::T::test_cases",)
+    task = Task(
+        instance_id="sub", repo="r", problem_statement="", patch="", FAIL_TO_PASS=ids,
+        seed=Seed(path=str(tmp_path)), timeout_s=60,
+    )  # fmt: skip
+    python = env_python(build_env(task.env, cache_dir))
+    run = run_tests_local(task, tmp_path, python, ids, tmp_path)
+    assert (run.status, run.results(ids)) == ("ran", {ids[0]: "failed"}), run.log
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().split()[2]
@@ -110,7 +127,7 @@ def test_outcome_file_is_read_per_node_id_at_its_worst_phase() -> None:
         "tests/test_a.py::test_z",
         "tests/test_a.py::test_teardown_fails",
         "tests/test_a.py::test_setup_fails",
-        "tests/test_a.py::gone",
+        "tests/test_a.py::TestSub::test_cases",
     ]
     events = [
         (ids[0], "setup", "passed"), (ids[0], "call", "passed"), (ids[0], "teardown", "passed"),
@@ -118,13 +135,14 @@ def test_outcome_file_is_read_per_node_id_at_its_worst_phase() -> None:
         (ids[2], "setup", "skipped"),
         (ids[3], "call", "passed"), (ids[3], "teardown", "failed"),
         (ids[4], "setup", "failed"), (ids[4], "teardown", "passed"),
+        (ids[5], "call", "failed"), (ids[5], "call", "passed"),  # a failed subtest, then the test
     ]  # fmt: skip
     lines = [json.dumps({"nodeid": n, "when": w, "outcome": o}) for n, w, o in events]
     finished = "\n".join([*lines, json.dumps({"exitstatus": 1})])
     outcomes, status = read_outcomes(finished, timed_out=False)
     assert status == "ran"
     assert {i: outcomes.get(i, "missing") for i in ids} == dict(
-        zip(ids, ["passed", "failed", "skipped", "error", "error", "missing"], strict=True)
+        zip(ids, ["passed", "failed", "skipped", "error", "error", "failed"], strict=True)
     )
     torn = "\n".join(lines[:3]) + '\n{"nodeid": "tests/te'  # the process died mid-write
     assert read_outcomes(torn, timed_out=False) == ({ids[0]: "passed"}, "crashed")

@@ -99,6 +99,12 @@ class TestRun:
         return {i: self.outcomes.get(i, "missing") for i in ids}
 
 
+# A phase reported more than once (each subtest of a unittest `subTest` or a pytest
+# `subtests` fixture reports its own `call`) counts at its worst: one failed subtest
+# fails the test even though the test's own report says passed.
+_RANK = {"skipped": 0, "passed": 1, "failed": 2}
+
+
 def _fold(phases: Mapping[str, str]) -> Outcome:
     """One id's outcome from its phases: a setup or teardown failure is an error, a
     skip in setup is a skip, and a test whose call never reported is missing."""
@@ -124,9 +130,9 @@ def read_outcomes(text: str, timed_out: bool) -> tuple[dict[str, Outcome], RunSt
         if not isinstance(record, dict):
             continue
         if "nodeid" in record:
-            phases.setdefault(str(record["nodeid"]), {})[str(record.get("when"))] = str(
-                record.get("outcome")
-            )
+            seen = phases.setdefault(str(record["nodeid"]), {})
+            when, outcome = str(record.get("when")), str(record.get("outcome"))
+            seen[when] = max(seen.get(when, outcome), outcome, key=lambda o: _RANK.get(o, 2))
         elif "collect_error" in record:
             collect_errors = True
         elif "exitstatus" in record:
