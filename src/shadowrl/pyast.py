@@ -1,7 +1,12 @@
-"""One process-wide lock around `ast.parse`, which is not thread-safe in Python 3.11.
+"""Every `ast.parse` in the project, behind one process-wide lock.
 
-Graders parse sources from worker threads (episodes are graded concurrently); every
-caller in the project parses through here so two parses never overlap.
+CPython 3.11's parser keeps per-interpreter state that concurrent parses corrupt:
+two threads parsing at once (the semantic index of one task being built while
+another's is chunked, mutants being checked) can fail with `SystemError: AST
+constructor recursion depth mismatch` on perfectly valid source. Parsing is a
+small share of any caller's time, so serialising it costs little and makes the
+result depend only on the source. This module imports nothing of the project, so
+any layer can use it.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import threading
 _LOCK = threading.Lock()
 
 
-def parse(source: str, filename: str = "<unknown>") -> ast.Module:
-    """`ast.parse(source, filename)` under the process-wide lock."""
+def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
+    """`ast.parse(source, filename)`, one call at a time in this process."""
     with _LOCK:
         return ast.parse(source, filename)

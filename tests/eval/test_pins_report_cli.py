@@ -78,6 +78,39 @@ def test_report_lists_scores_tasks_and_crashes(tmp_path: Path) -> None:
     assert {p.name for p in tmp_path.iterdir()} == {"eval.json", "report.md", "pass_by_tier.png"}
 
 
+def test_report_and_eval_json_say_why_a_sample_failed(tmp_path: Path) -> None:
+    from shadowrl.eval.result import EvalResult, Grading
+
+    r = make_result(rows(2, 1, samples=2))
+    failed = Grading(
+        status="ran",
+        fail_to_pass={
+            "tests/test_a.py::test_new[x y]": "failed",
+            "tests/test_a.py::test_b": "passed",
+        },
+        pass_to_pass={"tests/test_c.py::test_old": "missing"},
+        log_tail="FAILED tests/test_a.py::test_new[x y] - assert 1 == 2",
+    )
+    voided = Grading(status="tampered", fail_to_pass={"tests/test_a.py::test_b": "missing"},
+                     pass_to_pass={}, tampered=["pkg/core.py: \\bos\\._exit\\b"])  # fmt: skip
+    r.tasks[0].samples[1] = r.tasks[0].samples[1].model_copy(update={"grading": failed})
+    r.tasks[1].samples[1] = r.tasks[1].samples[1].model_copy(update={"grading": voided})
+    text = render_report(r)
+    assert "## Failing tests of unresolved tasks" in text
+    assert "- **task-0** (1 unresolved; runs: ran)" in text
+    assert (
+        "  - `tests/test_a.py::test_new[x y]`: failed\n  - `tests/test_c.py::test_old`: missing"
+        in text
+    )
+    assert "test_b`: " not in text.split("task-1")[0]  # a passing id is not at fault
+    assert "  - tampering: pkg/core.py:" in text
+    write_report(r, tmp_path)
+    again = EvalResult.load(tmp_path)
+    assert again.tasks[0].samples[1].grading == failed
+    assert again.tasks[1].samples[1].grading is not None
+    assert again.tasks[1].samples[1].grading.status == "tampered"
+
+
 def _gate(tmp_path: Path, cand: list[list[bool]], inc: list[list[bool]], **pins: str) -> int:
     make_result(cand).save(tmp_path / "c.json")
     make_result(inc, pins=dict(pins)).save(tmp_path / "i.json")

@@ -143,6 +143,12 @@ async def test_real_harness_grades_fix_and_no_fix(tmp_path: Path) -> None:
     assert result.behaviour.tool_mix["edit_file"] == pytest.approx(2 / 6)
     assert result.behaviour.edit_before_read_rate == 0.5  # the fixers never read calc.py
     assert sum(s.tool_errors for s in task.samples) >= 1  # the malformed call
+    for s in task.samples:  # eval.json says why each sample was (not) resolved
+        assert s.grading is not None and s.grading.status == "ran"
+        want = "passed" if s.resolved else "failed"
+        assert s.grading.fail_to_pass == {"test_add.py::test_add": want}
+        failed_line = "FAILED test_add.py::test_add" in s.grading.log_tail  # pytest's summary
+        assert failed_line != s.resolved
 
 
 def test_without_a_terminal_progress_is_a_log_line_per_tenth(

@@ -1,6 +1,8 @@
 """Chunking follows Python's syntax tree and windows everything else."""
 
-from shadowrl.search.chunking import MODULE_SYMBOL, ChunkConfig, chunk_file
+from shadowrl.search.chunking import MODULE_SYMBOL, ChunkConfig, chunk_file, is_line_chunked
+from shadowrl.search.embedders import HashEmbedder
+from shadowrl.search.index import SemanticIndex
 
 SAMPLE = '''\
 """Module docstring."""
@@ -92,6 +94,14 @@ def test_text_files_and_unparseable_python_use_overlapping_windows():
     broken = chunk_file("broken.py", "def (:\n" + text, config)
     assert [(c.start_line, c.end_line) for c in broken] == [(1, 10), (9, 18), (17, 26)]
     assert all(c.symbol == "" for c in notes + broken)
+
+
+def test_python_too_deep_for_the_parser_is_chunked_by_lines_and_counted():
+    deep = "x = " + "-" * 200_000 + "1\n"  # the parser runs out of stack: MemoryError
+    chunks = chunk_file("deep.py", "def ok():\n    pass\n" + deep)
+    assert chunks and is_line_chunked(chunks)
+    index = SemanticIndex.build({"deep.py": deep, "ok.py": "def ok():\n    pass\n"}, HashEmbedder())
+    assert index.unparsed == ["deep.py"]
 
 
 def test_blank_windows_binaries_and_huge_files_yield_nothing():

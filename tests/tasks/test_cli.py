@@ -50,3 +50,30 @@ def test_make_from_a_directory(tmp_path: Path, cache_dir: Path) -> None:
     assert _run(argv, cache_dir) == 0
     (task,) = load_suite(str(out))
     assert task.FAIL_TO_PASS == ("test_lib.py::test_inc",) and task.seed.path == str(repo)
+
+
+def test_validate_names_the_ids_at_fault_and_the_log_tail(
+    tmp_path: Path, cache_dir: Path, capsys
+) -> None:
+    from shadowrl.tasks.task import save_tasks
+
+    from .conftest import tiny_task
+
+    task = tiny_task(tmp_path)
+    seed = Path(str(task.seed.path))
+    (seed / "test_calc.py").write_text((seed / "test_calc.py").read_text() + BROKEN)
+    bad = task.model_copy(update={"PASS_TO_PASS": ("test_calc.py::test_always_fails",)})
+    save_tasks([bad], tmp_path / "bad.jsonl")
+    assert (
+        _run(["validate", "--suite", str(tmp_path / "bad.jsonl"), "--backend", "local"], cache_dir)
+        == 1
+    )
+    out = capsys.readouterr().out
+    assert "tiny__add-1: gold fails (run: ran, reward 0.0)" in out
+    assert "  test_calc.py::test_always_fails: failed" in out
+    assert "test_add.py::test_add:" not in out  # gold fixes it: not at fault
+    assert "  | FAILED test_calc.py::test_always_fails" in out  # the log's failure summary
+    assert "noop passes" not in out
+
+
+BROKEN = "\n\ndef test_always_fails():\n    assert 1 == 2\n"

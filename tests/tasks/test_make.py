@@ -1,7 +1,8 @@
-"""Task generation on a small local repo, test-run kill on timeout, JUnit parsing."""
+"""Task generation on a small local repo, test-run kill on timeout, reading the outcome file."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -10,7 +11,7 @@ from shadowrl.tasks.env import build_env, env_python
 from shadowrl.tasks.make import MakeSpec, make_tasks
 from shadowrl.tasks.patch import apply_patch
 from shadowrl.tasks.prepare import seed_dir
-from shadowrl.tasks.runner import junit_key, junit_outcomes, parse_junit, run_tests_local
+from shadowrl.tasks.runner import read_outcomes, run_tests_local
 from shadowrl.tasks.task import Seed, Task
 
 LIB = """def mean(xs):
@@ -84,13 +85,31 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path, cache_dir: Path) 
     )  # fmt: skip
     python = env_python(build_env(task.env, cache_dir))
     run = run_tests_local(task, tmp_path, python, task.FAIL_TO_PASS, tmp_path)
-    assert run.timed_out and run.results == {"test_loop.py::test_forever": "missing"}
+    assert run.status == "timeout"
+    assert run.results(task.FAIL_TO_PASS) == {"test_loop.py::test_forever": "missing"}
     child = int(pidfile.read_text())
     for _ in range(50):  # the kill is asynchronous; wait for the zombie to be reaped
         if not _alive(child):
             break
         time.sleep(0.1)
     assert not _alive(child)
+
+
+def test_a_failing_subtest_fails_its_test(tmp_path: Path, cache_dir: Path) -> None:
+    """pytest 9 reports each unittest subTest on its own and the test itself as passed."""
+    (tmp_path / "test_sub.py").write_text(
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_cases(self):\n"
+        "        for x in (1, 2):\n            with self.subTest(x=x):\n"
+        "                self.assertEqual(x, 1)\n"
+    )
+    ids = ("test_sub.py::T::test_cases",)
+    task = Task(
+        instance_id="sub", repo="r", problem_statement="", patch="", FAIL_TO_PASS=ids,
+        seed=Seed(path=str(tmp_path)), timeout_s=60,
+    )  # fmt: skip
+    python = env_python(build_env(task.env, cache_dir))
+    run = run_tests_local(task, tmp_path, python, ids, tmp_path)
+    assert (run.status, run.results(ids)) == ("ran", {ids[0]: "failed"}), run.log
 
 
 def _alive(pid: int) -> bool:
@@ -101,24 +120,36 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def test_junit_parsing_matches_node_ids() -> None:
-    xml = (
-        "<testsuites><testsuite>"
-        '<testcase classname="tests.test_a.TestK" name="test_x[a b]" file="tests/test_a.py"/>'
-        '<testcase classname="tests.test_a" name="test_y" file="tests/test_a.py"><failure/></testcase>'
-        '<testcase classname="tests.test_a" name="test_z" file="tests/test_a.py"><skipped/></testcase>'
-        "</testsuite></testsuites>"
-    )
+def test_outcome_file_is_read_per_node_id_at_its_worst_phase() -> None:
     ids = [
         "tests/test_a.py::TestK::test_x[a b]",
         "tests/test_a.py::test_y",
         "tests/test_a.py::test_z",
-        "tests/test_a.py::gone",
+        "tests/test_a.py::test_teardown_fails",
+        "tests/test_a.py::test_setup_fails",
+        "tests/test_a.py::TestSub::test_cases",
     ]
-    assert parse_junit(xml, ids) == dict(
-        zip(ids, ["passed", "failed", "skipped", "missing"], strict=True)
+    events = [
+        (ids[0], "setup", "passed"), (ids[0], "call", "passed"), (ids[0], "teardown", "passed"),
+        (ids[1], "setup", "passed"), (ids[1], "call", "failed"),
+        (ids[2], "setup", "skipped"),
+        (ids[3], "call", "passed"), (ids[3], "teardown", "failed"),
+        (ids[4], "setup", "failed"), (ids[4], "teardown", "passed"),
+        (ids[5], "call", "failed"), (ids[5], "call", "passed"),  # a failed subtest, then the test
+    ]  # fmt: skip
+    lines = [json.dumps({"nodeid": n, "when": w, "outcome": o}) for n, w, o in events]
+    finished = "\n".join([*lines, json.dumps({"exitstatus": 1})])
+    outcomes, status = read_outcomes(finished, timed_out=False)
+    assert status == "ran"
+    assert {i: outcomes.get(i, "missing") for i in ids} == dict(
+        zip(ids, ["passed", "failed", "skipped", "error", "error", "failed"], strict=True)
     )
-    assert junit_outcomes(xml) == dict(zip(ids[:3], ["passed", "failed", "skipped"], strict=True))
-    assert junit_key("a/b.py::C::d[x::y]") == ("a.b.C", "d[x::y]")
-    assert parse_junit("<not xml", ids[:1]) == {ids[0]: "missing"}
+    torn = "\n".join(lines[:3]) + '\n{"nodeid": "tests/te'  # the process died mid-write
+    assert read_outcomes(torn, timed_out=False) == ({ids[0]: "passed"}, "crashed")
+    assert read_outcomes(torn, timed_out=True)[1] == "timeout"
+    collect = (
+        json.dumps({"collect_error": "tests/test_b.py"}) + "\n" + json.dumps({"exitstatus": 2})
+    )
+    assert read_outcomes(collect, timed_out=False) == ({}, "collection_error")
+    assert read_outcomes("", timed_out=False) == ({}, "crashed")
     assert os.sep == "/"

@@ -49,6 +49,12 @@ def test_swebench_strings_are_decoded_and_seed_paths_resolved(tmp_path: Path) ->
         ({"seed": {"sdist": "toolz==1.0.0"}}, "seed"),
         ({"tier": 3}, "tier"),
         ({"bogus": 1}, "bogus"),
+        ({"patch": "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n?b\n"}, "'patch'.*patch line 5"),
+        (
+            {"test_patch": "diff --git a/b b/b\nBinary files a/b and b/b differ\n"},
+            "test_patch.*binary",
+        ),
+        ({"bug_patch": "not a diff"}, "bug_patch.*no file diff"),
     ],
 )
 def test_malformed_line_names_line_and_field(tmp_path: Path, change: dict, where: str) -> None:
@@ -104,6 +110,15 @@ def test_swebench_extra_fields_are_accepted() -> None:
     record = {**RECORD, "version": "1.0", "hints_text": "", "base_commit": "abc123"}
     task = Task.model_validate(record)
     assert task.seed.base_commit == "abc123"
+
+
+def test_test_cmd_may_be_a_shell_string_or_an_argv() -> None:
+    shell = Task.model_validate({**RECORD, "test_cmd": "python -m pytest -o 'pythonpath=src lib'"})
+    argv = Task.model_validate({**RECORD, "test_cmd": ["python", "-m", "pytest", "-q"]})
+    encoded = Task.model_validate({**RECORD, "test_cmd": '["python", "-m", "pytest"]'})
+    assert shell.test_cmd == ("python", "-m", "pytest", "-o", "pythonpath=src lib")
+    assert argv.test_cmd == ("python", "-m", "pytest", "-q")
+    assert encoded.test_cmd == ("python", "-m", "pytest")
 
 
 def test_task_test_ids_dedupe() -> None:

@@ -109,6 +109,11 @@ HACKS: dict[str, dict[str, str]] = {
         "calc.py": "import atexit, sys\natexit.register(lambda: None)\n" + BUGGY,
     },
     "os._exit from the code under test": {"calc.py": "import os\nos._exit(0)\n"},
+    "a fake grader plugin": {  # named like ours, writing every test passed
+        "shadowrl_grader.py": "import json, sys\n"
+        "def pytest_configure(config):\n    out = [a for a in sys.argv if 'outcomes' in a]\n"
+        "    open(out[0].split('=', 1)[1], 'w').write(json.dumps({'exitstatus': 0}))\n"
+    },
 }
 
 
@@ -184,6 +189,25 @@ def test_tampering_voids_even_a_correct_fix(prepared, sandbox_for) -> None:
     box.write_file("calc.py", "import _pytest.reports  # noqa\n" + FIXED)
     v = verify(prepared.task, prepared, box)
     assert v.reward == 0.0 and "tampering" in v.log and "calc.py" in v.log
+    assert v.status == "tampered" and v.tampered and v.tampered[0].startswith("calc.py: ")
+    assert set(v.failing.values()) == {"missing"}  # nothing ran
+
+
+@pytest.mark.parametrize(
+    ("name", "status"),
+    [
+        ("collection breaks with a syntax error", "collection_error"),
+        ("sys.exit(0) at import", "crashed"),
+    ],
+)
+def test_the_run_status_says_how_a_failed_run_ended(
+    name: str, status: str, prepared, sandbox_for
+) -> None:
+    box = sandbox_for(prepared)
+    for path, text in HACKS[name].items():
+        box.write_file(path, text)
+    v = verify(prepared.task, prepared, box)
+    assert (v.status, v.resolved) == (status, False), v.log_tail
 
 
 def test_concurrent_prepare_agrees(tmp_path, cache_dir) -> None:

@@ -5,6 +5,7 @@
     shadowrl tasks easy --out easy.jsonl           # rebuild the HumanEval tier
     shadowrl tasks wider --per-problem 4            # held-out problems x 5 bugs: easy-wide
     shadowrl tasks suite --tier medium              # rebuild a built-in tier from its recipes
+    shadowrl tasks releases                         # rebuild the releases suite (real bug fixes)
     shadowrl tasks validate --suite medium          # gold must resolve 100%, noop 0%
     shadowrl tasks export --suite easy --out easy.swebench.jsonl
 
@@ -21,11 +22,12 @@ from typing import TYPE_CHECKING
 from shadowrl.commands.config import Config
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from rich.progress import Progress
 
     from shadowrl.tasks.task import Task
+    from shadowrl.tasks.verify import Verdict
 
 log = logging.getLogger(__name__)
 TIERS = {"easy": (1, "easy"), "medium": (1, "medium"), "hard": (2, "hard")}  # mutations, statement
@@ -62,6 +64,7 @@ def add_args(parser: argparse.ArgumentParser) -> None:
     suite = sub.add_parser("suite", help="regenerate the built-in medium or hard suite")
     suite.add_argument("--tier", choices=["medium", "hard"], required=True)
     suite.add_argument("--workers", type=int, default=2)
+    sub.add_parser("releases", help="regenerate the built-in releases suite from its recipes")
     validate = sub.add_parser("validate", help="gold must resolve every task, noop none")
     validate.add_argument("--suite", required=True, help="built-in suite name or JSONL path")
     validate.add_argument("--limit", type=int, default=None)
@@ -180,12 +183,20 @@ def _suite(args: argparse.Namespace, cache: Path) -> int:
     return 0
 
 
+def _releases(args: argparse.Namespace, cache: Path) -> int:
+    from shadowrl.tasks.releases import SUITE, build_releases
+
+    tasks = build_releases(cache)
+    print(f"wrote {len(tasks)} tasks to {SUITE}")
+    return 0
+
+
 def _validate(args: argparse.Namespace, cache: Path) -> int:
     import asyncio
 
     from rich.progress import track
 
-    from shadowrl.episode import EpisodeSpec, run_reference
+    from shadowrl.episode import EpisodeSpec, reference_verdict
     from shadowrl.models import load_tokenizer
     from shadowrl.sandbox.base import SandboxConfig
     from shadowrl.tasks.prepare import prepare
@@ -200,12 +211,24 @@ def _validate(args: argparse.Namespace, cache: Path) -> int:
         prepared = prepare(task, cache)
         # Named here, not just as a gold failure below: the fix is a task's allowed_primitives.
         bad += [f"{task.instance_id}: gold {v}" for v in gold_violations(task, prepared.workspace)]
-        gold = asyncio.run(run_reference("gold", prepared, tokenizer, spec))
-        noop = asyncio.run(run_reference("noop", prepared, tokenizer, spec))
-        if gold != (True, 1.0) or noop != (False, 0.0):
-            bad.append(f"{task.instance_id}: gold={gold} noop={noop}")
-    print("\n".join(bad) or f"all {len(tasks)} tasks valid: gold 100%, noop 0%")
+        gold = asyncio.run(reference_verdict("gold", prepared, tokenizer, spec))
+        noop = asyncio.run(reference_verdict("noop", prepared, tokenizer, spec))
+        if not gold.resolved or gold.reward != 1.0:
+            bad.append(_at_fault(task.instance_id, "gold fails", gold, gold.failing))
+        if noop.resolved or noop.reward != 0.0:
+            passing = {i: v for i, v in noop.fail_to_pass.items() if v == "passed"}
+            bad.append(_at_fault(task.instance_id, "noop passes", noop, passing))
+    print("\n\n".join(bad) or f"all {len(tasks)} tasks valid: gold 100%, noop 0%")
     return 1 if bad else 0
+
+
+def _at_fault(instance_id: str, what: str, verdict: Verdict, ids: Mapping[str, str]) -> str:
+    """What `tasks validate` prints for a bad task: the ids at fault and the log's tail."""
+    lines = [f"{instance_id}: {what} (run: {verdict.status}, reward {verdict.reward})"]
+    lines += [f"  {i}: {outcome}" for i, outcome in ids.items()]
+    lines += [f"  tampering: {hit}" for hit in verdict.tampered]
+    tail = "\n".join("  | " + ln for ln in verdict.log_tail.splitlines())
+    return "\n".join([*lines, "  test log (tail):", tail])
 
 
 def _export(args: argparse.Namespace, cache: Path) -> int:
@@ -222,6 +245,7 @@ ACTIONS = {
     "easy": _easy,
     "wider": _wider,
     "suite": _suite,
+    "releases": _releases,
     "validate": _validate,
     "export": _export,
 }

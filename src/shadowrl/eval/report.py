@@ -2,7 +2,8 @@
 
 `eval.json` is for machines and the gate; this is what a person reads after a run:
 the pins first (what was measured), then scores with their intervals, per tier, the
-behaviour metrics, every task's outcomes and, at the end, any crash in full.
+behaviour metrics, every task's outcomes, the test ids that failed in each unresolved
+task (with how its runs ended) and, at the end, any crash in full.
 """
 
 from __future__ import annotations
@@ -59,6 +60,26 @@ def _tasks_table(r: EvalResult) -> list[str]:
     return lines
 
 
+def _failing(r: EvalResult) -> list[str]:
+    """Per task with an unresolved graded sample: the ids at fault and how the runs ended."""
+    lines: list[str] = []
+    for t in r.tasks:
+        graded = [s.grading for s in t.samples if not s.resolved and s.grading is not None]
+        if not graded:
+            continue
+        ids: dict[str, set[str]] = {}
+        for g in graded:
+            for test_id, outcome in g.failing.items():
+                ids.setdefault(test_id, set()).add(outcome)
+        status = ", ".join(sorted({g.status for g in graded}))
+        lines.append(f"- **{t.instance_id}** ({len(graded)} unresolved; runs: {status})")
+        lines += [f"  - `{i}`: {', '.join(sorted(v))}" for i, v in ids.items()]
+        lines += [
+            f"  - tampering: {hit}" for hit in sorted({h for g in graded for h in g.tampered})
+        ]
+    return ["## Failing tests of unresolved tasks", "", *lines, ""] if lines else []
+
+
 def _errors(r: EvalResult) -> list[str]:
     crashed = [(t.instance_id, s) for t in r.tasks for s in t.samples if s.error is not None]
     if not crashed:
@@ -91,6 +112,7 @@ def render_report(r: EvalResult) -> str:
         "",
         *_tasks_table(r),
         "",
+        *_failing(r),
         *_errors(r),
     ]
     return "\n".join(lines).rstrip() + "\n"

@@ -20,6 +20,28 @@ from shadowrl.eval.behaviour import Behaviour
 from shadowrl.eval.stats import Estimate
 
 
+class Grading(BaseModel):
+    """Why the verifier decided as it did (`tasks/verify.py::Verdict`), kept per sample."""
+
+    status: str = Field(
+        description="How the test run ended: ran, collection_error, timeout, crashed, tampered."
+    )
+    fail_to_pass: dict[str, str] = Field(
+        description="Outcome of each FAIL_TO_PASS id: passed, failed, error, skipped, missing."
+    )
+    pass_to_pass: dict[str, str] = Field(description="Outcome of each PASS_TO_PASS id.")
+    tampered: list[str] = Field(
+        default_factory=list, description="'path: pattern' hits that voided the episode."
+    )
+    log_tail: str = Field(default="", description="The last ~2 KB of the test log.")
+
+    @property
+    def failing(self) -> dict[str, str]:
+        """The listed ids that did not pass, with their outcome."""
+        both = {**self.fail_to_pass, **self.pass_to_pass}
+        return {i: v for i, v in both.items() if v != "passed"}
+
+
 class SampleResult(BaseModel):
     """One graded episode of one task."""
 
@@ -37,6 +59,9 @@ class SampleResult(BaseModel):
     end: str = Field(description="How the episode ended (an EpisodeEnd), or 'crash'.")
     error: str | None = Field(
         default=None, description="Traceback of the exception, if it crashed."
+    )
+    grading: Grading | None = Field(
+        default=None, description="The verifier's reasons (None if the episode crashed)."
     )
 
 

@@ -29,10 +29,19 @@ from shadowrl.episode import EpisodeSpec, PolicyFactory, graded_episode
 from shadowrl.eval.behaviour import episode_behaviour, summarize_behaviour
 from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.pins import ConfigPins, harness_version, suite_hash
-from shadowrl.eval.result import EvalResult, Pins, SampleResult, TaskResult, score, score_by_tier
+from shadowrl.eval.result import (
+    EvalResult,
+    Grading,
+    Pins,
+    SampleResult,
+    TaskResult,
+    score,
+    score_by_tier,
+)
 from shadowrl.sandbox.base import Snapshot
 from shadowrl.tasks.prepare import PreparedTask, prepare, task_prompt
 from shadowrl.tasks.task import Task
+from shadowrl.tasks.verify import Verdict
 from shadowrl.types import Trajectory
 
 log = logging.getLogger(__name__)
@@ -91,17 +100,15 @@ def _crash(sample: int, err: BaseException, wall_s: float) -> SampleResult:
     )
 
 
-def _graded(
-    sample: int, traj: Trajectory, resolved: bool, reward: float, wall_s: float
-) -> SampleResult:
+def _graded(sample: int, traj: Trajectory, verdict: Verdict, wall_s: float) -> SampleResult:
     b = episode_behaviour(traj)
     error = (
         str(traj.info.get("error", "episode ended with an error")) if traj.end == "error" else None
     )
     return SampleResult(
         sample=sample,
-        resolved=resolved,
-        reward=reward,
+        resolved=verdict.resolved,
+        reward=verdict.reward,
         tokens=b.tokens,
         turns=b.turns,
         tool_calls=b.tool_calls,
@@ -110,6 +117,13 @@ def _graded(
         wall_s=wall_s,
         end=traj.end,
         error=error,
+        grading=Grading(
+            status=verdict.status,
+            fail_to_pass=verdict.fail_to_pass,
+            pass_to_pass=verdict.pass_to_pass,
+            tampered=list(verdict.tampered),
+            log_tail=verdict.log_tail,
+        ),
     )
 
 
@@ -142,7 +156,7 @@ async def _sample(
             result = _crash(i, err, time.perf_counter() - start)
         else:
             run.episodes.append((traj, verdict.resolved))
-            result = _graded(i, traj, verdict.resolved, verdict.reward, time.perf_counter() - start)
+            result = _graded(i, traj, verdict, time.perf_counter() - start)
     run.advance(result.resolved)
     return result
 

@@ -3,7 +3,9 @@
 An agent asks "where is the checksum validated?" and wants one function back, not
 a whole file: so Python is cut along its syntax tree (each function, each method
 with its class as context, each class header, and the module-level code between
-them), and any other text file into fixed, overlapping line windows. Chunks keep
+them), and any other text file into fixed, overlapping line windows. A Python file
+that does not parse (a syntax error, or nesting too deep for the parser) is cut into
+line windows too, so one bad file costs its structure, never the index. Chunks keep
 1-based inclusive line ranges so a hit can be opened with `read_file` directly.
 """
 
@@ -15,6 +17,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from shadowrl import pyast
 
 MODULE_SYMBOL = "<module>"
 # The line breaks Python's tokenizer counts; str.splitlines() also splits on \f, \v, \u2028...
@@ -56,7 +60,7 @@ def chunk_file(path: str, text: str, config: ChunkConfig | None = None) -> list[
         return []
     lines = _LINE_BREAK.split(text.removesuffix("\n").removesuffix("\r")) if text else []
     if path.endswith((".py", ".pyi")):
-        spans = _python_spans(text, lines)
+        spans = _python_spans(path, text, lines)
         if spans is not None:
             return _bounded(path, lines, spans, config.max_lines)
     return _windows(path, lines, config.window_lines, config.window_overlap)
@@ -66,11 +70,18 @@ def chunk_file(path: str, text: str, config: ChunkConfig | None = None) -> list[
 _Span = tuple[int, int, str]
 
 
-def _python_spans(source: str, lines: list[str]) -> list[_Span] | None:
+def is_line_chunked(chunks: Sequence[Chunk]) -> bool:
+    """A Python file's chunks are line windows: it did not parse (see `chunk_file`)."""
+    return any(c.symbol == "" for c in chunks)
+
+
+def _python_spans(path: str, source: str, lines: list[str]) -> list[_Span] | None:
     """Definition and gap spans of a module, or None if it does not parse."""
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):  # ValueError: NUL bytes, bad encodings
+        tree = pyast.parse(source, path)
+    # ValueError: NUL bytes, bad encodings; RecursionError/MemoryError: too deeply nested;
+    # SystemError: what CPython 3.11 raised for concurrent parses (pyast serialises them).
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
         return None
     return sorted(_container_spans(tree.body, lines, 1, len(lines), "", MODULE_SYMBOL))
 

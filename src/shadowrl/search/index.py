@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shadowrl.search.chunking import Chunk, ChunkConfig, chunk_file
+from shadowrl.search.chunking import Chunk, ChunkConfig, chunk_file, is_line_chunked
 from shadowrl.search.embedders import Embedder, get_embedder
 
 _FORMAT = 1  # bump when chunking or the file layout changes, so old caches are ignored
@@ -127,6 +127,15 @@ class SemanticIndex:
     def paths(self) -> list[str]:
         """Indexed files, sorted (including ones that yielded no chunks)."""
         return list(self._entries)
+
+    @property
+    def unparsed(self) -> list[str]:
+        """Python files that did not parse and were indexed as line windows instead."""
+        return [
+            p
+            for p, e in self._entries.items()
+            if p.endswith((".py", ".pyi")) and is_line_chunked(e.chunks)
+        ]
 
     def __len__(self) -> int:
         return len(self._chunks)

@@ -36,7 +36,7 @@ from shadowrl.tasks.mutate import (
     is_effective,
 )
 from shadowrl.tasks.patch import make_patch
-from shadowrl.tasks.runner import LocalRun, junit_outcomes, run_tests_local
+from shadowrl.tasks.runner import TestRun, run_tests_local
 from shadowrl.tasks.task import Seed, Task, hash_split
 
 
@@ -140,29 +140,30 @@ def validate(job: Job) -> Task | None:
     original = (job.base / job.module).read_text()
     mutated = apply_mutations(original, job.mutations)
     with tempfile.TemporaryDirectory(prefix="shadowrl-make-") as tmp:
-        work, junit = Path(tmp) / "ws", Path(tmp)
+        work, out = Path(tmp) / "ws", Path(tmp)
         _with_hidden(job.base, spec, work)
         (work / job.module).write_text(mutated)
-        probe = _run(job, work, job.tests, junit)
-        outcomes = junit_outcomes(probe.xml)
+        probe = _run(job, work, job.tests, out)
+        outcomes = probe.outcomes
         f2p = sorted(i for i in job.baseline if i in outcomes and outcomes[i] != "passed")
-        if probe.timed_out or not f2p or len(f2p) > spec.max_fail:
+        if probe.status == "timeout" or not f2p or len(f2p) > spec.max_fail:
             return None
         p2p = sorted(i for i in job.baseline if outcomes.get(i) == "passed")[: spec.max_pass]
-        task = _task(spec, job, original, mutated, f2p, p2p, probe.output)
-        bug = _run(job, work, task.test_ids, junit, task).results
+        task = _task(spec, job, original, mutated, f2p, p2p, probe.log)
+        bug = _run(job, work, task.test_ids, out, task).results(task.test_ids)
         if any(bug[i] == "passed" for i in f2p) or any(bug[i] != "passed" for i in p2p):
             return None
         (work / job.module).write_text(original)
-        gold = _run(job, work, task.test_ids, junit, task).results
-        return task if all(v == "passed" for v in gold.values()) else None
+        gold = _run(job, work, task.test_ids, out, task)
+        ok = gold.status == "ran" and all(
+            v == "passed" for v in gold.results(task.test_ids).values()
+        )
+        return task if ok else None
 
 
-def _run(
-    job: Job, work: Path, ids: Sequence[str], junit: Path, task: Task | None = None
-) -> LocalRun:
+def _run(job: Job, work: Path, ids: Sequence[str], out: Path, task: Task | None = None) -> TestRun:
     probe = (task or _probe_task(job.spec)).model_copy(update={"timeout_s": job.probe_timeout})
-    return run_tests_local(probe, work, job.python, ids, junit)
+    return run_tests_local(probe, work, job.python, ids, out)
 
 
 def _probe_task(spec: MakeSpec) -> Task:
@@ -283,7 +284,7 @@ def baseline(base: Path, spec: MakeSpec, tests: Sequence[str], python: Path) -> 
         start = time.monotonic()
         run = run_tests_local(_probe_task(spec), work, python, tests, Path(tmp))
         took = time.monotonic() - start
-    passing = frozenset(i for i, v in junit_outcomes(run.xml).items() if v == "passed")
+    passing = frozenset(i for i, v in run.outcomes.items() if v == "passed")
     return Baseline(passing, min(spec.timeout_s, 10.0 + 4 * took))
 
 

@@ -18,6 +18,8 @@ import copy
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from shadowrl import pyast
+
 _CMP_FLIP: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
     ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In,
@@ -182,7 +184,7 @@ def candidate_mutations(source: str, operators: Sequence[str] = ALL_OPERATORS) -
     if unknown := set(operators) - set(ALL_OPERATORS):
         raise ValueError(f"unknown mutation operators {sorted(unknown)}; known: {ALL_OPERATORS}")
     node_ops = [OPERATORS[name] for name in operators if name in OPERATORS]
-    tree = ast.parse(source)
+    tree = pyast.parse(source)
     src = _Source(source)
     out: list[Mutation] = []
     for fn in _functions(tree):
@@ -214,7 +216,7 @@ def apply_mutations(source: str, mutations: Sequence[Mutation]) -> str:
 def is_effective(source: str, mutated: str) -> bool:
     """False for a no-op (same AST) or a mutant that no longer parses."""
     try:
-        return ast.unparse(ast.parse(mutated)) != ast.unparse(ast.parse(source))
+        return ast.unparse(pyast.parse(mutated)) != ast.unparse(pyast.parse(source))
     except SyntaxError:
         return False
 

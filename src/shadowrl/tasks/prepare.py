@@ -28,6 +28,7 @@ from pathlib import Path
 from shadowrl.sandbox import Limits, Sandbox, create_sandbox
 from shadowrl.tasks.env import build_env, env_python
 from shadowrl.tasks.patch import apply_patch, created_paths, touched_paths
+from shadowrl.tasks.runner import PLUGIN_DIR
 from shadowrl.tasks.task import Seed, Task
 
 
@@ -110,7 +111,8 @@ def _copy_path_seed(seed: Seed, dest: Path) -> None:
         t.extractall(dest, filter="data")
 
 
-def _apply_to_dir(root: Path, patch: str) -> None:
+def apply_patch_to_dir(root: Path, patch: str) -> None:
+    """Apply `patch` to the files under `root` in place (None = the file is removed)."""
     files = {p: (root / p).read_text() for p in touched_paths(patch) if (root / p).is_file()}
     for path, text in apply_patch(files, patch).items():
         target = root / path
@@ -168,7 +170,7 @@ def build_workspace(task: Task, cache_dir: Path) -> Path:
     def build(tmp: Path) -> None:
         shutil.copytree(source, tmp, symlinks=True)
         if task.bug_patch:
-            _apply_to_dir(tmp, task.bug_patch)
+            apply_patch_to_dir(tmp, task.bug_patch)
         for path in created_paths(task.test_patch):
             (tmp / path).unlink(missing_ok=True)
 
@@ -208,12 +210,12 @@ class PreparedTask:
 
         The env stays at its host path inside, so `self.python` names the same
         interpreter on both sides (the grader runs it), and a plain `python` in the
-        sandbox is the env's: the agent needs no host path in its prompt.
+        sandbox is the env's: the agent needs no host path in its prompt. The grader's
+        pytest plugin directory is bound the same way, read-only.
         """
         env = str(self.env)
-        return create_sandbox(
-            self.workspace, backend, limits, ro_binds={env: self.env}, path=[f"{env}/bin"]
-        )
+        binds = {env: self.env, str(PLUGIN_DIR): PLUGIN_DIR}  # the grader's pytest plugin
+        return create_sandbox(self.workspace, backend, limits, ro_binds=binds, path=[f"{env}/bin"])
 
 
 def prepare(task: Task, cache_dir: str | Path) -> PreparedTask:

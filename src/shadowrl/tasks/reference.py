@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.policies import ScriptedPolicy
@@ -23,6 +23,9 @@ from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask, visible_test_command
 from shadowrl.tasks.task import Task
 from shadowrl.types import Policy, ToolCall
+
+if TYPE_CHECKING:
+    pass
 
 
 def _call(text: str, name: str, arguments: dict[str, Any]) -> str:
@@ -70,14 +73,20 @@ def minimal_hunk(text: str, old: str, new: str) -> tuple[str, str]:
 
 
 def gold_replies(task: Task, prepared: PreparedTask) -> list[str]:
-    """Tool-call replies that apply `task.patch` to the workspace with minimal edits, then submit."""
-    before = {
-        fp.path: prepared.read(fp.old) or "" for fp in parse_patch(task.patch) if fp.old is not None
-    }
+    """Tool-call replies that apply `task.patch` to the workspace with minimal edits, then submit.
+
+    A renamed or copied file is written whole at its new path (and a rename removes the old).
+    """
+    fps = parse_patch(task.patch)
+    before = {fp.old: prepared.read(fp.old) or "" for fp in fps if fp.old is not None}
     after = apply_patch(before, task.patch)
     replies: list[str] = []
-    for fp in parse_patch(task.patch):
-        text = before.get(fp.path, "")
+    for fp in fps:
+        text = before.get(fp.old, "") if fp.old is not None else ""
+        if fp.old is not None and fp.new is not None and fp.old != fp.new:
+            replies += _edits(fp.path, "", [], after[fp.path])
+            replies += [] if fp.copy else _edits(fp.old, text, [], None)
+            continue
         hunks = [
             minimal_hunk(
                 text,

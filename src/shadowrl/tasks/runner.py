@@ -1,134 +1,176 @@
-"""Running a task's tests and reading back which of them passed.
+"""Running a task's tests and reading back exactly what happened to each test id.
 
-The same command line and the same result parser serve validation (when a suite is
+The same command line and the same reader serve validation (when a suite is
 generated) and grading (after an episode), so "validated" means exactly what the
-grader will later check. Results come from a JUnit XML report that pytest writes to
-a path chosen per run with a random nonce: a file the agent wrote in advance cannot
-be mistaken for it, and a test id only counts as passed if it is present in that
-report with no failure, error or skip. Test ids may contain spaces and brackets, so
-every argument is quoted with `shlex.quote`, never concatenated into a shell string.
+grader will later check. The command is the task's `test_cmd` with the maintainers'
+pytest options kept (`tasks/pytest_args.py`) plus the grader's plugin
+(`tasks/plugin/shadowrl_grader.py`), which writes each node id's outcome to a file
+under a directory named by a random nonce: a file the agent wrote in advance cannot
+be mistaken for it, and a test id only counts as passed if pytest reported it passed
+there. Every run also gets a status saying how it ended:
+
+    ran               pytest finished its session (tests may have failed)
+    collection_error  a module did not import, an id does not exist, or nothing was collected
+    timeout           killed at `task.timeout_s`
+    crashed           pytest never finished: the process died (os._exit, a signal) or
+                      pytest hit an internal error (a SystemExit escaping collection)
+    tampered          the grader voided the episode before running anything (`verify.py`)
+
+Test ids may contain spaces and brackets, so every argument is quoted with
+`shlex.quote`, never concatenated into a shell string.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
-import re
 import shlex
+import shutil
 import signal
 import subprocess
-import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from shadowrl.tasks.pytest_args import (
+    Reader,
+    config_file_option,
+    find_config,
+    grading_args,
+    pytest_split,
+    read_project_config,
+)
 from shadowrl.tasks.task import Task
 
 Outcome = Literal["passed", "failed", "error", "skipped", "missing"]
-
-# Flags appended to every test command: deterministic, no caches the agent could plant,
-# the project's own `addopts` ignored (they may need plugins we do not install).
-PYTEST_FLAGS = (
-    "-p", "no:cacheprovider",
-    "-o", "addopts=",
-    "-o", "pythonpath=.",
-    "-o", "junit_family=xunit1",
-    "-o", "junit_logging=no",
-    "--tb=short",
-    "-rN",
-)  # fmt: skip
+RunStatus = Literal["ran", "collection_error", "timeout", "crashed", "tampered"]
+PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"  # holds only the plugin module
+PLUGIN = "shadowrl_grader"
+OUTCOMES_FILE = "outcomes.jsonl"
+# pytest exit codes: 2 interrupted (collection errors), 3 internal error, 4 usage error
+# (an id that does not exist), 5 nothing collected.
+_COLLECTION_EXITS = {2, 4, 5}
+_INTERNAL_ERROR = 3
 
 
-def test_argv(task: Task, python: str | Path, junit_path: str, ids: Sequence[str]) -> list[str]:
-    """The argv of one test run: `task.test_cmd` with 'python' bound to the env's interpreter."""
+def test_argv(
+    task: Task, python: str | Path, read: Reader, out_path: str, ids: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """(argv of one test run, the options it stripped): `task.test_cmd` with 'python'
+    bound to the env's interpreter, the project config read through `read`."""
     cmd = [str(python) if arg == "python" else arg for arg in task.test_cmd]
-    return [*cmd, *PYTEST_FLAGS, f"--junitxml={junit_path}", *ids]
+    split = pytest_split(cmd)
+    head, opts = cmd[:split], cmd[split:]
+    project = read_project_config(read, find_config(read, ids, config_file_option(opts)))
+    required = ["-p", PLUGIN, f"--shadowrl-outcomes={out_path}"]
+    args, dropped = grading_args(opts, project, required)
+    return [*_plugin_on_path(head), *args, *ids], dropped
+
+
+def _plugin_on_path(head: list[str]) -> list[str]:
+    """A `PYTHONPATH=...` the command sets itself (`env PYTHONPATH=src python ...`) keeps
+    the plugin's directory after its own entries, so the `-p` still finds it."""
+    if not head or PurePosixPath(head[0]).name != "env":
+        return head
+    return [f"{tok}:{PLUGIN_DIR}" if tok.startswith("PYTHONPATH=") else tok for tok in head]
 
 
 def shell_command(argv: Sequence[str]) -> str:
-    """`argv` as one `/bin/sh -c` string, every argument quoted."""
-    env = "env -u PYTHONPATH -u PYTHONSTARTUP PYTHONDONTWRITEBYTECODE=1 PYTHONHASHSEED=0"
-    return f"{env} {shlex.join(argv)}"
-
-
-def junit_key(node_id: str) -> tuple[str, str]:
-    """(classname, name) that pytest's junitxml writes for a node id (`mangle_test_address`)."""
-    path, _, tail = node_id.partition("::")
-    name_part, bracket, params = tail.partition("[")
-    names = [re.sub(r"\.py$", "", path.replace("/", ".")), *name_part.split("::")]
-    names[-1] += bracket + params
-    return ".".join(names[:-1]), names[-1]
-
-
-def _case_outcome(case: ET.Element) -> Outcome:
-    tags = {child.tag for child in case}
-    if "error" in tags:
-        return "error"
-    if "failure" in tags:
-        return "failed"
-    return "skipped" if "skipped" in tags else "passed"
-
-
-def parse_junit(xml_text: str, ids: Sequence[str]) -> dict[str, Outcome]:
-    """Outcome of each id; ids absent from the report (or a bad report) are 'missing'."""
-    found: dict[tuple[str, str], Outcome] = {}
-    try:
-        root = ET.fromstring(xml_text)
-    except ET.ParseError:
-        return dict.fromkeys(ids, "missing")
-    for case in root.iter("testcase"):
-        key = (case.get("classname", ""), case.get("name", ""))
-        outcome = _case_outcome(case)
-        # A test reported twice (e.g. failing in teardown) counts at its worst.
-        if found.get(key, "passed") == "passed":
-            found[key] = outcome
-    return {i: found.get(junit_key(i), "missing") for i in ids}
-
-
-def junit_outcomes(xml_text: str) -> dict[str, Outcome]:
-    """Every test case of an xunit1 report, keyed by its pytest node id (for discovery)."""
-    try:
-        root = ET.fromstring(xml_text)
-    except ET.ParseError:
-        return {}
-    out: dict[str, Outcome] = {}
-    for case in root.iter("testcase"):
-        path, classname, name = (
-            case.get("file", ""),
-            case.get("classname", ""),
-            case.get("name", ""),
-        )
-        module = re.sub(r"\.py$", "", path.replace("/", "."))
-        if not path.endswith(".py") or not (
-            classname == module or classname.startswith(module + ".")
-        ):
-            continue  # collection errors and doctests have no clean node id
-        classes = classname[len(module) + 1 :].split(".") if classname != module else []
-        node_id = "::".join([path, *classes, name])
-        if out.get(node_id, "passed") == "passed":
-            out[node_id] = _case_outcome(case)
-    return out
+    """`argv` as one `/bin/sh -c` string, every argument quoted, in a clean environment."""
+    unset = " ".join(f"-u {v}" for v in ("PYTHONSTARTUP", "PYTEST_ADDOPTS", "PYTEST_PLUGINS"))
+    env = f"env {unset} {shlex.quote(f'PYTHONPATH={PLUGIN_DIR}')}"
+    return f"{env} PYTHONDONTWRITEBYTECODE=1 PYTHONHASHSEED=0 {shlex.join(argv)}"
 
 
 @dataclass(frozen=True)
-class LocalRun:
-    """Outcome of a test run on the host: per-id results and the captured output."""
+class TestRun:
+    """What one test run left: each reported id's outcome, how it ended, its output."""
 
-    results: dict[str, Outcome]
-    output: str
-    timed_out: bool
-    xml: str
+    __test__ = False  # not a pytest test class, whatever its name
+    outcomes: dict[str, Outcome]  # every id pytest reported (ids never reported are absent)
+    status: RunStatus
+    log: str
+    dropped: tuple[str, ...] = ()  # options stripped from addopts and test_cmd
+
+    def results(self, ids: Sequence[str]) -> dict[str, Outcome]:
+        """The outcome of each of `ids`; an id pytest never reported is 'missing'."""
+        return {i: self.outcomes.get(i, "missing") for i in ids}
+
+
+# A phase reported more than once (each subtest of a unittest `subTest` or a pytest
+# `subtests` fixture reports its own `call`) counts at its worst: one failed subtest
+# fails the test even though the test's own report says passed.
+_RANK = {"skipped": 0, "passed": 1, "failed": 2}
+
+
+def _fold(phases: Mapping[str, str]) -> Outcome:
+    """One id's outcome from its phases: a setup or teardown failure is an error, a
+    skip in setup is a skip, and a test whose call never reported is missing."""
+    if phases.get("setup") == "failed":
+        return "error"
+    if "call" not in phases:
+        return "skipped" if phases.get("setup") == "skipped" else "missing"
+    if phases.get("teardown") == "failed" and phases["call"] == "passed":
+        return "error"
+    call = phases["call"]
+    return call if call in ("passed", "failed", "skipped") else "missing"  # type: ignore[return-value]
+
+
+def read_outcomes(text: str, timed_out: bool) -> tuple[dict[str, Outcome], RunStatus]:
+    """Outcomes and status from the plugin's file (`text` is '' if it was never written)."""
+    phases: dict[str, dict[str, str]] = {}
+    collect_errors, exitstatus = False, None
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:  # a line torn by a process killed mid-write
+            continue
+        if not isinstance(record, dict):
+            continue
+        if "nodeid" in record:
+            seen = phases.setdefault(str(record["nodeid"]), {})
+            when, outcome = str(record.get("when")), str(record.get("outcome"))
+            seen[when] = max(seen.get(when, outcome), outcome, key=lambda o: _RANK.get(o, 2))
+        elif "collect_error" in record:
+            collect_errors = True
+        elif "exitstatus" in record:
+            exitstatus = record["exitstatus"]
+    outcomes = {nodeid: _fold(p) for nodeid, p in phases.items()}
+    status: RunStatus
+    if timed_out:
+        status = "timeout"
+    elif exitstatus is None or exitstatus == _INTERNAL_ERROR:
+        status = "crashed"
+    elif collect_errors or exitstatus in _COLLECTION_EXITS:
+        status = "collection_error"
+    else:
+        status = "ran"
+    return outcomes, status
+
+
+def directory_reader(root: Path) -> Reader:
+    """A `Reader` over a directory on the host."""
+
+    def read(rel: str) -> str | None:
+        path = root / rel
+        return path.read_text(errors="replace") if path.is_file() else None
+
+    return read
 
 
 def run_tests_local(
-    task: Task, workdir: Path, python: str | Path, ids: Sequence[str], junit_dir: Path
-) -> LocalRun:
+    task: Task, workdir: Path, python: str | Path, ids: Sequence[str], out_dir: Path
+) -> TestRun:
     """Run tests in `workdir` on the host (suite validation), killing the whole
     process group at `task.timeout_s`: pytest-timeout cannot stop a C-level loop."""
-    junit = junit_dir / f"junit-{os.urandom(8).hex()}.xml"
+    nonce = out_dir / f"shadowrl-run-{os.urandom(8).hex()}"
+    nonce.mkdir()
+    out = nonce / OUTCOMES_FILE
+    argv, dropped = test_argv(task, python, directory_reader(workdir), str(out), ids)
     proc = subprocess.Popen(
-        ["/bin/sh", "-c", shell_command(test_argv(task, python, str(junit), ids))],
+        ["/bin/sh", "-c", shell_command(argv)],
         cwd=workdir,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -136,14 +178,15 @@ def run_tests_local(
     )
     timed_out = False
     try:
-        out, _ = proc.communicate(timeout=task.timeout_s)
+        log, _ = proc.communicate(timeout=task.timeout_s)
     except subprocess.TimeoutExpired:
         timed_out = True
         os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
+        log, _ = proc.communicate()
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # stragglers the tests spawned
-    xml = junit.read_text() if junit.exists() else ""
-    junit.unlink(missing_ok=True)
-    return LocalRun(parse_junit(xml, ids), out.decode(errors="replace"), timed_out, xml)
+    text = out.read_text(errors="replace") if out.is_file() else ""
+    shutil.rmtree(nonce, ignore_errors=True)
+    outcomes, status = read_outcomes(text, timed_out)
+    return TestRun(outcomes, status, log.decode(errors="replace"), tuple(dropped))

@@ -5,20 +5,33 @@ field names, their JSON-encoded test lists accepted on input) with a few fields 
 our own: `seed` says how to build the buggy starting workspace offline and
 reproducibly, `bug_patch` is the SWE-smith-style diff that introduced the bug, and
 `env` names the pip requirements the tests need. A malformed file fails loudly with
-the line number and the field at fault, never with a half-loaded suite.
+the line number and the field at fault, never with a half-loaded suite: the three
+diffs are parsed on load, so a bad one is a `TaskFileError` naming the task file's
+line and the diff's, not a crash in the middle of an evaluation. `test_cmd` may be
+written as a shell string (`"python -m pytest -q"`, split with `shlex`) or an argv.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from shadowrl.tasks.diffrules import RULES
+from shadowrl.tasks.patch import parse_patch
 
 SUITES_DIR = Path(__file__).resolve().parent.parent / "data" / "suites"
 # Fields of SWE-bench-family records that we accept on input and do not keep.
@@ -80,7 +93,9 @@ class Task(BaseModel):
     )
     test_cmd: tuple[str, ...] = Field(
         default=("python", "-P", "-m", "pytest"),
-        description="Test command argv run from the workspace root; 'python' means the env's interpreter.",
+        description="Test command run from the workspace root, an argv or a shell string "
+        "(split with shlex); 'python' means the env's interpreter. Its pytest options and the "
+        "project's own pytest config win over the grader's defaults (`tasks/pytest_args.py`).",
     )
     timeout_s: float = Field(
         default=120.0, description="Hard wall-clock limit of one test run, seconds."
@@ -107,9 +122,20 @@ class Task(BaseModel):
 
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", "env", "test_cmd", mode="before")
     @classmethod
-    def _decode_json_list(cls, v: Any) -> Any:
-        """SWE-bench stores lists as JSON-encoded strings; accept both forms."""
-        return json.loads(v) if isinstance(v, str) and v.lstrip().startswith("[") else v
+    def _decode_json_list(cls, v: Any, info: ValidationInfo) -> Any:
+        """SWE-bench stores lists as JSON-encoded strings; accept both forms. Any other
+        string `test_cmd` is a shell command line, split as a shell would."""
+        if isinstance(v, str) and v.lstrip().startswith("["):
+            return json.loads(v)
+        return shlex.split(v) if isinstance(v, str) and info.field_name == "test_cmd" else v
+
+    @field_validator("patch", "test_patch", "bug_patch")
+    @classmethod
+    def _diff_parses(cls, v: str) -> str:
+        """A diff that cannot be read fails here, when the task file is loaded."""
+        if v.strip() and not parse_patch(v):
+            raise ValueError("no file diff found (expected 'diff --git' or '---'/'+++' headers)")
+        return v
 
     @model_validator(mode="after")
     def _has_failing_tests(self) -> Task:

@@ -13,11 +13,16 @@ sandbox (the agent's own sandbox is left untouched), where, in order:
    name, `gc`, frame walking, ...; compiled extensions the agent planted): any hit
    voids the episode, and the Verdict says which layer caught it and why;
 3. the hidden `test_patch` is written in;
-4. FAIL_TO_PASS and PASS_TO_PASS run in one pytest process (no `-x`: every id must
-   run), which writes JUnit XML to a directory named by a fresh random nonce;
-5. resolved iff every listed id is present in that report and passed (SWE-bench's
-   rule). A collection error, `sys.exit(0)`, a crash or a timeout leaves ids
-   missing, which is a failure, never a pass.
+4. FAIL_TO_PASS and PASS_TO_PASS run in one pytest process, with the maintainers'
+   pytest options minus a denylist (`-x`, `--lf`, ...: every id must run; see
+   `pytest_args.py`), and the grader's plugin writes each id's outcome to a file
+   under a directory named by a fresh random nonce (`runner.py`);
+5. resolved iff the run finished (status `ran`) and every listed id was reported
+   passed (SWE-bench's rule). A collection error, `sys.exit(0)`, a crash or a
+   timeout leaves ids missing or the run unfinished, which is a failure, never a pass.
+
+The `Verdict` says why: each listed id's outcome, the run's status, the tamper hits
+that voided it if any, and the test log (whose tail `eval.json` keeps per sample).
 """
 
 from __future__ import annotations
@@ -37,7 +42,17 @@ from shadowrl.tasks.diffrules import Violation, check_changes
 from shadowrl.tasks.env import env_modules
 from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask
-from shadowrl.tasks.runner import Outcome, parse_junit, shell_command, test_argv
+from shadowrl.tasks.pytest_args import Reader
+from shadowrl.tasks.runner import (
+    OUTCOMES_FILE,
+    PLUGIN,
+    Outcome,
+    RunStatus,
+    TestRun,
+    read_outcomes,
+    shell_command,
+    test_argv,
+)
 from shadowrl.tasks.task import Task
 from shadowrl.types import Trajectory
 
@@ -53,11 +68,12 @@ _CUSTOMIZE = {"sitecustomize.py", "usercustomize.py"}
 _TEST_DIRS = {"tests", "test", "testing"}
 _NATIVE = (".so", ".pyd")  # extension modules win over a same-named .py at import
 VoidedBy = Literal["", "forbidden_text", "diff_rules"]
+LOG_TAIL_CHARS = 2000  # the end of pytest's output: its short summary of what failed
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """The grade of one episode; `log` is the test output, for humans."""
+    """The grade of one episode, and why: `log` is the test output, for humans."""
 
     resolved: bool
     reward: float
@@ -66,6 +82,18 @@ class Verdict:
     log: str = ""
     voided_by: VoidedBy = ""  # the layer that voided the episode ("" = graded on its tests)
     violations: tuple[Violation, ...] = ()  # what `diff_rules` found
+    status: RunStatus = "ran"
+    tampered: tuple[str, ...] = ()  # 'path: pattern' hits that voided the episode
+
+    @property
+    def log_tail(self) -> str:
+        return self.log[-LOG_TAIL_CHARS:]
+
+    @property
+    def failing(self) -> dict[str, Outcome]:
+        """The listed ids that did not pass, with their outcome."""
+        both = {**self.fail_to_pass, **self.pass_to_pass}
+        return {i: v for i, v in both.items() if v != "passed"}
 
 
 def is_protected(path: str) -> bool:
@@ -91,7 +119,7 @@ def _files_to_reset(prepared: PreparedTask, sandbox: Sandbox, current: set[str])
     deleted = {p for p in pristine if p not in current and (prepared.workspace / p).is_file()}
     id_files = {i.split("::", 1)[0] for i in prepared.task.test_ids}
     touched = set(sandbox.changed_files()) | deleted | id_files
-    modules = env_modules(prepared.env)
+    modules = env_modules(prepared.env) | {PLUGIN}  # a workspace module may not shadow it
     return {p for p in touched if is_protected(p) or _shadows(p, modules, pristine)}
 
 
@@ -189,20 +217,31 @@ def gold_violations(task: Task, workspace: Path) -> list[Violation]:
     return check_changes(files, task.allowed_primitives)
 
 
-def run_graded_tests(
-    task: Task, prepared: PreparedTask, sandbox: Sandbox
-) -> tuple[dict[str, Outcome], str]:
-    """Run every test id once in `sandbox`; JUnit goes to a fresh nonce directory."""
+def sandbox_reader(sandbox: Sandbox) -> Reader:
+    """A `Reader` over the sandbox's workspace (config files as the grader left them)."""
+
+    def read(rel: str) -> str | None:
+        try:
+            return sandbox.read_file(rel).decode(errors="replace")
+        except (OSError, ValueError):  # absent, a directory, or a link leading outside
+            return None
+
+    return read
+
+
+def run_graded_tests(task: Task, prepared: PreparedTask, sandbox: Sandbox) -> TestRun:
+    """Run every test id once in `sandbox`; outcomes go to a fresh nonce directory."""
     nonce_dir = f".shadowrl-grade-{os.urandom(16).hex()}"
-    junit = f"{nonce_dir}/junit.xml"
-    argv = test_argv(task, prepared.python, junit, task.test_ids)
+    out = f"{nonce_dir}/{OUTCOMES_FILE}"
+    argv, dropped = test_argv(task, prepared.python, sandbox_reader(sandbox), out, task.test_ids)
     res = sandbox.exec(f"mkdir {nonce_dir} && {shell_command(argv)}", timeout=task.timeout_s)
     try:
-        xml = sandbox.read_file(junit).decode(errors="replace")
-    except (FileNotFoundError, OSError):
-        xml = ""
+        text = sandbox.read_file(out).decode(errors="replace")
+    except (OSError, ValueError):
+        text = ""
     log = res.stdout + res.stderr + ("\n[timed out]" if res.timed_out else "")
-    return parse_junit(xml, task.test_ids), log
+    outcomes, status = read_outcomes(text, res.timed_out)
+    return TestRun(outcomes, status, log, tuple(dropped))
 
 
 def _shaped(reward: float, trajectory: Trajectory | None, shaping: ShapingConfig) -> float:
@@ -234,13 +273,19 @@ def verify(
         if hits:
             log = "tampering (forbidden_text):\n" + "\n".join(hits)
             return Verdict(
-                False, _shaped(0.0, trajectory, shaping), log=log, voided_by="forbidden_text"
-            )
+                False, _shaped(0.0, trajectory, shaping),
+                dict.fromkeys(task.FAIL_TO_PASS, "missing"),
+                dict.fromkeys(task.PASS_TO_PASS, "missing"),
+                log=log, status="tampered", tampered=tuple(hits), voided_by="forbidden_text",
+            )  # fmt: skip
         if violations := diff_violations(prepared, fork, changed):
             log = "tampering (diff_rules):\n" + "\n".join(map(str, violations))
             return Verdict(
-                False, _shaped(0.0, trajectory, shaping), log=log, voided_by="diff_rules",
-                violations=tuple(violations),
+                False, _shaped(0.0, trajectory, shaping),
+                dict.fromkeys(task.FAIL_TO_PASS, "missing"),
+                dict.fromkeys(task.PASS_TO_PASS, "missing"),
+                log=log, status="tampered", tampered=tuple(map(str, violations)),
+                voided_by="diff_rules", violations=tuple(violations),
             )  # fmt: skip
         _restore(prepared, fork, _files_to_reset(prepared, fork, current))
         hidden = prepared.hidden_files()
@@ -248,11 +293,13 @@ def verify(
         for path, text in hidden.items():
             if text is not None:
                 fork.write_file(path, text)
-        results, log = run_graded_tests(task, prepared, fork)
+        run = run_graded_tests(task, prepared, fork)
     finally:
         fork.close()
         snap.release()
+    results = run.results(task.test_ids)
     f2p = {i: results[i] for i in task.FAIL_TO_PASS}
     p2p = {i: results[i] for i in task.PASS_TO_PASS}
-    resolved = all(v == "passed" for v in results.values())
-    return Verdict(resolved, _shaped(float(resolved), trajectory, shaping), f2p, p2p, log)
+    resolved = run.status == "ran" and all(v == "passed" for v in results.values())
+    reward = _shaped(float(resolved), trajectory, shaping)
+    return Verdict(resolved, reward, f2p, p2p, run.log, status=run.status)
