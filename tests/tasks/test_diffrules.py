@@ -90,7 +90,7 @@ FIRES: list[tuple[str, str]] = [
     ("dir-listing", "import os\nnames = os.listdir('.')\n"),
     ("dir-listing", "from pathlib import Path\nnames = list(Path('.').rglob('*.py'))\n"),
     ("dir-listing", "import glob\nnames = glob.glob('*')\n"),
-    ("unparsable", "def broken(:\n"),
+    ("unparsable", "x = 1" + "+1" * 200_000 + "\n"),  # too deep for the AST: unchecked
 ]
 
 
@@ -232,3 +232,8 @@ def test_a_task_may_allow_only_known_rules() -> None:
     assert Task.model_validate({**record, "allowed_primitives": ["getattr"]}).allowed_primitives
     with pytest.raises(ValidationError, match="no diffrules rule"):
         Task.model_validate({**record, "allowed_primitives": ["gc"]})
+
+
+def test_a_plain_syntax_error_is_not_a_hack() -> None:
+    """Python cannot run it either: the run fails to collect and is graded as such."""
+    assert rules_of("def broken(:\n") == set()

@@ -30,8 +30,12 @@ def test_index_failure_is_recorded_and_the_episode_still_graded(
         policy = reference_policy("gold", tiny.task, tiny, tokenizer)
         traj, verdict = asyncio.run(
             episode.graded_episode(
-                policy, sandbox, tiny, tokenizer=tokenizer, agent=agent, search=search
-            )
+                policy,
+                sandbox,
+                tiny,
+                tokenizer=tokenizer,
+                spec=episode.EpisodeSpec(agent=agent, search=search),
+            )  # fmt: skip
         )
     finally:
         sandbox.close()

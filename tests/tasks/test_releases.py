@@ -80,7 +80,10 @@ def test_shadowrl_eval_gold_resolves_every_release_and_noop_none(tmp_path: Path)
     tasks = {t.instance_id: t for t in load_suite("releases")}
     for policy in ("gold", "noop"):
         argv = ["--suite", "releases", "--policy", policy, "--samples", "1", "--no-progress"]
-        assert eval_command.run(parser.parse_args([*argv, "--out", str(tmp_path / policy)]), config) == 0
+        assert (
+            eval_command.run(parser.parse_args([*argv, "--out", str(tmp_path / policy)]), config)
+            == 0
+        )
         result = EvalResult.load(tmp_path / policy)
         assert result.overall.tasks == len(RELEASES) and result.errors == 0
         rates[policy] = result.overall.pass1.value

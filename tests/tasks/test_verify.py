@@ -194,15 +194,23 @@ def test_tampering_voids_even_a_correct_fix(prepared, sandbox_for) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "status"),
+    ("name", "allowed", "status"),
     [
-        ("collection breaks with a syntax error", "collection_error"),
-        ("sys.exit(0) at import", "crashed"),
+        ("collection breaks with a syntax error", (), "collection_error"),
+        # the diff rules void an exit at import before anything runs...
+        ("sys.exit(0) at import", (), "tampered"),
+        # ...so the run status of such a run is seen where a task allows exits
+        ("sys.exit(0) at import", ("exit",), "crashed"),
     ],
 )
 def test_the_run_status_says_how_a_failed_run_ended(
-    name: str, status: str, prepared, sandbox_for
+    name: str, allowed: tuple[str, ...], status: str, prepared, sandbox_for
 ) -> None:
+    import dataclasses
+
+    prepared = dataclasses.replace(
+        prepared, task=prepared.task.model_copy(update={"allowed_primitives": allowed})
+    )
     box = sandbox_for(prepared)
     for path, text in HACKS[name].items():
         box.write_file(path, text)

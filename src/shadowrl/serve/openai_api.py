@@ -39,7 +39,7 @@ class APIError(Exception):
 # ---------------------------------------------------------------- request schemas
 # Only what we honour is declared; unknown fields are ignored, as OpenAI does.
 
-TokenId = Annotated[int, Field(ge=0)]
+TokenId = Annotated[int, Field(ge=0, strict=True)]  # strict: a JSON true is not token 1
 Text = Annotated[str, Field(min_length=1)]
 
 
