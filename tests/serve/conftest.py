@@ -158,3 +158,11 @@ def open_store(store_url: str) -> Iterator[Callable[..., TraceStore]]:
     yield opener
     for store in opened:
         store.close()
+
+
+@pytest.fixture
+def sqlite_trace_store(tmp_path: Path) -> Iterator[TraceStore]:
+    """A store on a SQLite file (the default backend), for tests that need only one."""
+    store = TraceStore(open_engine(f"sqlite:///{tmp_path / 'traces.db'}"))
+    yield store
+    store.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,20 +20,12 @@ from shadowrl.agent.prompt import Renderer
 from shadowrl.agent.tools import ToolSet
 from shadowrl.sandbox import create_sandbox
 from shadowrl.serve.store import TraceStore
-from shadowrl.serve.store.db import open_engine
 from shadowrl.serve.store.queries import RequestView, get_session
 from shadowrl.types import Message
 
 DEMO_REPO = Path(shadowrl.__file__).parent / "data" / "demo" / "repo"
 # a tool call written compactly: the template's re-render (json.dumps) puts spaces in it
 COMPACT_CALL = '<tool_call>\n{"name":"read_file","arguments":{"path":"stats.py"}}\n</tool_call>'
-
-
-@pytest.fixture
-def sqlite_store(tmp_path: Path) -> Iterator[TraceStore]:
-    store = TraceStore(open_engine(f"sqlite:///{tmp_path / 'traces.db'}"))
-    yield store
-    store.close()
 
 
 def recorded(store: TraceStore, response_id: str) -> list[RequestView]:
@@ -70,16 +62,16 @@ def test_openai_chat_is_recorded_token_exact(
 
 
 def test_streamed_chat_is_committed_before_done(
-    serve: Any, tokenizer: Any, sqlite_store: Any
+    serve: Any, tokenizer: Any, sqlite_trace_store: Any
 ) -> None:
     policy = ScriptedPolicy(tokenizer, "One two three.")
-    client, _ = serve(policy, traces=sqlite_store.writer)
+    client, _ = serve(policy, traces=sqlite_trace_store.writer)
     chunks = list(
         client.chat.completions.create(
             model=MODEL, messages=[{"role": "user", "content": "count"}], stream=True
         )
     )
-    (r,) = recorded(sqlite_store, chunks[0].id)
+    (r,) = recorded(sqlite_trace_store, chunks[0].id)
     assert r.generated_ids == tuple(policy._tokens(policy.samplings[0]))
     assert r.row.first_token_s is not None and r.row.first_token_s <= r.row.total_s
 
@@ -99,7 +91,7 @@ def _turn2(schemas: list[dict[str, Any]], first: list[dict[str, Any]], result: s
 
 
 def test_continuation_is_the_training_segment_token_for_token(
-    serve: Any, tokenizer: Any, sqlite_store: Any
+    serve: Any, tokenizer: Any, sqlite_trace_store: Any
 ) -> None:
     """The issue's case: a tool call written without spaces. run_episode's turn-2 prompt
     (its segment so far) is what the server must feed the model for the same chat."""
@@ -126,7 +118,7 @@ def test_continuation_is_the_training_segment_token_for_token(
     schemas = toolset.schemas()
     first = [m.to_openai() for m in traj.messages[:2]]
     policy = ScriptedPolicy(tokenizer, COMPACT_CALL)
-    client, _ = serve(policy, traces=sqlite_store.writer)
+    client, _ = serve(policy, traces=sqlite_trace_store.writer)
     r1 = client.chat.completions.create(model=MODEL, messages=first, tools=schemas)
     assert r1.choices[0].message.tool_calls, "the compact call parses"
     messages = _turn2(schemas, first, traj.messages[3].content)
@@ -142,7 +134,7 @@ def test_continuation_is_the_training_segment_token_for_token(
         ]
     )
     assert rerendered != training_turn2  # without token-in/token-out the test would fail
-    (a,), (b,) = recorded(sqlite_store, r1.id), recorded(sqlite_store, r2.id)
+    (a,), (b,) = recorded(sqlite_trace_store, r1.id), recorded(sqlite_trace_store, r2.id)
     assert b.prompt_ids == tuple(training_turn2) and b.token_exact
     assert (b.parent_id, b.session_id) == (a.id, a.session_id)
     assert b.row.tool_calls == [
@@ -154,19 +146,19 @@ def test_continuation_is_the_training_segment_token_for_token(
 
 
 def test_each_choice_is_a_branch_and_edited_history_is_not_token_exact(
-    serve: Any, tokenizer: Any, sqlite_store: Any
+    serve: Any, tokenizer: Any, sqlite_trace_store: Any
 ) -> None:
     policy = ScriptedPolicy(tokenizer, "Sure.")
-    client, _ = serve(policy, traces=sqlite_store.writer)
+    client, _ = serve(policy, traces=sqlite_trace_store.writer)
     first = [{"role": "user", "content": "hello"}]
     r1 = client.chat.completions.create(model=MODEL, messages=first, n=2, seed=1)
-    a0, a1 = recorded(sqlite_store, r1.id)
+    a0, a1 = recorded(sqlite_trace_store, r1.id)
     assert (a0.row.choice_index, a1.row.choice_index) == (0, 1) and a0.session_id == a1.session_id
     follow = {"role": "user", "content": "more"}
     r2 = client.chat.completions.create(
         model=MODEL, messages=[*first, {"role": "assistant", "content": "Sure."}, follow]
     )
-    (b,) = recorded(sqlite_store, r2.id)
+    (b,) = recorded(sqlite_trace_store, r2.id)
     assert b.parent_id in (a0.id, a1.id) and b.session_id == a0.session_id and b.token_exact
     parent = a0 if b.parent_id == a0.id else a1
     assert b.prompt_ids[: len(parent.prompt_ids) + len(parent.generated_ids)] == (
@@ -176,7 +168,7 @@ def test_each_choice_is_a_branch_and_edited_history_is_not_token_exact(
 
     edited = [*first, {"role": "assistant", "content": "Certainly not."}, follow]
     r3 = client.chat.completions.create(model=MODEL, messages=edited)
-    (c,) = recorded(sqlite_store, r3.id)
+    (c,) = recorded(sqlite_trace_store, r3.id)
     assert not c.token_exact and c.parent_id is None and c.session_id != a0.session_id
     assert list(c.prompt_ids) == Renderer(tokenizer).prompt_ids(
         [Message("user", "hello"), Message("assistant", "Certainly not."), Message("user", "more")]
@@ -184,10 +176,10 @@ def test_each_choice_is_a_branch_and_edited_history_is_not_token_exact(
 
 
 def test_session_header_groups_chat_and_completions(
-    serve: Any, tokenizer: Any, sqlite_store: Any
+    serve: Any, tokenizer: Any, sqlite_trace_store: Any
 ) -> None:
     policy = ScriptedPolicy(tokenizer, "ok")
-    client, url = serve(policy, traces=sqlite_store.writer)
+    client, url = serve(policy, traces=sqlite_trace_store.writer)
     headers = {"X-Session-Id": "my-session"}
     c = client.chat.completions.create(
         model=MODEL, messages=[{"role": "user", "content": "a"}], extra_headers=headers
@@ -195,7 +187,7 @@ def test_session_header_groups_chat_and_completions(
     k = client.completions.create(
         model=MODEL, prompt=["x y", "z"], n=2, max_tokens=4, extra_headers=headers
     )
-    view = get_session(sqlite_store.engine, "my-session")
+    view = get_session(sqlite_trace_store.engine, "my-session")
     assert view is not None and {r.response_id for r in view.requests} == {c.id, k.id}
     comps = [r for r in view.requests if r.response_id == k.id]
     assert [r.row.endpoint for r in comps] == ["completions"] * 4
