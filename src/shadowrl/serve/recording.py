@@ -16,6 +16,9 @@ what `agent/loop.py` appends), never a re-render of the history, which differs t
 for token whenever the client echoes a turn in other words (compact JSON, say). A
 request whose history holds an assistant turn the server did not generate (edited or
 made up) is rendered from its messages and recorded with `token_exact=False`.
+A completions call joins a session only by the header; otherwise it is its own.
+If a write fails the request fails with it (a 500, or a stream that ends without
+`[DONE]`): nothing is delivered that the store does not hold.
 
 Matching is by content: role, stripped text, tool calls as (name, parsed arguments),
 `tool_call_id` and `name`; tool call ids of assistant turns are not compared (the
@@ -131,7 +134,11 @@ class Recorder:
             task = self.sessions[sid] = asyncio.ensure_future(self._open(sid, fresh))
             while len(self.sessions) > self.index_size:
                 self.sessions.popitem(last=False)
-        await task
+        try:
+            await task
+        except Exception:
+            self.sessions.pop(sid, None)  # the next request tries again
+            raise
 
     async def _open(self, sid: str, fresh: bool) -> None:
         if not fresh and await asyncio.to_thread(session_exists, self.writer.engine, sid):
@@ -144,7 +151,8 @@ class Trace:
     """The record of one request in the making: its session, parent and timings."""
 
     def __init__(self, recorder: Recorder, session_header: str | None) -> None:
-        self.rec, self.header = recorder, session_header
+        self.rec, self.named = recorder, session_header
+        self.new_id = f"sess-{uuid.uuid4().hex}"  # if it neither names nor extends one
         self.t0, self.created = time.perf_counter(), utcnow()
         self.first: dict[int, float] = {}
         self.parent: Turn | None = None
@@ -196,15 +204,12 @@ class Trace:
 
     @property
     def session_id(self) -> str:
-        if self.header is not None:
-            return self.header
-        if self.parent is not None:
-            return self.parent.session_id
-        self.header = f"sess-{uuid.uuid4().hex}"  # a new conversation: one id for all choices
-        return self.header
+        if self.named is not None:
+            return self.named
+        return self.new_id if self.parent is None else self.parent.session_id
 
     async def _write(self, records: list[RequestRecord]) -> None:
-        fresh = self.header is None and self.parent is None
+        fresh = self.named is None and self.parent is None
         await self.rec.open_session(self.session_id, fresh)
         futures = [self.rec.writer.submit(r) for r in records]
         await asyncio.gather(*(asyncio.wrap_future(f) for f in futures))
