@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from serve_fakes import MODEL, ScriptedPolicy
+from serve_fakes import MODEL, WEATHER, ScriptedPolicy
 
 import shadowrl
 from shadowrl.agent.config import AgentConfig
@@ -198,3 +198,24 @@ def test_session_header_groups_chat_and_completions(
         headers={"X-Session-Id": "s" * 65},
     )
     assert long.status_code == 400 and long.json()["error"]["param"] == "X-Session-Id"
+
+
+def test_forced_tool_call_tokens_are_recorded_as_forced(
+    serve: Any, tokenizer: Any, sqlite_trace_store: Any
+) -> None:
+    policy = ScriptedPolicy(tokenizer, '{"city": "Oslo"}}\n</tool_call>')
+    client, _ = serve(policy, traces=sqlite_trace_store.writer)
+    resp = client.chat.completions.create(
+        model=MODEL,
+        messages=[{"role": "user", "content": "weather?"}],
+        tools=[WEATHER],
+        tool_choice={"type": "function", "function": {"name": "get_weather"}},
+    )
+    (r,) = recorded(sqlite_trace_store, resp.id)
+    forced = tokenizer.encode(
+        '<tool_call>\n{"name": "get_weather", "arguments": ', add_special_tokens=False
+    )
+    assert r.forced_ids == tuple(forced) and r.generated_ids[: len(forced)] == tuple(forced)
+    assert policy.prompts[0] == [*r.prompt_ids, *forced]  # the prompt is recorded without them
+    assert r.row.tools == [WEATHER] and r.finish_reason == "tool_calls"
+    assert r.row.tool_calls[0]["function"]["name"] == "get_weather"

@@ -12,6 +12,8 @@ server as a `Policy`. A reply cut at a stop string returns in ids, logprobs and
 Requests are never serialised: each one awaits `policy.generate` and the engine
 batches whatever is in flight; a client that hangs up, streaming or not, cancels its
 generation. Client mistakes get OpenAI-shaped 4xx errors (`prepare.py` checks them).
+Given the trace store's writer, every choice is recorded before its response ends and
+continuations are served token-in/token-out (`recording.py`); feedback is `feedback.py`.
 """
 
 from __future__ import annotations
