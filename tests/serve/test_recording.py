@@ -219,3 +219,13 @@ def test_forced_tool_call_tokens_are_recorded_as_forced(
     assert policy.prompts[0] == [*r.prompt_ids, *forced]  # the prompt is recorded without them
     assert r.row.tools == [WEATHER] and r.finish_reason == "tool_calls"
     assert r.row.tool_calls[0]["function"]["name"] == "get_weather"
+
+
+def test_a_reply_the_store_cannot_hold_is_not_delivered(
+    serve: Any, tokenizer: Any, sqlite_trace_store: Any
+) -> None:
+    _, url = serve(ScriptedPolicy(tokenizer, "lost"), traces=sqlite_trace_store.writer)
+    sqlite_trace_store.writer.close()  # every later write fails
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+    r = httpx.post(f"{url}/v1/chat/completions", json=body)
+    assert r.status_code == 500 and "lost" not in r.text
