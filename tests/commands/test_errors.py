@@ -84,3 +84,11 @@ def test_an_old_config_key_still_loads_under_its_new_name(
     old.write_text("loop:\n  mode: sync\n")
     assert load_config([old]).orchestrator.mode == "sync"
     assert "'loop' is now 'orchestrator'" in caplog.text
+
+
+def test_serve_with_an_unreachable_trace_store(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    url = f"postgresql+psycopg://nobody@/traces?host={tmp_path / 'no-server'}"
+    line = _fails(["serve", f"--serve.traces={url}"], capsys)  # before any model loads
+    assert "cannot open the trace store" in line and url in line

@@ -7,10 +7,14 @@ what users talk to is exactly what training and evaluation drive.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from shadowrl.commands.config import Config
 from shadowrl.commands.errors import UsageError
 from shadowrl.serve.config import ServeConfig
+
+if TYPE_CHECKING:
+    from shadowrl.serve.store import TraceStore
 
 
 def add_args(parser: argparse.ArgumentParser) -> None:
@@ -27,12 +31,34 @@ def serve_config(args: argparse.Namespace, config: Config) -> ServeConfig:
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
+    cfg = serve_config(args, config)
+    store = None if cfg.traces is None else open_trace_store(cfg.traces, cfg, config)
+    try:
+        serve(cfg, config, store)
+    finally:
+        if store is not None:
+            store.close()  # commits what was acknowledged, then stops the writer
+    return 0
+
+
+def open_trace_store(traces: str, cfg: ServeConfig, config: Config) -> TraceStore:
+    """`serve.traces` opened (and migrated) before the model loads: a bad URL fails fast."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from shadowrl.serve.store import StoreError, open_store
+
+    try:
+        return open_store(traces, config.run_dir, cfg.traces_max_batch)
+    except (StoreError, OSError, SQLAlchemyError) as e:
+        raise UsageError(f"cannot open the trace store {traces!r}: {e}") from e
+
+
+def serve(cfg: ServeConfig, config: Config, store: TraceStore | None) -> None:
     import uvicorn
 
     from shadowrl.commands.policies import open_engine
     from shadowrl.serve.server import create_app
 
-    cfg = serve_config(args, config)
     with open_engine(config.model.path, config) as (engine, tokenizer):
         positions = min(int(engine.model.config.max_position_embeddings), config.engine.max_seq_len)
         context = min(cfg.max_context_tokens or positions, positions)
@@ -45,9 +71,11 @@ def run(args: argparse.Namespace, config: Config) -> int:
             max_n=cfg.max_n,
             max_tokens_cap=cfg.max_tokens_cap,
             admin_token=cfg.admin_token,
+            traces=None if store is None else store.writer,
+            checkpoint=config.model.path,
+            feedback_window=cfg.feedback_window,
         )
         try:
             uvicorn.run(app, host=cfg.host, port=cfg.port, log_level=cfg.log_level)
         except OSError as e:  # port in use, no permission, unknown host
             raise UsageError(f"cannot listen on {cfg.host}:{cfg.port}: {e.strerror or e}") from e
-    return 0

@@ -52,7 +52,9 @@ def filter_top_k_top_p(logits: Tensor, top_k: Tensor, top_p: Tensor) -> Tensor:
     sorted_logits = sorted_logits.masked_fill(drop, float("-inf"))
     probs = sorted_logits.softmax(dim=-1)
     mass_before = probs.cumsum(dim=-1) - probs
-    sorted_logits = sorted_logits.masked_fill(mass_before >= top_p[:, None], float("-inf"))
+    # rank 0 is exempt: a top_p that rounds to 0 in float32 (1e-222) would drop every token
+    outside = (mass_before >= top_p[:, None]) & (ranks[None, :] > 0)
+    sorted_logits = sorted_logits.masked_fill(outside, float("-inf"))
     return torch.empty_like(logits).scatter_(-1, order, sorted_logits)
 
 

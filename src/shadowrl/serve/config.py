@@ -31,12 +31,18 @@ class ServeConfig(BaseModel):
         default="traces.db",
         description=(
             "Trace store: a SQLAlchemy URL (postgresql+psycopg://user@host/db) or a SQLite "
-            "file path, relative to run_dir, that `shadowrl traces` reads; None: no store. "
-            "(The server does not record requests into it yet: planned.)"
+            "file path, relative to run_dir; the server records every completion into it "
+            "and takes /v1/feedback, `shadowrl traces` reads it; None: no store."
         ),
     )
     traces_max_batch: int = Field(
         default=512, ge=1, description="Most trace writes committed in one transaction."
+    )
+    feedback_window: float | None = Field(
+        default=86400.0,
+        gt=0,
+        description="Seconds after a session's last request with no feedback before it is "
+        "final as `silent` (a feedback row); None: never.",
     )
     max_n: int = Field(
         default=16,

@@ -17,7 +17,7 @@ A model that then writes no valid call gets its raw text returned as content.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +31,10 @@ from shadowrl.serve.openai_api import (
     SamplingRequest,
     to_messages,
 )
-from shadowrl.types import SamplingParams
+from shadowrl.types import Message, SamplingParams
 
 TOOL_TAG = "<tool_call>"
+Render = Callable[[Renderer, list[Message]], list[int]]  # (renderer, messages) -> prompt ids
 
 
 @dataclass(frozen=True)
@@ -77,13 +78,15 @@ class Preparer:
         self.vocab = len(tokenizer)
         self.eos = () if tokenizer.eos_token_id is None else (int(tokenizer.eos_token_id),)
 
-    def chat(self, req: ChatRequest) -> Job:
+    def chat(self, req: ChatRequest, render: Render | None = None) -> Job:
+        """`render` (the recorder's, for token-in/token-out) makes the prompt ids when given."""
         if req.top_logprobs and not req.logprobs:
             raise APIError(400, "top_logprobs needs logprobs=true", "top_logprobs")
         self.check(req, req.n)
         tools = req.tool_schemas()
         renderer = Renderer(self.tokenizer, tools)  # the harness's own template and stop ids
-        prompt = renderer.prompt_ids(to_messages(req.messages))
+        messages = to_messages(req.messages)
+        prompt = renderer.prompt_ids(messages) if render is None else render(renderer, messages)
         forced = self.tokenizer.encode(
             forced_text(req.tool_choice, tools), add_special_tokens=False
         )

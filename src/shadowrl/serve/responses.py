@@ -138,7 +138,13 @@ class WeightsLoaded(BaseModel):
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorResponse} for status in (400, 401, 404)
 }
-EVENTS = {"text/event-stream": {"schema": {"type": "string"}}}  # with "stream": true
+# with "stream": true. Before OpenAPI 3.2 (FastAPI writes 3.1) `schema` describes one event
+EVENT = {
+    "type": "object",
+    "properties": {"data": {"type": "string", "description": "a chunk as JSON, or [DONE]"}},
+    "required": ["data"],
+}
+EVENTS = {"text/event-stream": {"schema": EVENT}}
 
 
 def responses(model: type[BaseModel], streams: bool = False) -> dict[int | str, dict[str, Any]]:

@@ -12,6 +12,8 @@ server as a `Policy`. A reply cut at a stop string returns in ids, logprobs and
 Requests are never serialised: each one awaits `policy.generate` and the engine
 batches whatever is in flight; a client that hangs up, streaming or not, cancels its
 generation. Client mistakes get OpenAI-shaped 4xx errors (`prepare.py` checks them).
+Given the trace store's writer, every choice is recorded before its response ends and
+continuations are served token-in/token-out (`recording.py`); feedback is `feedback.py`.
 """
 
 from __future__ import annotations
@@ -20,10 +22,9 @@ import asyncio
 import time
 import uuid
 from bisect import bisect_right
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from contextlib import aclosing
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import aclosing, asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
@@ -34,6 +35,14 @@ from shadowrl.agent.parsing import parse_tool_calls
 from shadowrl.inference.requests import TokenDelta
 from shadowrl.serve import responses as docs
 from shadowrl.serve.disconnect import unless_disconnected
+from shadowrl.serve.feedback import (
+    FeedbackIn,
+    FeedbackOut,
+    give_feedback,
+    silence_loop,
+    silence_period,
+)
+from shadowrl.serve.generation import as_delta, concat, read_safetensors, stream_generate
 from shadowrl.serve.openai_api import (
     APIError,
     ChatRequest,
@@ -50,6 +59,8 @@ from shadowrl.serve.openai_api import (
     validation_error,
 )
 from shadowrl.serve.prepare import TOOL_TAG, Job, Limits, Preparer, forced_delta
+from shadowrl.serve.recording import Recorder, Trace
+from shadowrl.serve.store import TraceWriter
 from shadowrl.serve.text import (
     IncrementalDetokenizer,
     cut_at_stop,
@@ -58,7 +69,6 @@ from shadowrl.serve.text import (
     tokens_for,
 )
 from shadowrl.types import (
-    FinishReason,
     Generation,
     Policy,
     SamplingParams,
@@ -68,17 +78,6 @@ from shadowrl.types import (
 )
 
 Emit = Callable[..., None]  # (choice index, delta, **choice fields) -> one SSE chunk queued
-
-
-@runtime_checkable
-class StreamingPolicy(Protocol):
-    """A policy that hands out tokens as they are decoded (`Engine.generate_stream`)."""
-
-    def generate_stream(
-        self, prompt_ids: Sequence[int], sampling: SamplingParams
-    ) -> AsyncIterator[TokenDelta]:
-        """New tokens as they come; the last delta carries the finish_reason."""
-        ...
 
 
 class OpenAIServer:
@@ -92,9 +91,11 @@ class OpenAIServer:
         limits: Limits,
         admin_token: str | None = None,
         version: int = 0,
+        recorder: Recorder | None = None,
     ) -> None:
         self.policy, self.tokenizer, self.model_name = policy, tokenizer, model_name
         self.limits, self.admin_token, self.version = limits, admin_token, version
+        self.recorder = recorder
         self.prep = Preparer(tokenizer, model_name, limits)
         self.swap_lock = asyncio.Lock()
 
@@ -134,12 +135,18 @@ class OpenAIServer:
 
     # -------------------------------------------------- /v1/chat/completions
 
-    async def chat(self, req: ChatRequest) -> Any:
-        job = self.prep.chat(req)
+    def trace(self, session_header: str | None) -> Trace | None:
+        return None if self.recorder is None else self.recorder.trace(session_header)
+
+    async def chat(self, req: ChatRequest, session_header: str | None = None) -> Any:
+        trace = self.trace(session_header)
+        job = self.prep.chat(req, None if trace is None else trace.render)
         head = self.head("chatcmpl")
         if req.stream:
-            return sse(self.chat_stream(req, head, job))
+            return sse(self.chat_stream(req, head, job, trace))
         served = await asyncio.gather(*(self.run(job, sp) for sp in job.samplings))
+        if trace is not None:  # the response leaves only once its record is committed
+            await trace.record_chat(job, served, head["id"])
         choices = [chat_choice(i, s, self.tokenizer, req.logprobs) for i, s in enumerate(served)]
         return {
             **head,
@@ -149,7 +156,7 @@ class OpenAIServer:
         }
 
     async def chat_stream(
-        self, req: ChatRequest, head: dict[str, Any], job: Job
+        self, req: ChatRequest, head: dict[str, Any], job: Job, trace: Trace | None = None
     ) -> AsyncIterator[dict[str, Any]]:
         """Run the n choices concurrently and interleave their chunks as they come."""
         chunk = {**head, "object": "chat.completion.chunk"}
@@ -161,7 +168,7 @@ class OpenAIServer:
 
         everything = asyncio.gather(
             *(
-                self.stream_choice(job, sp, req.logprobs, i, emit)
+                self.stream_choice(job, sp, req.logprobs, i, emit, trace)
                 for i, sp in enumerate(job.samplings)
             )
         )
@@ -172,11 +179,19 @@ class OpenAIServer:
             served = await everything
         finally:
             everything.cancel()  # a client that hangs up frees its engine slots
+        if trace is not None:  # [DONE] goes out only once the record is committed
+            await trace.record_chat(job, served, head["id"])
         if (req.stream_options or {}).get("include_usage"):
             yield {**chunk, "choices": [], "usage": usage(len(job.prompt), served)}
 
     async def stream_choice(
-        self, job: Job, sp: SamplingParams, logprobs: bool, i: int, emit: Emit
+        self,
+        job: Job,
+        sp: SamplingParams,
+        logprobs: bool,
+        i: int,
+        emit: Emit,
+        trace: Trace | None = None,
     ) -> Served:
         """Stream one choice, holding back text (and its tokens' logprobs) that may still
         become a stop or tool tag."""
@@ -199,6 +214,8 @@ class OpenAIServer:
         stream = stream_generate(self.policy, [*job.prompt, *job.forced], sp, head)
         async with aclosing(stream) as deltas:
             async for part in deltas:
+                if trace is not None and part.token_ids:
+                    trace.first_token(i)
                 parts.append(part)
                 ids += part.token_ids
                 lps_all += part.logprobs
@@ -227,12 +244,18 @@ class OpenAIServer:
 
     # -------------------------------------------------------- /v1/completions
 
-    async def complete(self, req: CompletionRequest) -> dict[str, Any]:
+    async def complete(
+        self, req: CompletionRequest, session_header: str | None = None
+    ) -> dict[str, Any]:
+        trace = self.trace(session_header)
         jobs = self.prep.completion(req)
         served = await asyncio.gather(*(self.run(j, sp) for j in jobs for sp in j.samplings))
+        head = self.head("cmpl")
+        if trace is not None:
+            await trace.record_completions(jobs, served, head["id"])
         choices = [completion_choice(k, s, self.tokenizer, req) for k, s in enumerate(served)]
         used = usage(sum(len(j.prompt) for j in jobs), served)  # each prompt once, whatever n
-        return {**self.head("cmpl"), "object": "text_completion", "choices": choices, "usage": used}
+        return {**head, "object": "text_completion", "choices": choices, "usage": used}
 
     # ------------------------------------------------------------------ admin
 
@@ -254,6 +277,8 @@ class OpenAIServer:
             except (KeyError, ValueError, RuntimeError) as e:  # wrong names or shapes
                 raise APIError(400, f"weights do not fit this model: {e}", "path") from e
             self.version = version
+            if self.recorder is not None:
+                self.recorder.checkpoint = req.path
         return {"version": version, "tensors": len(state), "delta": req.delta}
 
 
@@ -266,57 +291,6 @@ def parse_reply(text: str, tools: Sequence[dict[str, Any]]) -> tuple[str, tuple[
     return (text.strip() if reply.errors else reply.content), reply.calls
 
 
-async def stream_generate(
-    policy: Policy, prompt: Sequence[int], sp: SamplingParams, head: TokenDelta | None = None
-) -> AsyncGenerator[TokenDelta, None]:
-    """`head` (forced tokens) if any, then token deltas as they are decoded if the policy
-    streams, or one delta otherwise."""
-    if head is not None:
-        yield head
-    if isinstance(policy, StreamingPolicy):
-        async for delta in policy.generate_stream(prompt, sp):
-            yield delta
-    else:
-        yield as_delta(await policy.generate(prompt, sp))
-
-
-def as_delta(gen: Generation) -> TokenDelta:
-    return TokenDelta(
-        gen.token_ids, gen.logprobs, gen.versions, gen.finish_reason, gen.top_logprobs
-    )
-
-
-def concat(parts: Sequence[TokenDelta]) -> Generation:
-    ids = tuple(t for p in parts for t in p.token_ids)
-    lps = tuple(x for p in parts for x in p.logprobs)
-    versions = tuple(v for p in parts for v in p.versions)
-    tops = tuple(top for p in parts for top in p.top_logprobs)
-    if len(tops) != len(ids):  # a policy that records no alternatives: then none at all
-        tops = ()
-    finish: FinishReason = next(
-        (p.finish_reason for p in reversed(parts) if p.finish_reason), "abort"
-    )
-    return Generation(ids, lps, versions, finish, tops)
-
-
-def read_safetensors(path: str) -> dict[str, Any]:
-    """A safetensors file, or every `*.safetensors` shard of a checkpoint directory."""
-    from safetensors import SafetensorError
-    from safetensors.torch import load_file
-
-    p = Path(path)
-    files = sorted(p.glob("*.safetensors")) if p.is_dir() else [p]
-    if not files or not files[0].is_file():
-        raise APIError(400, f"no safetensors weights at {path}", "path", "not_found")
-    state: dict[str, Any] = {}
-    for f in files:
-        try:
-            state.update(load_file(str(f)))
-        except (OSError, SafetensorError) as e:  # unreadable, or not a safetensors file
-            raise APIError(400, f"cannot read {f} as safetensors: {e}", "path") from e
-    return state
-
-
 def create_app(
     policy: Policy,
     tokenizer: Any,
@@ -327,15 +301,36 @@ def create_app(
     max_tokens_cap: int = 4096,
     admin_token: str | None = None,
     version: int = 0,
+    traces: TraceWriter | None = None,
+    checkpoint: str | None = None,
+    feedback_window: float | None = None,
 ) -> FastAPI:
     """The ASGI app; serve it with uvicorn (`shadowrl serve`) or `serve_in_thread`.
 
-    `max_n` and `max_tokens_cap` are `ServeConfig`'s caps (same defaults).
+    `max_n` and `max_tokens_cap` are `ServeConfig`'s caps (same defaults). With
+    `traces` (the store's writer, which the caller opens and closes) every completion
+    is recorded (`recording.py`), `/v1/feedback` exists (`feedback.py`) and, with a
+    `feedback_window` (seconds), silent sessions are finalized while the app runs.
     """
-    app = FastAPI(title="shadowrl", docs_url=None, redoc_url=None)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        task = None
+        if traces is not None and feedback_window is not None:
+            loop = silence_loop(traces, feedback_window, silence_period(feedback_window))
+            task = asyncio.create_task(loop)
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    app = FastAPI(title="shadowrl", docs_url=None, redoc_url=None, lifespan=lifespan)
     limits = Limits(max_context_tokens, max_n, max_tokens_cap)
+    recorder = None if traces is None else Recorder(traces, model_name, checkpoint)
     srv = app.state.server = OpenAIServer(
-        policy, tokenizer, model_name, limits, admin_token, version
+        policy, tokenizer, model_name, limits, admin_token, version, recorder
     )
     docs.document_limits(app, model_name, max_n, max_tokens_cap)
 
@@ -353,12 +348,25 @@ def create_app(
         return APIError(e.status_code, str(e.detail)).response()
 
     @app.post("/v1/chat/completions", responses=docs.responses(docs.ChatCompletion, True))
-    async def chat(body: ChatRequest, request: Request) -> Any:
-        return await unless_disconnected(request, srv.chat(body))
+    async def chat(
+        body: ChatRequest, request: Request, x_session_id: str | None = Header(None)
+    ) -> Any:
+        return await unless_disconnected(request, srv.chat(body, x_session_id))
 
     @app.post("/v1/completions", responses=docs.responses(docs.Completion))
-    async def complete(body: CompletionRequest, request: Request) -> Any:
-        return await unless_disconnected(request, srv.complete(body))
+    async def complete(
+        body: CompletionRequest, request: Request, x_session_id: str | None = Header(None)
+    ) -> Any:
+        return await unless_disconnected(request, srv.complete(body, x_session_id))
+
+    if traces is not None:
+        writer = traces
+
+        @app.post("/v1/feedback", responses=docs.responses(FeedbackOut))
+        async def feedback(
+            body: FeedbackIn, idempotency_key: str | None = Header(None)
+        ) -> dict[str, Any]:
+            return await give_feedback(writer, body, idempotency_key)
 
     @app.get("/v1/models", responses=docs.responses(docs.ModelList))
     async def models() -> dict[str, Any]:

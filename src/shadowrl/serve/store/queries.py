@@ -1,4 +1,6 @@
-"""Reading the trace store: what `shadowrl traces list | show` print and `export` reads.
+"""Reading the trace store: what `shadowrl traces list | show` print and `export` reads,
+what the server looks up (a session, a response's session, a feedback row), and the
+one derived write, `finalize_silent`: silence as a state.
 
 Rows come back as plain frozen views with token arrays unpacked; `RequestView.of`
 refuses a row whose blobs disagree with their counts (`TornRow`), which the store's
@@ -9,14 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, func, or_, select
+from sqlalchemy import Engine, exists, func, or_, select
 from sqlalchemy.orm import Session
 
 from shadowrl.serve.store.packing import PackingError, count, unpack_floats, unpack_ints
+from shadowrl.serve.store.records import FeedbackRecord
 from shadowrl.serve.store.schema import Feedback, TraceRequest, TraceSession, TraceStep
+from shadowrl.serve.store.writer import TraceWriter
 
 
 class TornRow(ValueError):
@@ -217,3 +221,58 @@ def iter_sessions(engine: Engine, since: datetime | None = None) -> Iterator[Ses
         view = get_session(engine, sid)
         if view is not None:
             yield view
+
+
+def session_exists(engine: Engine, session_id: str) -> bool:
+    with engine.connect() as conn:
+        return conn.scalar(select(TraceSession.id).where(TraceSession.id == session_id)) is not None
+
+
+def session_of_response(engine: Engine, response_id: str) -> str | None:
+    """The session of the response the client saw as `response_id` (None: unknown)."""
+    stmt = select(TraceRequest.session_id).where(TraceRequest.response_id == response_id)
+    with engine.connect() as conn:
+        return conn.scalar(stmt.limit(1))
+
+
+def get_feedback(engine: Engine, feedback_id: int) -> Feedback | None:
+    with Session(engine) as db:
+        return db.get(Feedback, feedback_id)
+
+
+def unanswered_sessions(
+    engine: Engine, before: datetime, limit: int = 1000
+) -> list[tuple[str, datetime]]:
+    """Sessions last active before `before` with no feedback at all: (id, updated_at)."""
+    has_feedback = exists().where(Feedback.session_id == TraceSession.id)
+    stmt = (
+        select(TraceSession.id, TraceSession.updated_at)
+        .where(TraceSession.updated_at < before, ~has_feedback)
+        .order_by(TraceSession.updated_at, TraceSession.id)
+        .limit(limit)
+    )
+    with engine.connect() as conn:
+        return [(sid, at) for sid, at in conn.execute(stmt)]
+
+
+def finalize_silent(
+    writer: TraceWriter, now: datetime, window_s: float, limit: int = 1000
+) -> list[str]:
+    """Give every session silent for `window_s` seconds a `silent` feedback row.
+
+    A session is silent when it has no feedback and its last request (`updated_at`) is
+    more than the window before `now`; the row's `at` is when the window closed. At
+    most `limit` sessions per call; the idempotency key `silent:<id>` makes a second
+    call, or a second server, a no-op. Returns the ids finalized, after the commit.
+    """
+    window = timedelta(seconds=window_s)
+    rows = unanswered_sessions(writer.engine, now - window, limit)
+    futures = [
+        writer.submit(
+            FeedbackRecord(sid, "silent", at=at + window, idempotency_key=f"silent:{sid}")
+        )
+        for sid, at in rows
+    ]
+    for f in futures:
+        f.result()
+    return [sid for sid, _ in rows]

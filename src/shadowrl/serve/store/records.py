@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, insert, update
+from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from shadowrl.serve.store.packing import pack_floats, pack_ints
@@ -158,15 +158,20 @@ class FeedbackRecord:
     api_key_id: str | None = None
     at: datetime = field(default_factory=utcnow)
     received_at: datetime = field(default_factory=utcnow)
+    # the id of the row that holds it (a repeat: the first one's), set by `apply`
+    stored: list[int] = field(default_factory=list, compare=False, repr=False)
 
     def apply(self, conn: Connection) -> None:
-        values = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        values = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "stored"}
         if self.idempotency_key is None:
-            conn.execute(insert(Feedback).values(**values))
+            row = conn.execute(insert(Feedback).values(**values).returning(Feedback.id))
+            self.stored[:] = [row.scalar_one()]
             return
         dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
         stmt = dialect.insert(Feedback).values(**values)
         conn.execute(stmt.on_conflict_do_nothing(index_elements=["idempotency_key"]))
+        same = select(Feedback.id).where(Feedback.idempotency_key == self.idempotency_key)
+        self.stored[:] = [conn.execute(same).scalar_one()]
 
 
 @dataclass(frozen=True)
