@@ -35,7 +35,7 @@ def test_index_failure_is_recorded_and_the_episode_still_graded(
                 tiny,
                 tokenizer=tokenizer,
                 spec=episode.EpisodeSpec(agent=agent, search=search),
-            )  # fmt: skip
+            )
         )
     finally:
         sandbox.close()
