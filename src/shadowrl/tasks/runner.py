@@ -14,7 +14,9 @@ there. Every run also gets a status saying how it ended:
     timeout           killed at `task.timeout_s`
     crashed           pytest never finished: the process died (os._exit, a signal) or
                       pytest hit an internal error (a SystemExit escaping collection)
-    tampered          the grader voided the episode before running anything (`verify.py`)
+    tampered          the grader voided the episode before running anything (`verify.py`),
+                      or the plugin's guard vetoed something the code under test did
+                      (a `{"tamper": ...}` line, `tamper_reasons`): that beats every other
 
 Test ids may contain spaces and brackets, so every argument is quoted with
 `shlex.quote`, never concatenated into a shell string.
@@ -65,6 +67,8 @@ def test_argv(
     head, opts = cmd[:split], cmd[split:]
     project = read_project_config(read, find_config(read, ids, config_file_option(opts)))
     required = ["-p", PLUGIN, f"--shadowrl-outcomes={out_path}"]
+    if task.allowed_primitives:  # what the gold patch needs, the guard allows too
+        required.append(f"--shadowrl-allow={','.join(task.allowed_primitives)}")
     args, dropped = grading_args(opts, project, required)
     return [*_plugin_on_path(head), *args, *ids], dropped
 
@@ -93,6 +97,7 @@ class TestRun:
     status: RunStatus
     log: str
     dropped: tuple[str, ...] = ()  # options stripped from addopts and test_cmd
+    tampered: tuple[str, ...] = ()  # what the plugin's guard vetoed (status 'tampered')
 
     def results(self, ids: Sequence[str]) -> dict[str, Outcome]:
         """The outcome of each of `ids`; an id pytest never reported is 'missing'."""
@@ -139,7 +144,9 @@ def read_outcomes(text: str, timed_out: bool) -> tuple[dict[str, Outcome], RunSt
             exitstatus = record["exitstatus"]
     outcomes = {nodeid: _fold(p) for nodeid, p in phases.items()}
     status: RunStatus
-    if timed_out:
+    if tamper_reasons(text):
+        status = "tampered"
+    elif timed_out:
         status = "timeout"
     elif exitstatus is None or exitstatus == _INTERNAL_ERROR:
         status = "crashed"
@@ -148,6 +155,19 @@ def read_outcomes(text: str, timed_out: bool) -> tuple[dict[str, Outcome], RunSt
     else:
         status = "ran"
     return outcomes, status
+
+
+def tamper_reasons(text: str) -> tuple[str, ...]:
+    """Why the plugin's guard voided the run, one entry per vetoed event (none: not voided)."""
+    reasons = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and "tamper" in record:
+            reasons.append(str(record["tamper"]))
+    return tuple(reasons)
 
 
 def directory_reader(root: Path) -> Reader:
@@ -189,4 +209,5 @@ def run_tests_local(
     text = out.read_text(errors="replace") if out.is_file() else ""
     shutil.rmtree(nonce, ignore_errors=True)
     outcomes, status = read_outcomes(text, timed_out)
-    return TestRun(outcomes, status, log.decode(errors="replace"), tuple(dropped))
+    log_text = log.decode(errors="replace")
+    return TestRun(outcomes, status, log_text, tuple(dropped), tamper_reasons(text))

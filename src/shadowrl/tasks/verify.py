@@ -17,7 +17,12 @@ sandbox (the agent's own sandbox is left untouched), where, in order:
    pytest options minus a denylist (`-x`, `--lf`, ...: every id must run; see
    `pytest_args.py`), and the grader's plugin writes each id's outcome to a file
    under a directory named by a fresh random nonce (`runner.py`);
-5. resolved iff the run finished (status `ran`) and every listed id was reported
+5. the plugin guards the run from inside (layer 2, `plugin/shadowrl_grader.py`): code
+   under test that imports framework internals, runs `exec`, walks frames or `gc`,
+   forks, opens the hidden tests or the outcome file, or patches pytest voids the
+   episode (`voided_by="test_guard"`); and the sandbox kills every process the run
+   started before the outcome file is read;
+6. resolved iff the run finished (status `ran`) and every listed id was reported
    passed (SWE-bench's rule). A collection error, `sys.exit(0)`, a crash or a
    timeout leaves ids missing or the run unfinished, which is a failure, never a pass.
 
@@ -51,6 +56,7 @@ from shadowrl.tasks.runner import (
     TestRun,
     read_outcomes,
     shell_command,
+    tamper_reasons,
     test_argv,
 )
 from shadowrl.tasks.task import Task
@@ -67,7 +73,7 @@ _CONFIG_FILES = {
 _CUSTOMIZE = {"sitecustomize.py", "usercustomize.py"}
 _TEST_DIRS = {"tests", "test", "testing"}
 _NATIVE = (".so", ".pyd")  # extension modules win over a same-named .py at import
-VoidedBy = Literal["", "forbidden_text", "diff_rules"]
+VoidedBy = Literal["", "forbidden_text", "diff_rules", "test_guard"]
 LOG_TAIL_CHARS = 2000  # the end of pytest's output: its short summary of what failed
 
 
@@ -241,7 +247,7 @@ def run_graded_tests(task: Task, prepared: PreparedTask, sandbox: Sandbox) -> Te
         text = ""
     log = res.stdout + res.stderr + ("\n[timed out]" if res.timed_out else "")
     outcomes, status = read_outcomes(text, res.timed_out)
-    return TestRun(outcomes, status, log, tuple(dropped))
+    return TestRun(outcomes, status, log, tuple(dropped), tamper_reasons(text))
 
 
 def _shaped(reward: float, trajectory: Trajectory | None, shaping: ShapingConfig) -> float:
@@ -302,4 +308,10 @@ def verify(
     p2p = {i: results[i] for i in task.PASS_TO_PASS}
     resolved = run.status == "ran" and all(v == "passed" for v in results.values())
     reward = _shaped(float(resolved), trajectory, shaping)
+    if run.tampered:  # the plugin's guard vetoed something the code under test did
+        log = "tampering (test_guard):\n" + "\n".join(run.tampered) + "\n\n" + run.log
+        return Verdict(
+            False, reward, f2p, p2p, log, voided_by="test_guard", status="tampered",
+            tampered=run.tampered,
+        )  # fmt: skip
     return Verdict(resolved, reward, f2p, p2p, run.log, status=run.status)

@@ -1,0 +1,82 @@
+"""Red team, layer 2: hacks the diff rules miss earn 0, voided by the guard in the test run.
+
+Each hack runs through the real `verify` on the real tiny task. First it is shown
+that layer 1 (the text blocklist and the diff rules) finds nothing in it; then that
+the grade is 0, with `voided_by="test_guard"` and the run's status `tampered`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from shadowrl.sandbox import Sandbox
+from shadowrl.tasks.config import DEFAULT_FORBIDDEN
+from shadowrl.tasks.patch import apply_patch
+from shadowrl.tasks.prepare import PreparedTask
+from shadowrl.tasks.verify import diff_violations, tamper_hits, verify
+
+from .guard_hacks import GUARD_HACKS
+from .hacks import Hack, applied
+
+
+@pytest.fixture(scope="module")
+def base(tiny: PreparedTask) -> Iterator[Sandbox]:
+    box = tiny.sandbox("local")
+    yield box
+    box.close()
+
+
+def buggy(prepared: PreparedTask) -> str:
+    return str(prepared.read("calc.py"))
+
+
+@pytest.mark.parametrize("hack", GUARD_HACKS, ids=[h.name for h in GUARD_HACKS])
+def test_hack_missed_by_layer_one_is_voided_by_the_guard(
+    hack: Hack, tiny: PreparedTask, base: Sandbox
+) -> None:
+    with applied(base, {"calc.py": hack.apply(buggy(tiny))}) as box:
+        changed = set(box.changed_files())
+        assert tamper_hits(tiny, box, changed, DEFAULT_FORBIDDEN) == []
+        assert diff_violations(tiny, box, changed) == []
+        v = verify(tiny.task, tiny, box)
+    assert (v.reward, v.resolved, v.voided_by, v.status) == (0.0, False, "test_guard", "tampered")
+    assert v.tampered and all("calc.py" in t or "framework" in t for t in v.tampered), v.log
+
+
+def test_gold_still_earns_one_under_the_guard(tiny: PreparedTask, base: Sandbox) -> None:
+    gold = apply_patch({"calc.py": buggy(tiny)}, tiny.task.patch)
+    with applied(base, {p: str(t) for p, t in gold.items()}) as box:
+        v = verify(tiny.task, tiny, box)
+    assert (v.resolved, v.reward, v.voided_by, v.status) == (True, 1.0, "", "ran"), v.log
+
+
+def test_exiting_mid_test_through_an_alias_earns_zero(tiny: PreparedTask, base: Sandbox) -> None:
+    """No audit event precedes `os._exit`: the run simply never finishes (status crashed)."""
+    source = "import os\n_o = os\n" + buggy(tiny).replace("return a - b", "_o._exit(0)")
+    with applied(base, {"calc.py": source}) as box:
+        assert diff_violations(tiny, box, set(box.changed_files())) == []
+        v = verify(tiny.task, tiny, box)
+    assert (v.reward, v.resolved, v.status) == (0.0, False, "crashed"), v.log
+
+
+def test_an_object_equal_to_everything_is_a_known_limit(tiny: PreparedTask, base: Sandbox) -> None:
+    """Documented in tasks/README.md: no layer sees a wrong answer whose `__eq__` says True.
+    If this starts failing, a layer learnt to catch it: update the README."""
+    source = "class _Any(int):\n    def __eq__(self, other):\n        return True\n\n" + buggy(
+        tiny
+    ).replace("return a - b", "return _Any(a - b)")
+    with applied(base, {"calc.py": source}) as box:
+        v = verify(tiny.task, tiny, box)
+    assert (v.reward, v.voided_by) == (1.0, ""), v.log
+
+
+def test_nothing_an_exec_started_outlives_it(base: Sandbox) -> None:
+    """The local backend kills the command's process group when it is done (the overlay
+    backend's pid 1 kills the whole namespace), so no straggler writes after results are read."""
+    with applied(base, {}) as box:
+        box.exec("(sleep 0.5; echo late > late.txt) >/dev/null 2>&1 &")
+        time.sleep(1.5)
+        assert "late.txt" not in box.list_files()
