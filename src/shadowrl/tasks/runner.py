@@ -58,10 +58,16 @@ _INTERNAL_ERROR = 3
 
 
 def test_argv(
-    task: Task, python: str | Path, read: Reader, out_path: str, ids: Sequence[str]
+    task: Task,
+    python: str | Path,
+    read: Reader,
+    out_path: str,
+    ids: Sequence[str],
+    blame: Sequence[str] | None = None,
 ) -> tuple[list[str], list[str]]:
     """(argv of one test run, the options it stripped): `task.test_cmd` with 'python'
-    bound to the env's interpreter, the project config read through `read`."""
+    bound to the env's interpreter, the project config read through `read`. `blame`:
+    the workspace files the plugin's guard holds to account (None: every non-test one)."""
     cmd = [str(python) if arg == "python" else arg for arg in task.test_cmd]
     split = pytest_split(cmd)
     head, opts = cmd[:split], cmd[split:]
@@ -69,6 +75,8 @@ def test_argv(
     required = ["-p", PLUGIN, f"--shadowrl-outcomes={out_path}"]
     if task.allowed_primitives:  # what the gold patch needs, the guard allows too
         required.append(f"--shadowrl-allow={','.join(task.allowed_primitives)}")
+    if blame is not None:
+        required.append(f"--shadowrl-blame={json.dumps(sorted(blame))}")
     args, dropped = grading_args(opts, project, required)
     return [*_plugin_on_path(head), *args, *ids], dropped
 

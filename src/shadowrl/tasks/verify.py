@@ -235,11 +235,16 @@ def sandbox_reader(sandbox: Sandbox) -> Reader:
     return read
 
 
-def run_graded_tests(task: Task, prepared: PreparedTask, sandbox: Sandbox) -> TestRun:
-    """Run every test id once in `sandbox`; outcomes go to a fresh nonce directory."""
+def run_graded_tests(
+    task: Task, prepared: PreparedTask, sandbox: Sandbox, blame: Iterable[str] | None = None
+) -> TestRun:
+    """Run every test id once in `sandbox`; outcomes go to a fresh nonce directory. The
+    guard holds the files in `blame` to account (None: every non-test workspace file)."""
     nonce_dir = f".shadowrl-grade-{os.urandom(16).hex()}"
     out = f"{nonce_dir}/{OUTCOMES_FILE}"
-    argv, dropped = test_argv(task, prepared.python, sandbox_reader(sandbox), out, task.test_ids)
+    read = sandbox_reader(sandbox)
+    blamed = None if blame is None else sorted(blame)
+    argv, dropped = test_argv(task, prepared.python, read, out, task.test_ids, blamed)
     res = sandbox.exec(f"mkdir {nonce_dir} && {shell_command(argv)}", timeout=task.timeout_s)
     try:
         text = sandbox.read_file(out).decode(errors="replace")
@@ -299,7 +304,10 @@ def verify(
         for path, text in hidden.items():
             if text is not None:
                 fork.write_file(path, text)
-        run = run_graded_tests(task, prepared, fork)
+        # The guard blames only code the agent wrote: the seed's own files are the
+        # maintainers' (a library that `exec`s at import is not a hack).
+        blame = {p for p in changed if p.endswith(".py") and not is_protected(p)}
+        run = run_graded_tests(task, prepared, fork, blame)
     finally:
         fork.close()
         snap.release()

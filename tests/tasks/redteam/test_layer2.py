@@ -7,8 +7,12 @@ the grade is 0, with `voided_by="test_guard"` and the run's status `tampered`.
 
 from __future__ import annotations
 
+import importlib
+import os
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -16,10 +20,11 @@ from shadowrl.sandbox import Sandbox
 from shadowrl.tasks.config import DEFAULT_FORBIDDEN
 from shadowrl.tasks.patch import apply_patch
 from shadowrl.tasks.prepare import PreparedTask
+from shadowrl.tasks.runner import PLUGIN, PLUGIN_DIR
 from shadowrl.tasks.verify import diff_violations, tamper_hits, verify
 
 from .guard_hacks import GUARD_HACKS
-from .hacks import Hack, applied
+from .hacks import Hack, applied, naive_outcomes
 
 
 @pytest.fixture(scope="module")
@@ -80,3 +85,36 @@ def test_nothing_an_exec_started_outlives_it(base: Sandbox) -> None:
         box.exec("(sleep 0.5; echo late > late.txt) >/dev/null 2>&1 &")
         time.sleep(1.5)
         assert "late.txt" not in box.list_files()
+
+
+REAL = [h for h in GUARD_HACKS if h.real]
+
+
+@pytest.mark.parametrize("hack", REAL, ids=[h.name for h in REAL])
+def test_the_hack_is_real(hack: Hack, tiny: PreparedTask, base: Sandbox) -> None:
+    """Without the grader, a plain `pytest --junitxml` run reports every test passed."""
+    hidden = {p: str(t) for p, t in tiny.hidden_files().items()}
+    with applied(base, {**hidden, "calc.py": hack.apply(buggy(tiny))}) as box:
+        outcomes = naive_outcomes(box, str(tiny.python), tiny.task.test_ids)
+    assert len(outcomes) == len(tiny.task.test_ids) and all(outcomes.values()), outcomes
+
+
+def test_the_guard_blames_only_the_agents_non_test_files(tmp_path: Path) -> None:
+    sys.path.insert(0, str(PLUGIN_DIR))
+    try:
+        grader = importlib.import_module(PLUGIN)
+    finally:
+        sys.path.remove(str(PLUGIN_DIR))
+    places = grader.Places(str(tmp_path), str(tmp_path / "nonce" / "out"), frozenset({"pkg/a.py"}))
+    kinds = {
+        p: places.kind(str(tmp_path / p))
+        for p in ("pkg/a.py", "pkg/b.py", "test_x.py", "tests/h.py", "conftest.py", "x_test.py")
+    }
+    assert kinds == {"pkg/a.py": "source", "pkg/b.py": "seed", "test_x.py": "test",
+                     "tests/h.py": "test", "conftest.py": "test", "x_test.py": "test"}  # fmt: skip
+    assert places.kind(os.__file__) == "stdlib" and places.kind("<frozen os>") == "stdlib"
+    assert places.forbidden_open(str(tmp_path / "nonce" / "out"))
+    assert places.forbidden_open(str(tmp_path / "test_x.py"))
+    assert not places.forbidden_open(str(tmp_path / "pkg" / "b.py"))
+    everything = grader.Places(str(tmp_path), str(tmp_path / "out"), None)
+    assert everything.kind(str(tmp_path / "pkg/b.py")) == "source"

@@ -25,9 +25,11 @@ The guard (issue 18, layer 2; `tasks/README.md` has the whole picture). The code
 test runs in this interpreter, so before any workspace module is imported (a tryfirst
 `pytest_load_initial_conftests`, which a `-p` plugin gets before any conftest) the
 plugin installs a PEP 578 audit hook, which cannot be removed. For the events in
-`_ACTOR_EVENTS` it walks the stack from the caller outwards; if it meets a workspace
-file that is not a test file (`test_*.py`, `*_test.py`, `conftest.py`, anything under
-`tests/`, `test/`, `testing/`) before it meets a test file, the event is vetoed: a
+`_ACTOR_EVENTS` it walks the stack from the caller outwards; if it meets a blamed
+workspace file (one the agent changed or added, `--shadowrl-blame`; every workspace
+file when the option is absent, as in suite validation) that is not a test file
+(`test_*.py`, `*_test.py`, `conftest.py`, anything under `tests/`, `test/`,
+`testing/`) before it meets a test file, the event is vetoed: a
 `{"tamper": ...}` line is written and the event raises. Library and stdlib frames in
 between do not launder it (`multiprocessing` forking for calc.py is calc.py forking).
 `exec`, `compile`, `sys._getframe` and frame/code attribute access are judged by the
@@ -59,6 +61,7 @@ import pytest
 
 OPTION = "--shadowrl-outcomes"
 ALLOW_OPTION = "--shadowrl-allow"
+BLAME_OPTION = "--shadowrl-blame"
 _FRAMEWORK = ("pytest", "_pytest", "pluggy", "shadowrl_grader")
 _TEST_DIRS = {"tests", "test", "testing"}
 # Event -> the layer-1 rule that allows it (`Task.allowed_primitives`).
@@ -110,15 +113,17 @@ class Writer:
 class Places:
     """Which code files are the workspace's, which of those are tests, what may not be opened."""
 
-    def __init__(self, root: str, outcomes: str) -> None:
+    def __init__(self, root: str, outcomes: str, blame: frozenset[str] | None) -> None:
         self.root = os.path.realpath(root)
+        self._blame = blame  # workspace-relative files held to account; None: all
         self.nonce = os.path.dirname(os.path.realpath(outcomes))
         stdlib = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")}
         self._stdlib = tuple(os.path.realpath(p) + os.sep for p in stdlib)
         self.kind = functools.lru_cache(maxsize=4096)(self._kind)
 
     def _kind(self, filename: str) -> str:
-        """'test', 'source' (workspace, not a test), 'stdlib' or 'other'."""
+        """'test', 'source' (workspace, not a test, blamed), 'seed' (workspace, not blamed),
+        'stdlib' or 'other'."""
         if filename.startswith("<"):
             return "stdlib" if filename.startswith("<frozen") else "other"
         path = os.path.realpath(os.path.join(self.root, filename))
@@ -130,7 +135,10 @@ class Places:
         parts = rel.split(os.sep)
         name = parts[-1]
         is_test = name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-        return "test" if is_test or _TEST_DIRS & set(parts[:-1]) else "source"
+        if is_test or _TEST_DIRS & set(parts[:-1]):
+            return "test"
+        blamed = self._blame is None or "/".join(parts) in self._blame
+        return "source" if blamed else "seed"
 
     def forbidden_open(self, path: object) -> bool:
         if isinstance(path, int):
@@ -278,6 +286,7 @@ class Recorder:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(OPTION, default=None, help="file the grader reads each test's outcome from")
     parser.addoption(ALLOW_OPTION, default="", help="comma-separated layer-1 rules the task allows")
+    parser.addoption(BLAME_OPTION, default=None, help="JSON list of the files the guard blames")
 
 
 _STATE: list[tuple[Writer, dict[tuple[str, str], object]]] = []
@@ -293,8 +302,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
         return
     writer = Writer(path)
     allowed = frozenset(filter(None, str(getattr(ns, "shadowrl_allow", "")).split(",")))
+    blame_arg = getattr(ns, "shadowrl_blame", None)
+    blame = None if blame_arg is None else frozenset(map(str, json.loads(blame_arg)))
     _STATE.append((writer, snapshot()))
-    sys.addaudithook(make_hook(Places(os.getcwd(), path), writer, allowed))
+    sys.addaudithook(make_hook(Places(os.getcwd(), path, blame), writer, allowed))
 
 
 @pytest.hookimpl(tryfirst=True)
