@@ -63,11 +63,12 @@ def test_argv(
     read: Reader,
     out_path: str,
     ids: Sequence[str],
-    blame: Sequence[str] | None = None,
+    blame: Mapping[str, Sequence[tuple[int, int]]] | None = None,
 ) -> tuple[list[str], list[str]]:
     """(argv of one test run, the options it stripped): `task.test_cmd` with 'python'
     bound to the env's interpreter, the project config read through `read`. `blame`:
-    the workspace files the plugin's guard holds to account (None: every non-test one)."""
+    the lines ({file: [(first, last)]}) the plugin's guard holds to account (None: every
+    line of every non-test workspace file)."""
     cmd = [str(python) if arg == "python" else arg for arg in task.test_cmd]
     split = pytest_split(cmd)
     head, opts = cmd[:split], cmd[split:]
@@ -76,7 +77,8 @@ def test_argv(
     if task.allowed_primitives:  # what the gold patch needs, the guard allows too
         required.append(f"--shadowrl-allow={','.join(task.allowed_primitives)}")
     if blame is not None:
-        required.append(f"--shadowrl-blame={json.dumps(sorted(blame))}")
+        ranges = {path: [list(r) for r in runs] for path, runs in sorted(blame.items())}
+        required.append(f"--shadowrl-blame={json.dumps(ranges)}")
     args, dropped = grading_args(opts, project, required)
     return [*_plugin_on_path(head), *args, *ids], dropped
 
@@ -196,7 +198,8 @@ def run_tests_local(
     nonce = out_dir / f"shadowrl-run-{os.urandom(8).hex()}"
     nonce.mkdir()
     out = nonce / OUTCOMES_FILE
-    argv, dropped = test_argv(task, python, directory_reader(workdir), str(out), ids)
+    # Suite validation runs the generator's own code (buggy or gold): no line is the agent's.
+    argv, dropped = test_argv(task, python, directory_reader(workdir), str(out), ids, blame={})
     proc = subprocess.Popen(
         ["/bin/sh", "-c", shell_command(argv)],
         cwd=workdir,

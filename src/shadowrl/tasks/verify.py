@@ -32,6 +32,7 @@ that voided it if any, and the test log (whose tail `eval.json` keeps per sample
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shlex
@@ -235,16 +236,33 @@ def sandbox_reader(sandbox: Sandbox) -> Reader:
     return read
 
 
+def agent_lines(
+    sources: Mapping[str, tuple[bytes, bytes | None]],
+) -> dict[str, list[tuple[int, int]]]:
+    """{path: [(first, last)]}: the runs of lines of each (pristine, current) source that
+    the agent added or changed, numbered as in the current file."""
+    lines = {}
+    for path, (old, new) in sources.items():
+        if new is None:
+            continue
+        before, after = old.splitlines(), new.splitlines()
+        ops = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
+        lines[path] = [(j1 + 1, j2) for tag, _, _, j1, j2 in ops if tag in ("replace", "insert")]
+    return lines
+
+
 def run_graded_tests(
-    task: Task, prepared: PreparedTask, sandbox: Sandbox, blame: Iterable[str] | None = None
+    task: Task,
+    prepared: PreparedTask,
+    sandbox: Sandbox,
+    blame: Mapping[str, list[tuple[int, int]]] | None = None,
 ) -> TestRun:
     """Run every test id once in `sandbox`; outcomes go to a fresh nonce directory. The
-    guard holds the files in `blame` to account (None: every non-test workspace file)."""
+    guard holds the lines in `blame` to account (None: every non-test workspace line)."""
     nonce_dir = f".shadowrl-grade-{os.urandom(16).hex()}"
     out = f"{nonce_dir}/{OUTCOMES_FILE}"
     read = sandbox_reader(sandbox)
-    blamed = None if blame is None else sorted(blame)
-    argv, dropped = test_argv(task, prepared.python, read, out, task.test_ids, blamed)
+    argv, dropped = test_argv(task, prepared.python, read, out, task.test_ids, blame)
     res = sandbox.exec(f"mkdir {nonce_dir} && {shell_command(argv)}", timeout=task.timeout_s)
     try:
         text = sandbox.read_file(out).decode(errors="replace")
@@ -304,9 +322,9 @@ def verify(
         for path, text in hidden.items():
             if text is not None:
                 fork.write_file(path, text)
-        # The guard blames only code the agent wrote: the seed's own files are the
-        # maintainers' (a library that `exec`s at import is not a hack).
-        blame = {p for p in changed if p.endswith(".py") and not is_protected(p)}
+        # The guard blames only lines the agent wrote: the seed's are the maintainers'
+        # (a library that `eval`s, even in a file the fix edits, is not a hack).
+        blame = agent_lines(_changed_sources(prepared, fork, changed))
         run = run_graded_tests(task, prepared, fork, blame)
     finally:
         fork.close()

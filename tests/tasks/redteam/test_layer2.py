@@ -21,7 +21,7 @@ from shadowrl.tasks.config import DEFAULT_FORBIDDEN
 from shadowrl.tasks.patch import apply_patch
 from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.runner import PLUGIN, PLUGIN_DIR
-from shadowrl.tasks.verify import diff_violations, tamper_hits, verify
+from shadowrl.tasks.verify import agent_lines, diff_violations, tamper_hits, verify
 
 from .guard_hacks import GUARD_HACKS
 from .hacks import Hack, applied, naive_outcomes
@@ -105,16 +105,28 @@ def test_the_guard_blames_only_the_agents_non_test_files(tmp_path: Path) -> None
         grader = importlib.import_module(PLUGIN)
     finally:
         sys.path.remove(str(PLUGIN_DIR))
-    places = grader.Places(str(tmp_path), str(tmp_path / "nonce" / "out"), frozenset({"pkg/a.py"}))
+    places = grader.Places(str(tmp_path), str(tmp_path / "nonce" / "out"), {"pkg/a.py": [[3, 4]]})
     kinds = {
         p: places.kind(str(tmp_path / p))
         for p in ("pkg/a.py", "pkg/b.py", "test_x.py", "tests/h.py", "conftest.py", "x_test.py")
     }
     assert kinds == {"pkg/a.py": "source", "pkg/b.py": "seed", "test_x.py": "test",
                      "tests/h.py": "test", "conftest.py": "test", "x_test.py": "test"}  # fmt: skip
+    a = str(tmp_path / "pkg/a.py")
+    assert [places.blamed(a, n) for n in (2, 3, 4, 5)] == [False, True, True, False]
+    assert not places.blamed(str(tmp_path / "pkg/b.py"), 3)
     assert places.kind(os.__file__) == "stdlib" and places.kind("<frozen os>") == "stdlib"
     assert places.forbidden_open(str(tmp_path / "nonce" / "out"))
     assert places.forbidden_open(str(tmp_path / "test_x.py"))
     assert not places.forbidden_open(str(tmp_path / "pkg" / "b.py"))
     everything = grader.Places(str(tmp_path), str(tmp_path / "out"), None)
     assert everything.kind(str(tmp_path / "pkg/b.py")) == "source"
+    assert everything.blamed(str(tmp_path / "pkg/b.py"), 1)
+
+
+def test_the_agents_lines_are_those_it_added_or_changed() -> None:
+    old = b"a = 1\nb = 2\nc = 3\n"
+    new = b"x = 0\na = 1\nb = 20\nc = 3\nd = 4\n"
+    assert agent_lines({"m.py": (old, new), "gone.py": (old, None)}) == {
+        "m.py": [(1, 1), (3, 3), (5, 5)]
+    }

@@ -26,8 +26,8 @@ test runs in this interpreter, so before any workspace module is imported (a try
 `pytest_load_initial_conftests`, which a `-p` plugin gets before any conftest) the
 plugin installs a PEP 578 audit hook, which cannot be removed. For the events in
 `_ACTOR_EVENTS` it walks the stack from the caller outwards; if it meets a blamed
-workspace file (one the agent changed or added, `--shadowrl-blame`; every workspace
-file when the option is absent, as in suite validation) that is not a test file
+line of a workspace file (one the agent added or changed, `--shadowrl-blame`; every
+line when the option is absent) that is not a test file
 (`test_*.py`, `*_test.py`, `conftest.py`, anything under `tests/`, `test/`,
 `testing/`) before it meets a test file, the event is vetoed: a
 `{"tamper": ...}` line is written and the event raises. Library and stdlib frames in
@@ -113,17 +113,19 @@ class Writer:
 class Places:
     """Which code files are the workspace's, which of those are tests, what may not be opened."""
 
-    def __init__(self, root: str, outcomes: str, blame: frozenset[str] | None) -> None:
+    def __init__(self, root: str, outcomes: str, blame: dict[str, list[list[int]]] | None) -> None:
         self.root = os.path.realpath(root)
-        self._blame = blame  # workspace-relative files held to account; None: all
+        # {workspace-relative file: [[first, last] line of each run of lines the agent
+        # wrote]}; None: every line of every non-test workspace file
+        self._blame = blame
         self.nonce = os.path.dirname(os.path.realpath(outcomes))
         stdlib = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")}
         self._stdlib = tuple(os.path.realpath(p) + os.sep for p in stdlib)
         self.kind = functools.lru_cache(maxsize=4096)(self._kind)
 
     def _kind(self, filename: str) -> str:
-        """'test', 'source' (workspace, not a test, blamed), 'seed' (workspace, not blamed),
-        'stdlib' or 'other'."""
+        """'test', 'source' (a non-test workspace file with lines to blame), 'seed' (one
+        without), 'stdlib' or 'other'."""
         if filename.startswith("<"):
             return "stdlib" if filename.startswith("<frozen") else "other"
         path = os.path.realpath(os.path.join(self.root, filename))
@@ -140,6 +142,13 @@ class Places:
         blamed = self._blame is None or "/".join(parts) in self._blame
         return "source" if blamed else "seed"
 
+    def blamed(self, filename: str, line: int) -> bool:
+        """Whether `line` of the source file `filename` is one the agent wrote."""
+        if self._blame is None:
+            return True
+        rel = os.path.relpath(os.path.realpath(os.path.join(self.root, filename)), self.root)
+        return any(a <= line <= b for a, b in self._blame.get(rel.replace(os.sep, "/"), ()))
+
     def forbidden_open(self, path: object) -> bool:
         if isinstance(path, int):
             return False
@@ -152,7 +161,7 @@ def _culprit(places: Places, frame: types.FrameType | None, walk: bool) -> str |
     while frame is not None:
         filename = frame.f_code.co_filename
         kind = places.kind(filename)
-        if kind == "source":
+        if kind == "source" and places.blamed(filename, frame.f_lineno or 0):
             return f"{os.path.relpath(filename, places.root)}:{frame.f_lineno}"
         if kind == "test" or not (walk or filename.endswith(_HANDS_ON)):
             return None
@@ -286,7 +295,9 @@ class Recorder:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(OPTION, default=None, help="file the grader reads each test's outcome from")
     parser.addoption(ALLOW_OPTION, default="", help="comma-separated layer-1 rules the task allows")
-    parser.addoption(BLAME_OPTION, default=None, help="JSON list of the files the guard blames")
+    parser.addoption(
+        BLAME_OPTION, default=None, help="JSON {file: [[first, last] line]} the guard blames"
+    )
 
 
 _STATE: list[tuple[Writer, dict[tuple[str, str], object]]] = []
@@ -303,7 +314,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     writer = Writer(path)
     allowed = frozenset(filter(None, str(getattr(ns, "shadowrl_allow", "")).split(",")))
     blame_arg = getattr(ns, "shadowrl_blame", None)
-    blame = None if blame_arg is None else frozenset(map(str, json.loads(blame_arg)))
+    blame = None if blame_arg is None else dict(json.loads(blame_arg))
     _STATE.append((writer, snapshot()))
     sys.addaudithook(make_hook(Places(os.getcwd(), path, blame), writer, allowed))
 
