@@ -9,7 +9,8 @@ it did:
 
     {"nodeid": ..., "when": "setup"|"call"|"teardown", "outcome": "passed"|"failed"|"skipped"}
     {"collect_error": <nodeid of the collector>}
-    {"exitstatus": <int>}                       (last: pytest finished its session)
+    {"exitstatus": <int>}                       (pytest finished its session)
+    {"tamper": <why>}                           (the guard vetoed something: the run is void)
 
 Node ids are pytest's own, so no mapping (JUnit class names, rootdir-relative file
 names) can lose or confuse one. Outcomes are written from `pytest_runtest_logreport`
@@ -18,8 +19,6 @@ with `tryfirst=True`: that is the first moment a phase's report is final (every
 `logreport` implementation (the terminal reporter, junitxml, a conftest hook) sees
 or could alter it. Test files and conftests are restored to pristine before grading
 (`tasks/verify.py`), so a `makereport` wrapper of the agent's never runs here.
-
-    {"tamper": <why>}                           (the guard vetoed something: the run is void)
 
 The guard (issue 18, layer 2; `tasks/README.md` has the whole picture). The code under
 test runs in this interpreter, so before any workspace module is imported (a tryfirst
@@ -37,8 +36,9 @@ frame that made the call only: the stdlib runs them for ordinary code (dataclass
 `exec`, namedtuple and warnings `sys._getframe`), so a walk would void honest
 fixes; `inspect`/`traceback` frames are skipped, they only hand frames on.
 At session end the plugin compares the functions and classes of pytest's, pluggy's
-and its own modules with a snapshot taken when the hook was installed (a report
-class patched through any road at all shows up here) and its own counts with
+and its own modules with a snapshot taken when the hook was installed (a report class
+patched through a road the hook cannot see, an aliased `sys.modules`, shows up here)
+and its failure count with
 `session.testsfailed`; a difference is tampering. A task may allow primitives its
 gold patch needs (`--shadowrl-allow`, the layer-1 rule names of `Task.allowed_primitives`).
 
@@ -150,9 +150,11 @@ class Places:
         return any(a <= line <= b for a, b in self._blame.get(rel.replace(os.sep, "/"), ()))
 
     def forbidden_open(self, path: object) -> bool:
-        if isinstance(path, int):
+        if not isinstance(
+            path, (str, bytes)
+        ):  # an fd; `open` converts a path-like before the event
             return False
-        target = os.path.realpath(os.fsdecode(path))  # type: ignore[arg-type]
+        target = os.path.realpath(os.fsdecode(path))
         return target.startswith(self.nonce + os.sep) or self._kind(target) == "test"
 
 
