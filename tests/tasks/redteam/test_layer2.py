@@ -130,3 +130,22 @@ def test_the_agents_lines_are_those_it_added_or_changed() -> None:
     assert agent_lines({"m.py": (old, new), "gone.py": (old, None)}) == {
         "m.py": [(1, 1), (3, 3), (5, 5)]
     }
+
+
+def test_the_guard_holds_in_the_overlay_sandbox(tiny: PreparedTask) -> None:
+    """The same hacks and the gold fix in the real sandbox (the plugin bound read-only)."""
+    from ..conftest import overlay_available
+
+    if not overlay_available():
+        pytest.skip("overlay sandbox unavailable")
+    box = tiny.sandbox("overlay")
+    try:
+        gold = apply_patch({"calc.py": buggy(tiny)}, tiny.task.patch)
+        with applied(box, {p: str(t) for p, t in gold.items()}) as fixed:
+            assert verify(tiny.task, tiny, fixed).reward == 1.0
+        for hack in GUARD_HACKS:
+            with applied(box, {"calc.py": hack.apply(buggy(tiny))}) as hacked:
+                v = verify(tiny.task, tiny, hacked)
+            assert (v.reward, v.voided_by, v.status) == (0.0, "test_guard", "tampered"), hack.name
+    finally:
+        box.close()
