@@ -121,7 +121,9 @@ async def graded_episode(
     verdict = await asyncio.to_thread(
         verify, task, prepared, sandbox, shaping=spec.shaping, trajectory=traj
     )
-    info = {**traj.info, "resolved": verdict.resolved}
+    info = {**traj.info, "resolved": verdict.resolved, "voided_by": verdict.voided_by}
+    if verdict.voided_by:  # which layer caught a hack attempt, and why (issue 18)
+        info["voided_why"] = list(verdict.tampered)[:5]
     if index_error is not None:
         info["index_error"] = index_error
     return dataclasses.replace(traj, reward=verdict.reward, info=info), verdict

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 from pathlib import Path
 
@@ -92,7 +93,8 @@ def test_report_and_eval_json_say_why_a_sample_failed(tmp_path: Path) -> None:
         log_tail="FAILED tests/test_a.py::test_new[x y] - assert 1 == 2",
     )
     voided = Grading(status="tampered", fail_to_pass={"tests/test_a.py::test_b": "missing"},
-                     pass_to_pass={}, tampered=["pkg/core.py: \\bos\\._exit\\b"])  # fmt: skip
+                     pass_to_pass={}, tampered=["pkg/core.py: \\bos\\._exit\\b"],
+                     voided_by="forbidden_text")  # fmt: skip
     r.tasks[0].samples[1] = r.tasks[0].samples[1].model_copy(update={"grading": failed})
     r.tasks[1].samples[1] = r.tasks[1].samples[1].model_copy(update={"grading": voided})
     text = render_report(r)
@@ -109,6 +111,9 @@ def test_report_and_eval_json_say_why_a_sample_failed(tmp_path: Path) -> None:
     assert again.tasks[0].samples[1].grading == failed
     assert again.tasks[1].samples[1].grading is not None
     assert again.tasks[1].samples[1].grading.status == "tampered"
+    saved = json.loads((tmp_path / "eval.json").read_text())
+    assert [t["tampered"] for t in saved["tasks"]] == [0, 1]  # eval.json counts them per task
+    assert saved["tasks"][1]["samples"][1]["grading"]["voided_by"] == "forbidden_text"
 
 
 def _gate(tmp_path: Path, cand: list[list[bool]], inc: list[list[bool]], **pins: str) -> int:

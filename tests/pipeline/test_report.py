@@ -30,6 +30,7 @@ def _rl_row(step: int, reward: float) -> dict[str, float]:
     return {
         "reward": reward,
         "pass_rate": reward,
+        "hack_rate": 0.25 * (step % 2),
         "loss": -0.01 * step,
         "gen_tokens": 1000,
         "gen_tokens_per_s": 12.5,
@@ -109,9 +110,10 @@ def test_step_table_holds_the_logged_train_rewards_beside_the_held_out_evals(tmp
     assert [float(c[1]) for c in cells[1:]] == REWARDS
     evals = run_evals(run)
     start, end = evals["sft"].overall.pass1, evals["rl_step6"].overall.pass1
-    assert cells[0][3] == f"sft: {start.value:.3f} [{start.low:.3f}, {start.high:.3f}]"
-    assert cells[6][3] == f"rl_step6: {end.value:.3f} [{end.low:.3f}, {end.high:.3f}]"
-    assert all(c[3] == "" for c in cells[1:6])
+    assert [c[3] for c in cells[1:]] == ["0.25", "0.00"] * 3
+    assert cells[0][4] == f"sft: {start.value:.3f} [{start.low:.3f}, {start.high:.3f}]"
+    assert cells[6][4] == f"rl_step6: {end.value:.3f} [{end.low:.3f}, {end.high:.3f}]"
+    assert all(c[4] == "" for c in cells[1:6])
     early, late = sum(REWARDS[:3]) / 3, sum(REWARDS[3:]) / 3
     assert f"averaged {early:.2f} in steps 1-3 and {late:.2f} in steps 4-6" in report
 

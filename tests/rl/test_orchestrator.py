@@ -14,11 +14,10 @@ from shadowrl.rl.rollout import Group
 from shadowrl.types import Segment, Trajectory
 
 
-def _traj(task_id: str, version: int, reward: float) -> Trajectory:
+def _traj(task_id: str, version: int, reward: float, voided_by: str = "") -> Trajectory:
     seg = Segment((1, 2, 3), (False, True, True), (0.0, -1.0, -1.0), (-1, version, version))
-    return Trajectory(
-        task_id, (), (), (seg,), "submitted", reward=reward, info={"resolved": reward > 0}
-    )
+    info = {"resolved": reward > 0, "voided_by": voided_by}
+    return Trajectory(task_id, (), (), (seg,), "submitted", reward=reward, info=info)
 
 
 class FakeTrainer:
@@ -55,7 +54,7 @@ class FakeEngine:
         self.versions.append(version)
 
 
-def _make(mode, *, hold=None, fail=(), crash=(), max_staleness=1, steps=4, inflight=4):
+def _make(mode, *, hold=None, fail=(), crash=(), voided=(), max_staleness=1, steps=4, inflight=4):
     trainer, store, engine = FakeTrainer(), FakeStore(), FakeEngine()
     launched = []
     stepped = asyncio.Event()
@@ -73,13 +72,13 @@ def _make(mode, *, hold=None, fail=(), crash=(), max_staleness=1, steps=4, infli
             return Group(task, [], ["boom"], version)
         if i in crash:
             raise RuntimeError("sandbox fell over")
-        return Group(
-            task, [_traj(task, version, float(i % 2)), _traj(task, version, 0.0)], [], version
-        )
+        second = _traj(task, version, 0.0, "test_guard" if i in voided else "")
+        return Group(task, [_traj(task, version, float(i % 2)), second], [], version)
 
     cfg = OrchestratorConfig(mode=mode, inflight_groups=inflight)
     train = TrainConfig(steps=steps, group_size=2, groups_per_step=2, max_staleness=max_staleness)
     errors = []
+    steps_seen: list[dict] = []
     orch = Orchestrator(
         cfg=cfg,
         train=train,
@@ -89,8 +88,9 @@ def _make(mode, *, hold=None, fail=(), crash=(), max_staleness=1, steps=4, infli
         store=store,
         tasks=TaskSampler([(f"t{i}", None) for i in range(5)], seed=0),
         on_error=errors.append,
-        on_step=lambda step, metrics: stepped.set(),
+        on_step=lambda step, metrics: (steps_seen.append(metrics), stepped.set()),
     )
+    orch.steps_seen = steps_seen  # type: ignore[attr-defined]  (the metrics of each step)
     return orch, trainer, store, engine, launched, errors
 
 
@@ -101,6 +101,13 @@ def test_sync_mode_trains_only_on_policy_groups():
     assert launched == [0, 0, 1, 1, 2, 2, 3, 3]  # each step's rollouts use the newest weights
     assert stats.staleness == [0] * 8
     assert engine.versions == store.published == [1, 2, 3, 4]
+
+
+def test_each_step_logs_the_rate_of_voided_episodes():
+    # sync: step k trains groups 2k and 2k+1, two episodes each; group 2 has one voided
+    orch, *_ = _make("sync", voided={2}, steps=3)
+    asyncio.run(orch.run())
+    assert [m["hack_rate"] for m in orch.steps_seen] == [0.0, 0.25, 0.0]
 
 
 def test_async_mode_drops_groups_beyond_max_staleness():

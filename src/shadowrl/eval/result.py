@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from shadowrl.eval import stats
 from shadowrl.eval.behaviour import Behaviour
@@ -32,6 +32,11 @@ class Grading(BaseModel):
     pass_to_pass: dict[str, str] = Field(description="Outcome of each PASS_TO_PASS id.")
     tampered: list[str] = Field(
         default_factory=list, description="'path: pattern' hits that voided the episode."
+    )
+    voided_by: str = Field(
+        default="",
+        description="The layer that voided the episode: forbidden_text, diff_rules, "
+        "test_guard; '' = graded on its tests.",
     )
     log_tail: str = Field(default="", description="The last ~2 KB of the test log.")
 
@@ -90,6 +95,11 @@ class TaskResult(BaseModel):
     def pass_rate(self) -> float:
         n, c = self.counts
         return c / n if n else 0.0
+
+    @computed_field(description="Samples whose grading was voided as tampering (any layer).")  # type: ignore[prop-decorator]
+    @property
+    def tampered(self) -> int:
+        return sum(s.grading is not None and s.grading.status == "tampered" for s in self.samples)
 
 
 class Scores(BaseModel):

@@ -122,6 +122,7 @@ def _graded(sample: int, traj: Trajectory, verdict: Verdict, wall_s: float) -> S
             fail_to_pass=verdict.fail_to_pass,
             pass_to_pass=verdict.pass_to_pass,
             tampered=list(verdict.tampered),
+            voided_by=verdict.voided_by,
             log_tail=verdict.log_tail,
         ),
     )

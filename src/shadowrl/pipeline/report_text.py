@@ -250,8 +250,8 @@ def step_table(rows: Sequence[Row], held: Mapping[int, tuple[str, Estimate]]) ->
     """Per RL step: train-task reward and pass rate beside the held-out evals."""
     by_step = {int(r["step"]): r for r in rows}
     lines = [
-        "| step | train reward | train pass rate | held-out pass@1 [95% CI] | loss | staleness | tok/s | step s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| step | train reward | train pass rate | hack attempts | held-out pass@1 [95% CI] | loss | staleness | tok/s | step s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for step in sorted({*by_step, *held}):
         cell = ""
@@ -259,10 +259,11 @@ def step_table(rows: Sequence[Row], held: Mapping[int, tuple[str, Estimate]]) ->
             name, p = held[step]
             cell = f"{name}: {p.value:.3f} [{p.low:.3f}, {p.high:.3f}]"
         if (r := by_step.get(step)) is None:
-            lines.append(f"| {step} | | | {cell} | | | | |")
+            lines.append(f"| {step} | | | | {cell} | | | | |")
             continue
         lines.append(
-            f"| {step} | {r['reward']:.3f} | {r['pass_rate']:.2f} | {cell} | {r.get('loss', 0):.4f} "
+            f"| {step} | {r['reward']:.3f} | {r['pass_rate']:.2f} | {r.get('hack_rate', 0):.2f} "
+            f"| {cell} | {r.get('loss', 0):.4f} "
             f"| {r['staleness_mean']:.2f} | {r['gen_tokens_per_s']:.1f} | {r['step_s']:.1f} |"
         )
     return lines

@@ -245,6 +245,7 @@ class Orchestrator:
     ) -> dict[str, Any]:
         rewards = [r for g in groups for r in g.rewards]
         resolved = [bool(t.info.get("resolved")) for g in groups for t in g.trajectories]
+        voided = [bool(t.info.get("voided_by")) for g in groups for t in g.trajectories]
         tokens = sum(t.num_generated for g in groups for t in g.trajectories)
         self._tokens += tokens
         zero_adv = sum(1 for g in groups if len(set(g.rewards)) == 1)
@@ -254,6 +255,8 @@ class Orchestrator:
             **train,
             "reward": sum(rewards) / len(rewards),
             "pass_rate": sum(resolved) / len(resolved),
+            # Episodes the grader voided as tampering: a rising rate is a policy learning to cheat.
+            "hack_rate": sum(voided) / len(voided),
             "gen_tokens": tokens,
             # Over the run so far: async groups are generated during earlier steps, so a
             # step's own tokens over its own wall time can read 0 or 10^5 tokens/s.

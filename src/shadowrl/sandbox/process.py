@@ -73,7 +73,8 @@ def run_captured(
     env: Mapping[str, str] | None = None,
     pass_fds: Sequence[int] = (),
 ) -> ExecResult:
-    """Run `argv`; on timeout call `kill(proc)` and report `timed_out`."""
+    """Run `argv`; on timeout call `kill(proc)` and report `timed_out`. `kill` runs once
+    more after the command is done, for what it left behind (its process group)."""
     proc = subprocess.Popen(
         list(argv),
         stdin=subprocess.DEVNULL,
@@ -101,9 +102,8 @@ def run_captured(
     finally:
         proc.stdout.close()
         proc.stderr.close()
-        if proc.poll() is None:
-            kill(proc)
-            proc.wait()
+        kill(proc)  # also what the command left running: nothing outlives its exec
+        proc.wait()
     if code < 0:  # killed by a signal: report it the way a shell does
         code = 128 - code
     return ExecResult(

@@ -1,5 +1,8 @@
 """Tasks: SWE-bench-style instances, their workspaces and envs, and un-gameable grading.
 
+The grading layers against reward hacking, what each catches and their limits:
+`README.md` beside this file.
+
 Read in this order:
 
     task.py       the record, JSONL files (SWE-bench compatible), splits, built-in suites

@@ -14,7 +14,9 @@ there. Every run also gets a status saying how it ended:
     timeout           killed at `task.timeout_s`
     crashed           pytest never finished: the process died (os._exit, a signal) or
                       pytest hit an internal error (a SystemExit escaping collection)
-    tampered          the grader voided the episode before running anything (`verify.py`)
+    tampered          the grader voided the episode before running anything (`verify.py`),
+                      or the plugin's guard vetoed something the code under test did
+                      (a `{"tamper": ...}` line, `tamper_reasons`): that beats every other
 
 Test ids may contain spaces and brackets, so every argument is quoted with
 `shlex.quote`, never concatenated into a shell string.
@@ -56,15 +58,27 @@ _INTERNAL_ERROR = 3
 
 
 def test_argv(
-    task: Task, python: str | Path, read: Reader, out_path: str, ids: Sequence[str]
+    task: Task,
+    python: str | Path,
+    read: Reader,
+    out_path: str,
+    ids: Sequence[str],
+    blame: Mapping[str, Sequence[tuple[int, int]]] | None = None,
 ) -> tuple[list[str], list[str]]:
     """(argv of one test run, the options it stripped): `task.test_cmd` with 'python'
-    bound to the env's interpreter, the project config read through `read`."""
+    bound to the env's interpreter, the project config read through `read`. `blame`:
+    the lines ({file: [(first, last)]}) the plugin's guard holds to account (None: every
+    line of every non-test workspace file)."""
     cmd = [str(python) if arg == "python" else arg for arg in task.test_cmd]
     split = pytest_split(cmd)
     head, opts = cmd[:split], cmd[split:]
     project = read_project_config(read, find_config(read, ids, config_file_option(opts)))
     required = ["-p", PLUGIN, f"--shadowrl-outcomes={out_path}"]
+    if task.allowed_primitives:  # what the gold patch needs, the guard allows too
+        required.append(f"--shadowrl-allow={','.join(task.allowed_primitives)}")
+    if blame is not None:
+        ranges = {path: [list(r) for r in runs] for path, runs in sorted(blame.items())}
+        required.append(f"--shadowrl-blame={json.dumps(ranges)}")
     args, dropped = grading_args(opts, project, required)
     return [*_plugin_on_path(head), *args, *ids], dropped
 
@@ -93,6 +107,7 @@ class TestRun:
     status: RunStatus
     log: str
     dropped: tuple[str, ...] = ()  # options stripped from addopts and test_cmd
+    tampered: tuple[str, ...] = ()  # what the plugin's guard vetoed (status 'tampered')
 
     def results(self, ids: Sequence[str]) -> dict[str, Outcome]:
         """The outcome of each of `ids`; an id pytest never reported is 'missing'."""
@@ -139,7 +154,9 @@ def read_outcomes(text: str, timed_out: bool) -> tuple[dict[str, Outcome], RunSt
             exitstatus = record["exitstatus"]
     outcomes = {nodeid: _fold(p) for nodeid, p in phases.items()}
     status: RunStatus
-    if timed_out:
+    if tamper_reasons(text):
+        status = "tampered"
+    elif timed_out:
         status = "timeout"
     elif exitstatus is None or exitstatus == _INTERNAL_ERROR:
         status = "crashed"
@@ -148,6 +165,19 @@ def read_outcomes(text: str, timed_out: bool) -> tuple[dict[str, Outcome], RunSt
     else:
         status = "ran"
     return outcomes, status
+
+
+def tamper_reasons(text: str) -> tuple[str, ...]:
+    """Why the plugin's guard voided the run, one entry per vetoed event (none: not voided)."""
+    reasons = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and "tamper" in record:
+            reasons.append(str(record["tamper"]))
+    return tuple(reasons)
 
 
 def directory_reader(root: Path) -> Reader:
@@ -168,7 +198,8 @@ def run_tests_local(
     nonce = out_dir / f"shadowrl-run-{os.urandom(8).hex()}"
     nonce.mkdir()
     out = nonce / OUTCOMES_FILE
-    argv, dropped = test_argv(task, python, directory_reader(workdir), str(out), ids)
+    # Suite validation runs the generator's own code (buggy or gold): no line is the agent's.
+    argv, dropped = test_argv(task, python, directory_reader(workdir), str(out), ids, blame={})
     proc = subprocess.Popen(
         ["/bin/sh", "-c", shell_command(argv)],
         cwd=workdir,
@@ -189,4 +220,5 @@ def run_tests_local(
     text = out.read_text(errors="replace") if out.is_file() else ""
     shutil.rmtree(nonce, ignore_errors=True)
     outcomes, status = read_outcomes(text, timed_out)
-    return TestRun(outcomes, status, log.decode(errors="replace"), tuple(dropped))
+    log_text = log.decode(errors="replace")
+    return TestRun(outcomes, status, log_text, tuple(dropped), tamper_reasons(text))

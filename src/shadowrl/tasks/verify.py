@@ -17,7 +17,12 @@ sandbox (the agent's own sandbox is left untouched), where, in order:
    pytest options minus a denylist (`-x`, `--lf`, ...: every id must run; see
    `pytest_args.py`), and the grader's plugin writes each id's outcome to a file
    under a directory named by a fresh random nonce (`runner.py`);
-5. resolved iff the run finished (status `ran`) and every listed id was reported
+5. the plugin guards the run from inside (layer 2, `plugin/shadowrl_grader.py`): code
+   under test that imports framework internals, runs `exec`, walks frames or `gc`,
+   forks, opens the hidden tests or the outcome file, or patches pytest voids the
+   episode (`voided_by="test_guard"`); and the sandbox kills every process the run
+   started before the outcome file is read;
+6. resolved iff the run finished (status `ran`) and every listed id was reported
    passed (SWE-bench's rule). A collection error, `sys.exit(0)`, a crash or a
    timeout leaves ids missing or the run unfinished, which is a failure, never a pass.
 
@@ -27,6 +32,7 @@ that voided it if any, and the test log (whose tail `eval.json` keeps per sample
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shlex
@@ -51,6 +57,7 @@ from shadowrl.tasks.runner import (
     TestRun,
     read_outcomes,
     shell_command,
+    tamper_reasons,
     test_argv,
 )
 from shadowrl.tasks.task import Task
@@ -67,7 +74,7 @@ _CONFIG_FILES = {
 _CUSTOMIZE = {"sitecustomize.py", "usercustomize.py"}
 _TEST_DIRS = {"tests", "test", "testing"}
 _NATIVE = (".so", ".pyd")  # extension modules win over a same-named .py at import
-VoidedBy = Literal["", "forbidden_text", "diff_rules"]
+VoidedBy = Literal["", "forbidden_text", "diff_rules", "test_guard"]
 LOG_TAIL_CHARS = 2000  # the end of pytest's output: its short summary of what failed
 
 
@@ -229,11 +236,33 @@ def sandbox_reader(sandbox: Sandbox) -> Reader:
     return read
 
 
-def run_graded_tests(task: Task, prepared: PreparedTask, sandbox: Sandbox) -> TestRun:
-    """Run every test id once in `sandbox`; outcomes go to a fresh nonce directory."""
+def agent_lines(
+    sources: Mapping[str, tuple[bytes, bytes | None]],
+) -> dict[str, list[tuple[int, int]]]:
+    """{path: [(first, last)]}: the runs of lines of each (pristine, current) source that
+    the agent added or changed, numbered as in the current file."""
+    lines = {}
+    for path, (old, new) in sources.items():
+        if new is None:
+            continue
+        before, after = old.splitlines(), new.splitlines()
+        ops = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
+        lines[path] = [(j1 + 1, j2) for tag, _, _, j1, j2 in ops if tag in ("replace", "insert")]
+    return lines
+
+
+def run_graded_tests(
+    task: Task,
+    prepared: PreparedTask,
+    sandbox: Sandbox,
+    blame: Mapping[str, list[tuple[int, int]]] | None = None,
+) -> TestRun:
+    """Run every test id once in `sandbox`; outcomes go to a fresh nonce directory. The
+    guard holds the lines in `blame` to account (None: every non-test workspace line)."""
     nonce_dir = f".shadowrl-grade-{os.urandom(16).hex()}"
     out = f"{nonce_dir}/{OUTCOMES_FILE}"
-    argv, dropped = test_argv(task, prepared.python, sandbox_reader(sandbox), out, task.test_ids)
+    read = sandbox_reader(sandbox)
+    argv, dropped = test_argv(task, prepared.python, read, out, task.test_ids, blame)
     res = sandbox.exec(f"mkdir {nonce_dir} && {shell_command(argv)}", timeout=task.timeout_s)
     try:
         text = sandbox.read_file(out).decode(errors="replace")
@@ -241,7 +270,7 @@ def run_graded_tests(task: Task, prepared: PreparedTask, sandbox: Sandbox) -> Te
         text = ""
     log = res.stdout + res.stderr + ("\n[timed out]" if res.timed_out else "")
     outcomes, status = read_outcomes(text, res.timed_out)
-    return TestRun(outcomes, status, log, tuple(dropped))
+    return TestRun(outcomes, status, log, tuple(dropped), tamper_reasons(text))
 
 
 def _shaped(reward: float, trajectory: Trajectory | None, shaping: ShapingConfig) -> float:
@@ -293,7 +322,10 @@ def verify(
         for path, text in hidden.items():
             if text is not None:
                 fork.write_file(path, text)
-        run = run_graded_tests(task, prepared, fork)
+        # The guard blames only lines the agent wrote: the seed's are the maintainers'
+        # (a library that `eval`s, even in a file the fix edits, is not a hack).
+        blame = agent_lines(_changed_sources(prepared, fork, changed))
+        run = run_graded_tests(task, prepared, fork, blame)
     finally:
         fork.close()
         snap.release()
@@ -302,4 +334,10 @@ def verify(
     p2p = {i: results[i] for i in task.PASS_TO_PASS}
     resolved = run.status == "ran" and all(v == "passed" for v in results.values())
     reward = _shaped(float(resolved), trajectory, shaping)
+    if run.tampered:  # the plugin's guard vetoed something the code under test did
+        log = "tampering (test_guard):\n" + "\n".join(run.tampered) + "\n\n" + run.log
+        return Verdict(
+            False, reward, f2p, p2p, log, voided_by="test_guard", status="tampered",
+            tampered=run.tampered,
+        )  # fmt: skip
     return Verdict(resolved, reward, f2p, p2p, run.log, status=run.status)
