@@ -57,6 +57,7 @@ def test_builtin_suite_sample(suite: str, cache_dir: Path, tokenizer: Any) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # medium alone takes 7.5 min on a quiet 2-core box; over 15 loaded
 @pytest.mark.parametrize("suite", SUITES)
 def test_builtin_suite_all(suite: str, cache_dir: Path, tokenizer: Any) -> None:
     failures = []
