@@ -160,7 +160,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
 
     from rich.console import Console
 
-    from shadowrl.commands.policies import open_policy
+    from shadowrl.commands.policies import open_policy, policy_kind
     from shadowrl.episode import graded_episode
     from shadowrl.tasks import prepare
 
@@ -170,6 +170,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
     if args.greedy:
         spec = dataclasses.replace(spec, agent=spec.agent.model_copy(update={"temperature": 0.0}))
     model = args.model or config.model.path
+    if policy_kind(model) == "reference":  # the budgets `eval` gives them: whole files typed
+        spec = spec.for_reference()
 
     async def episode() -> tuple[Trajectory, Verdict, str]:
         async with contextlib.AsyncExitStack() as stack:
