@@ -203,7 +203,7 @@ def test_a_killed_owners_cgroups_are_swept_with_their_processes() -> None:
     groups = [Path(d) for d in dirs]
     try:
         assert groups and all(g.is_dir() for g in groups)  # the kill left them behind
-        assert sweep_orphan_groups(layout) == len({g.parent for g in groups})
+        assert sweep_orphan_groups(layout) >= len({g.parent for g in groups})  # + older orphans
         assert not any(g.parent.exists() for g in groups)
         assert _gone(int(pid))  # the sleeper went with its group
         assert all(p.is_dir() for p in layout.parents)  # ours: owner alive, untouched
