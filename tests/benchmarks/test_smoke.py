@@ -100,6 +100,8 @@ def test_sandbox_fork(tmp_path: Path) -> None:
     assert sorted(result["results"], key=int) == ["10", "200"]
     for row in result["results"].values():
         has_keys(row, "fork_ms", "exec_true_ms", "exec_true_cold_ms", "bwrap_true_ms", "cp_ms")
+    has_keys(result["pool"], "claim_ms", "claim_p90_ms", "cold_claim_ms", "hit_rate")
+    assert result["pool"]["claims"] == 4 * 8  # --quick: 4 bursts of a group of 8
 
 
 def test_weight_sync(tmp_path: Path) -> None:
