@@ -20,7 +20,7 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from shadowrl.types import Message, Step, ToolResult
+from shadowrl.types import Message, Step, ToolResult, Trajectory
 
 SUMMARY_REQUEST = (
     "Your context is almost full. Summarise the work so far for yourself: the files and "
@@ -97,4 +97,25 @@ def summary_info(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "degenerate_summaries": len(bad),
         "degenerate_kinds": {k: bad.count(k) for k in DEGENERACIES if k in bad},
         "summary_texts": [str(x["text"]) for x in summaries],
+    }
+
+
+def summary_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
+    """Per-step summary metrics: how often, how long, how often useless, and whether the
+    episodes that summarised did better (NaN when no episode of that side exists)."""
+    n = [int(t.info.get("summaries", 0)) for t in trajectories]
+    bad = sum(int(t.info.get("degenerate_summaries", 0)) for t in trajectories)
+
+    def mean_reward(summarised: bool) -> float:
+        rs = [
+            t.reward or 0.0 for t, k in zip(trajectories, n, strict=True) if (k > 0) == summarised
+        ]
+        return sum(rs) / len(rs) if rs else float("nan")
+
+    return {
+        "summaries_per_episode": sum(n) / max(len(n), 1),
+        "summary_tokens": float(sum(int(t.info.get("summary_tokens", 0)) for t in trajectories)),
+        "degenerate_summary_rate": bad / sum(n) if sum(n) else 0.0,
+        "reward_summarised": mean_reward(True),
+        "reward_not_summarised": mean_reward(False),
     }
