@@ -30,6 +30,13 @@ SUMMARY_REQUEST = (
 SUMMARY_HEADER = "\n\n# Your summary of the work so far\n"
 RESULT_HEADER = "\n\n# The last tool result\n"
 
+
+def asks_for_summary(prompt: str) -> bool:
+    """Whether a decoded prompt ends with the summary request (only template tokens after)."""
+    _, found, tail = prompt.rpartition(SUMMARY_REQUEST)
+    return bool(found) and len(tail) < 64 and "<tool_response>" not in tail
+
+
 Degeneracy = Literal["empty", "copy", "over_budget", "no_files"]
 DEGENERACIES: tuple[Degeneracy, ...] = ("empty", "copy", "over_budget", "no_files")
 
