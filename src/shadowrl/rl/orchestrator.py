@@ -32,6 +32,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shadowrl.agent.summary import summary_metrics
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.rollout import Group
 from shadowrl.types import WeightSink
@@ -268,5 +269,6 @@ class Orchestrator:
             "groups_failed": self.stats.groups_failed,
             "groups_stale": self.stats.groups_stale,
             "version": self.trainer.version,
+            **summary_metrics([t for g in groups for t in g.trajectories]),
             **{f"sync_{k}": v for k, v in sync.items() if isinstance(v, int | float)},
         }
