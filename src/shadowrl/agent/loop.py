@@ -73,6 +73,24 @@ class _Tokens:
         )
 
 
+@dataclass
+class EpisodeState:
+    """Where an episode stopped, so that a later `run_episode` can continue it.
+
+    Serve's multi-turn agent sessions pass one in: empty, the episode starts afresh;
+    afterwards it holds the conversation, and passing it again with a user message as
+    the task continues from the same tokens (nothing re-rendered). Budgets (turns,
+    generated tokens, time) count per call; the context window counts the whole.
+    """
+
+    messages: list[Message] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    tokens: _Tokens = field(default_factory=_Tokens)
+    counters: tuple[int, int, int] = (0, 0, 0)  # tool_errors, tool_failures, nudges
+    last_generated: tuple[int, ...] = ()
+    generated_end: int = 0  # len(tokens.ids) right after the last generation
+
+
 class _Episode:
     """Mutable state of one run; `run_episode` freezes it into a `Trajectory`."""
 
@@ -86,6 +104,7 @@ class _Episode:
         tools: ToolSet,
         index: SemanticIndex | None,
         on_step: Callable[[Step], None] | None,
+        state: EpisodeState | None = None,
     ):
         self.policy, self.tokenizer, self.config, self.tools = policy, tokenizer, config, tools
         self.on_step = on_step
@@ -98,11 +117,39 @@ class _Episode:
         self.tokens = _Tokens()
         self.tokens.add_context(self.renderer.prompt_ids(self.messages))
         self.tool_errors = self.tool_failures = self.nudges = 0
+        self.last_gen: tuple[int, ...] = ()
+        self.gen_end = 0
+        if state is not None and state.messages:
+            self._resume(state, task)
+        self.base_generated = self.tokens.num_generated
+
+    def _resume(self, state: EpisodeState, user: str) -> None:
+        """Continue `state`'s conversation with a user message: the tokens after the last
+        generation (results and a generation prompt) are re-rendered with it appended;
+        a generation cut off before its turn was recorded (timeout, abort) is dropped."""
+        self.messages, self.steps = [*state.messages, Message("user", user)], [*state.steps]
+        self.tool_errors, self.tool_failures, self.nudges = state.counters
+        self.last_gen, self.gen_end = state.last_generated, state.generated_end
+        t, end = state.tokens, state.generated_end
+        self.tokens = _Tokens(t.ids[:end], t.mask[:end], t.logprobs[:end], t.versions[:end])
+        self.tokens.num_generated = sum(self.tokens.mask)
+        replies = [i for i, m in enumerate(self.messages) if m.role == "assistant"]
+        if not replies:  # it ended before the model said anything
+            self.tokens = _Tokens()
+            self.tokens.add_context(self.renderer.prompt_ids(self.messages))
+            return
+        conv, new = self.messages[: replies[-1] + 1], self.messages[replies[-1] + 1 :]
+        self.tokens.add_context(self.renderer.continuation_ids(conv, new, self.last_gen))
+
+    def save(self, state: EpisodeState) -> None:
+        state.messages, state.steps, state.tokens = self.messages, self.steps, self.tokens
+        state.counters = (self.tool_errors, self.tool_failures, self.nudges)
+        state.last_generated, state.generated_end = self.last_gen, self.gen_end
 
     async def run(self) -> EpisodeEnd:
         cfg = self.config
-        for turn in range(cfg.max_turns):
-            left = cfg.max_episode_tokens - self.tokens.num_generated
+        for turn in range(len(self.steps), len(self.steps) + cfg.max_turns):
+            left = cfg.max_episode_tokens - (self.tokens.num_generated - self.base_generated)
             room = cfg.max_context_tokens - len(self.tokens.ids)
             if min(left, room) <= 0:
                 return "max_tokens" if left <= 0 else "context_full"
@@ -122,6 +169,7 @@ class _Episode:
             )
             conv = [*self.messages, assistant]
             self.messages = [*conv, *feedback]
+            self.last_gen, self.gen_end = tuple(gen.token_ids), len(self.tokens.ids)
             if self.ctx.submitted:
                 return "submitted"
             more = self.renderer.continuation_ids(conv, feedback, gen.token_ids)
@@ -202,15 +250,18 @@ async def run_episode(
     task_id: str = "",
     index: SemanticIndex | None = None,
     on_step: Callable[[Step], None] | None = None,
+    state: EpisodeState | None = None,
 ) -> Trajectory:
     """Run one episode of `policy` on `task` inside `sandbox` and return what happened.
 
     `index` is the prepared snapshot's semantic index (built lazily if None);
     `on_step` is called after every turn (the CLI prints the transcript with it).
+    `state` (see `EpisodeState`) continues an earlier episode, `task` being the user's
+    next message, and is left holding where this one ended.
     """
     episode = _Episode(
         policy, sandbox, task, tokenizer, config,
-        tools or ToolSet.from_names(config.tools), index, on_step,
+        tools or ToolSet.from_names(config.tools), index, on_step, state,
     )  # fmt: skip
     start = time.monotonic()
     try:
@@ -218,4 +269,6 @@ async def run_episode(
             end = await episode.run()
     except TimeoutError:
         end = "timeout"
+    if state is not None:
+        episode.save(state)
     return episode.trajectory(end, task_id, time.monotonic() - start)
