@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -163,3 +165,98 @@ def test_apply_writes_the_diff_unless_the_workspace_changed(
         assert r.status_code == 409 and "changed" in r.json()["error"]["message"]
         fb = http.post("/v1/feedback", json={"session_id": sids[0], "signal": "accept"})
         assert fb.status_code == 200, fb.text
+
+
+def test_workspaces_only_under_the_root(
+    serve: Any, tokenizer: Any, root: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(DEMO_REPO, outside)
+    (root / "link").symlink_to(outside)
+    url = start(serve, tokenizer, root, None)
+    with httpx.Client(base_url=url, timeout=60) as http:
+        for bad in [
+            str(outside),
+            "link",
+            "demo/../demo",
+            "../elsewhere",
+            "missing",
+            "demo/stats.py",
+        ]:
+            r = http.post("/v1/agent/sessions", json={"workspace": bad, "task": TASK})
+            assert r.status_code == 400, (bad, r.text)
+            assert r.json()["error"]["param"] == "workspace"
+        r = http.post("/v1/agent/sessions", json={"workspace": str(root / "demo"), "task": TASK})
+        assert r.status_code == 201, "an absolute path inside the root is fine"
+        wait_done(http, r.json()["id"])
+    _, off = serve(ScriptedPolicy(tokenizer, scripted))
+    r = httpx.post(f"{off}/v1/agent/sessions", json={"workspace": "demo", "task": TASK})
+    assert r.status_code == 404 and "workspaces_root" in r.json()["error"]["message"]
+
+
+def git(repo: Path, *args: str) -> str:
+    cmd = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args]
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_a_git_commit_as_workspace(serve: Any, tokenizer: Any, root: Path) -> None:
+    repo = root / "demo"
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    commit = git(repo, "rev-parse", "HEAD")
+    (repo / "notes.txt").write_text("uncommitted, not in the snapshot\n")
+    url = start(serve, tokenizer, root, None)
+    with httpx.Client(base_url=url, timeout=60) as http:
+        r = http.post(
+            "/v1/agent/sessions", json={"workspace": "demo", "commit": "nope", "task": TASK}
+        )
+        assert r.status_code == 400 and "no commit" in r.json()["error"]["message"]
+        body = {"workspace": "demo", "commit": commit, "task": TASK}
+        sid = http.post("/v1/agent/sessions", json=body).json()["id"]
+        done = wait_done(http, sid)
+        assert done["workspace"] == f"{repo}@{commit}"
+        assert done["diff"].startswith("diff --git a/stats.py b/stats.py")
+        assert http.post(f"/v1/agent/sessions/{sid}/apply").json()["applied"] == ["stats.py"]
+    assert "sorted(values)" in git(repo, "diff")
+
+
+class Held:
+    """The scripted policy, each turn held until the test lets it go."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.inner = ScriptedPolicy(tokenizer, scripted)
+        self.release, self.waiting = threading.Event(), 0
+
+    async def generate(self, prompt_ids: Any, sampling: Any) -> Any:
+        self.waiting += 1
+        while not self.release.is_set():
+            await asyncio.sleep(0.01)
+        return await self.inner.generate(prompt_ids, sampling)
+
+
+def test_cancel_limits_and_budgets(serve: Any, tokenizer: Any, root: Path) -> None:
+    held = Held(tokenizer)
+    url = start(serve, tokenizer, root, None, policy=held, max_sessions=1)
+    body = {"workspace": "demo", "task": TASK}
+    with httpx.Client(base_url=url, timeout=60) as http:
+        r = http.post("/v1/agent/sessions", json={**body, "budgets": {"max_turns": 99}})
+        assert r.status_code == 400 and r.json()["error"]["param"] == "budgets.max_turns"
+        sid = http.post("/v1/agent/sessions", json={**body, "budgets": {"max_turns": 2}}).json()[
+            "id"
+        ]
+        assert http.get(f"/v1/agent/sessions/{sid}").json()["budgets"]["max_turns"] == 2
+        assert http.post("/v1/agent/sessions", json=body).status_code == 429  # max_sessions=1
+        r = http.post(f"/v1/agent/sessions/{sid}/messages", json={"content": "more"})
+        assert r.status_code == 409, "a running session takes no message"
+        assert http.post(f"/v1/agent/sessions/{sid}/apply").status_code == 409
+        r = http.post(f"/v1/agent/sessions/{sid}/cancel")
+        assert r.json()["status"] == "cancelled" and held.waiting == 1
+        assert wait_done(http, sid)["status"] == "cancelled"
+        assert http.get("/v1/agent/sessions/agent-nope").status_code == 404
+        held.release.set()
+        sid2 = http.post("/v1/agent/sessions", json={**body, "budgets": {"max_turns": 2}}).json()[
+            "id"
+        ]
+        two = wait_done(http, sid2)
+    assert (two["status"], two["end"], len(two["steps"])) == ("done", "max_turns", 2)
