@@ -260,3 +260,44 @@ def test_cancel_limits_and_budgets(serve: Any, tokenizer: Any, root: Path) -> No
         ]
         two = wait_done(http, sid2)
     assert (two["status"], two["end"], len(two["steps"])) == ("done", "max_turns", 2)
+
+
+class Gathered:
+    """The real engine; the first `n` generations are held until all `n` have arrived,
+    so the sessions' first turns are in the engine's batch together."""
+
+    def __init__(self, engine: Any, n: int) -> None:
+        self.engine, self.n, self.arrived, self.in_flight, self.peak = engine, n, 0, 0, 0
+
+    async def generate(self, prompt_ids: Any, sampling: Any) -> Any:
+        self.arrived += 1
+        while self.arrived < self.n:
+            await asyncio.sleep(0.01)
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            return await self.engine.generate(prompt_ids, sampling)
+        finally:
+            self.in_flight -= 1
+
+
+def test_concurrent_sessions_share_the_engine(
+    serve: Any, tokenizer: Any, engine: Any, root: Path, sqlite_trace_store: TraceStore
+) -> None:
+    agent = AgentConfig(max_turns=2, max_new_tokens=8, temperature=0.0)
+    spec = EpisodeSpec(agent=agent, sandbox=SandboxConfig(backend="local"))
+    policy = Gathered(engine, 3)
+    url = start(
+        serve, tokenizer, root, sqlite_trace_store, policy=policy, spec=spec, max_sessions=3
+    )
+    with httpx.Client(base_url=url, timeout=120) as http:
+        body = {"workspace": "demo", "task": TASK}
+        sids = [http.post("/v1/agent/sessions", json=body).json()["id"] for _ in range(3)]
+        views = [wait_done(http, sid) for sid in sids]
+    assert policy.peak == 3, "the three sessions' turns were in flight together"
+    for sid, v in zip(sids, views, strict=True):
+        assert v["status"] == "done" and v["end"] == "max_turns"
+        stored = get_session(sqlite_trace_store.engine, sid)
+        assert stored is not None and len(stored.requests) == 2
+        generated = sum(len(r.generated_ids) for r in stored.requests)
+        assert generated == v["usage"]["generated"] == sum(v["loss_mask"])
