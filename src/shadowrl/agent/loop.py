@@ -23,12 +23,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.parsing import ParsedReply, parse_tool_calls
 from shadowrl.agent.prompt import Renderer
+from shadowrl.agent.state import Chain, EpisodeState, Tokens
 from shadowrl.agent.summary import (
     SUMMARY_REQUEST,
     carried_result,
@@ -46,7 +46,6 @@ from shadowrl.types import (
     Message,
     Policy,
     SamplingParams,
-    Segment,
     Step,
     ToolCall,
     ToolResult,
@@ -55,59 +54,6 @@ from shadowrl.types import (
 
 NUDGE = "No tool call found. Call a tool as <tool_call>{...}</tool_call>, or submit when done."
 CUT_OFF = "Your reply was cut off at the token limit. Be brief and call one tool at a time."
-
-
-@dataclass
-class _Tokens:
-    """One context's token sequence and its per-token training fields."""
-
-    ids: list[int] = field(default_factory=list)
-    mask: list[bool] = field(default_factory=list)
-    logprobs: list[float] = field(default_factory=list)
-    versions: list[int] = field(default_factory=list)
-    num_generated: int = 0
-
-    def add_context(self, ids: Sequence[int]) -> None:
-        self.ids += ids
-        self.mask += [False] * len(ids)
-        self.logprobs += [0.0] * len(ids)
-        self.versions += [-1] * len(ids)
-
-    def add_generated(self, gen: Generation) -> None:
-        self.ids += gen.token_ids
-        self.mask += [True] * len(gen.token_ids)
-        self.logprobs += gen.logprobs
-        self.versions += gen.versions
-        self.num_generated += len(gen.token_ids)
-
-    def segment(self) -> Segment:
-        return Segment(
-            tuple(self.ids), tuple(self.mask), tuple(self.logprobs), tuple(self.versions)
-        )
-
-
-@dataclass
-class _Chain:
-    """The episode's token state: the finished segments, then the one being filled.
-
-    A summary closes `current` and starts a new context; a continued episode is the
-    same chain with more segments, so budgets count over the whole chain.
-    """
-
-    current: _Tokens
-    done: list[Segment] = field(default_factory=list)
-
-    @property
-    def num_generated(self) -> int:
-        return sum(s.num_generated for s in self.done) + self.current.num_generated
-
-    def start_segment(self, prompt_ids: Sequence[int]) -> None:
-        self.done.append(self.current.segment())
-        self.current = _Tokens()
-        self.current.add_context(prompt_ids)
-
-    def segments(self) -> tuple[Segment, ...]:
-        return (*self.done, self.current.segment())
 
 
 class _Episode:
@@ -123,6 +69,7 @@ class _Episode:
         tools: ToolSet,
         index: SemanticIndex | None,
         on_step: Callable[[Step], None] | None,
+        state: EpisodeState | None = None,
     ):
         self.policy, self.tokenizer, self.config, self.tools = policy, tokenizer, config, tools
         self.task, self.on_step = task, on_step
@@ -133,32 +80,73 @@ class _Episode:
         self.messages = [Message("system", config.system_prompt), Message("user", task)]
         self.history: list[Message] = []  # messages of the finished segments
         self.steps: list[Step] = []
-        self.chain = _Chain(_Tokens())
+        self.chain = Chain(Tokens())
         self.chain.current.add_context(self.renderer.prompt_ids(self.messages))
         self.tool_errors = self.tool_failures = self.nudges = self.turns = 0
         self.segment_turns = 0  # work turns in the current segment (no summary on an empty one)
         self.last_results: list[ToolResult] = []  # carried into the next segment
         self.summaries: list[dict[str, Any]] = []
+        self.last_gen: tuple[int, ...] = ()
+        self.gen_end = 0
+        if state is not None and state.messages:
+            self._resume(state, task)
+        self.base_generated = self.chain.num_generated
+
+    def _resume(self, state: EpisodeState, user: str) -> None:
+        """Continue `state`'s conversation with a user message: the tokens after the last
+        generation (results and a generation prompt) are re-rendered with it appended;
+        a generation cut off before its turn was recorded (timeout, abort) is dropped."""
+        self.task = state.task or self.task
+        self.messages, self.steps = [*state.messages, Message("user", user)], [*state.steps]
+        self.history, self.summaries = [*state.history], [*state.summaries]
+        self.tool_errors, self.tool_failures, self.nudges = state.counters
+        self.last_results = [*state.last_results]
+        self.last_gen, self.gen_end = state.last_generated, state.generated_end
+        t, end = state.chain.current, state.generated_end
+        current = Tokens(t.ids[:end], t.mask[:end], t.logprobs[:end], t.versions[:end])
+        current.num_generated = sum(current.mask)
+        self.chain = Chain(current, [*state.chain.done])
+        replies = [i for i, m in enumerate(self.messages) if m.role == "assistant"]
+        self.segment_turns = len(replies)
+        if not replies:  # the segment ended before the model said anything in it
+            self.chain.current = Tokens()
+            self.tokens.add_context(self.renderer.prompt_ids(self.messages))
+            return
+        conv, new = self.messages[: replies[-1] + 1], self.messages[replies[-1] + 1 :]
+        self.tokens.add_context(self.renderer.continuation_ids(conv, new, self.last_gen))
+
+    def save(self, state: EpisodeState) -> None:
+        state.task, state.messages = self.task, self.messages
+        state.history, state.steps = self.history, self.steps
+        state.chain, state.summaries, state.last_results = (
+            self.chain, self.summaries, self.last_results,
+        )  # fmt: skip
+        state.counters = (self.tool_errors, self.tool_failures, self.nudges)
+        state.last_generated, state.generated_end = self.last_gen, self.gen_end
+
+    def _generated(self) -> int:
+        """Tokens generated in this call (a continued episode's budget starts afresh)."""
+        return self.chain.num_generated - self.base_generated
 
     @property
-    def tokens(self) -> _Tokens:
+    def tokens(self) -> Tokens:
         return self.chain.current
 
     def _room(self, cap: int) -> int:
-        left = self.config.max_episode_tokens - self.chain.num_generated
+        left = self.config.max_episode_tokens - self._generated()
         return min(left, self.config.max_context_tokens - len(self.tokens.ids), cap)
 
     async def run(self) -> EpisodeEnd:
         cfg = self.config
         while self.turns < cfg.max_turns:
             if self._room(cfg.max_new_tokens) <= 0:
-                left = cfg.max_episode_tokens - self.chain.num_generated
+                left = cfg.max_episode_tokens - self._generated()
                 return "max_tokens" if left <= 0 else "context_full"
             gen = await self._generate(cfg.max_new_tokens)
             if gen.finish_reason == "abort":
                 return "error"
             text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=True)
-            reply = parse_tool_calls(text, self.schemas, id_prefix=f"call_{self.turns - 1}")
+            reply = parse_tool_calls(text, self.schemas, id_prefix=f"call_{len(self.steps)}")
             results = await self._run_calls(reply.calls)
             assistant = Message("assistant", reply.content, reply.calls)
             feedback = self._feedback(reply, results, cut_off=gen.finish_reason == "length")
@@ -167,6 +155,7 @@ class _Episode:
             )
             conv = [*self.messages, assistant]
             self.messages = [*conv, *feedback]
+            self.last_gen, self.gen_end = tuple(gen.token_ids), len(self.tokens.ids)
             if self.ctx.submitted:
                 return "submitted"
             self.segment_turns += 1
@@ -210,7 +199,7 @@ class _Episode:
             ids = self.renderer.continuation_ids(conv, asked, generated)
         if len(self.tokens.ids) + len(ids) >= cfg.max_context_tokens:
             return "context_full"
-        if cfg.max_episode_tokens <= self.chain.num_generated:
+        if cfg.max_episode_tokens <= self._generated():
             return "max_tokens"
         self.tokens.add_context(ids)
         gen = await self._generate(s.max_tokens)
@@ -224,7 +213,7 @@ class _Episode:
         carried = carried_result(self.last_results, self.tokenizer, s.carried_result_tokens)
         self.messages = next_segment_messages(cfg.system_prompt, self.task, summary, carried)
         self.chain.start_segment(self.renderer.prompt_ids(self.messages))
-        self.segment_turns = 0
+        self.segment_turns, self.last_gen, self.gen_end = 0, (), 0
         return None
 
     def _note_summary(self, summary: str, num_tokens: int, over_budget: bool) -> None:
@@ -310,15 +299,18 @@ async def run_episode(
     task_id: str = "",
     index: SemanticIndex | None = None,
     on_step: Callable[[Step], None] | None = None,
+    state: EpisodeState | None = None,
 ) -> Trajectory:
     """Run one episode of `policy` on `task` inside `sandbox` and return what happened.
 
     `index` is the prepared snapshot's semantic index (built lazily if None);
     `on_step` is called after every turn (the CLI prints the transcript with it).
+    `state` (see `EpisodeState`) continues an earlier episode, `task` being the user's
+    next message, and is left holding where this one ended.
     """
     episode = _Episode(
         policy, sandbox, task, tokenizer, config,
-        tools or ToolSet.from_names(config.tools), index, on_step,
+        tools or ToolSet.from_names(config.tools), index, on_step, state,
     )  # fmt: skip
     start = time.monotonic()
     try:
@@ -326,4 +318,6 @@ async def run_episode(
             end = await episode.run()
     except TimeoutError:
         end = "timeout"
+    if state is not None:
+        episode.save(state)
     return episode.trajectory(end, task_id, time.monotonic() - start)

@@ -14,6 +14,7 @@ from shadowrl.commands.errors import UsageError
 from shadowrl.serve.config import ServeConfig
 
 if TYPE_CHECKING:
+    from shadowrl.serve.agent_sessions import AgentSettings
     from shadowrl.serve.store import TraceStore
 
 
@@ -53,12 +54,28 @@ def open_trace_store(traces: str, cfg: ServeConfig, config: Config) -> TraceStor
         raise UsageError(f"cannot open the trace store {traces!r}: {e}") from e
 
 
+def agent_settings(cfg: ServeConfig, config: Config) -> AgentSettings | None:
+    """The agent API's settings (None: off): the run's one EpisodeSpec, as training uses."""
+    from pathlib import Path
+
+    from shadowrl.commands.config import episode_spec
+    from shadowrl.serve.agent_sessions import AgentSettings
+
+    if cfg.workspaces_root is None:
+        return None
+    root = Path(cfg.workspaces_root).expanduser()
+    if not root.is_dir():
+        raise UsageError(f"serve.workspaces_root {root} is not a directory")
+    return AgentSettings(root.resolve(), episode_spec(config), cfg.max_sessions)
+
+
 def serve(cfg: ServeConfig, config: Config, store: TraceStore | None) -> None:
     import uvicorn
 
     from shadowrl.commands.policies import open_engine
     from shadowrl.serve.server import create_app
 
+    agent = agent_settings(cfg, config)
     with open_engine(config.model.path, config) as (engine, tokenizer):
         positions = min(int(engine.model.config.max_position_embeddings), config.engine.max_seq_len)
         context = min(cfg.max_context_tokens or positions, positions)
@@ -74,6 +91,7 @@ def serve(cfg: ServeConfig, config: Config, store: TraceStore | None) -> None:
             traces=None if store is None else store.writer,
             checkpoint=config.model.path,
             feedback_window=cfg.feedback_window,
+            agent=agent,
         )
         try:
             uvicorn.run(app, host=cfg.host, port=cfg.port, log_level=cfg.log_level)

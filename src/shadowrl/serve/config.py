@@ -56,6 +56,18 @@ class ServeConfig(BaseModel):
         description="Most new tokens per choice: an explicit max_tokens above it is a 400, "
         "an omitted one defaults to min(context room, this).",
     )
+    workspaces_root: str | None = Field(
+        default=None,
+        description="Directory agent sessions' workspaces must lie under (POST "
+        "/v1/agent/sessions); a path outside it, a symlink out of it or '..' is a 400. "
+        "None: the agent API is off (404).",
+    )
+    max_sessions: int = Field(
+        default=4,
+        ge=1,
+        description="Most agent sessions running their loop at once; one more is a 429 "
+        "(no queue: retry). Each runs in its own sandbox.",
+    )
     log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = Field(
         default="info", description="uvicorn log level."
     )

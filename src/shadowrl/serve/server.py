@@ -34,6 +34,8 @@ from starlette.exceptions import HTTPException
 from shadowrl.agent.parsing import parse_tool_calls
 from shadowrl.inference.requests import TokenDelta
 from shadowrl.serve import responses as docs
+from shadowrl.serve.agent_routes import agent_off_router, agent_router
+from shadowrl.serve.agent_sessions import AgentSessions, AgentSettings
 from shadowrl.serve.disconnect import unless_disconnected
 from shadowrl.serve.feedback import (
     FeedbackIn,
@@ -304,6 +306,7 @@ def create_app(
     traces: TraceWriter | None = None,
     checkpoint: str | None = None,
     feedback_window: float | None = None,
+    agent: AgentSettings | None = None,
 ) -> FastAPI:
     """The ASGI app; serve it with uvicorn (`shadowrl serve`) or `serve_in_thread`.
 
@@ -311,6 +314,7 @@ def create_app(
     `traces` (the store's writer, which the caller opens and closes) every completion
     is recorded (`recording.py`), `/v1/feedback` exists (`feedback.py`) and, with a
     `feedback_window` (seconds), silent sessions are finalized while the app runs.
+    With `agent`, `/v1/agent/sessions` runs the agent loop on `policy` (`agent_routes.py`).
     """
 
     @asynccontextmanager
@@ -322,6 +326,8 @@ def create_app(
         try:
             yield
         finally:
+            if sessions is not None:
+                await sessions.close()
             if task is not None:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
@@ -333,6 +339,11 @@ def create_app(
         policy, tokenizer, model_name, limits, admin_token, version, recorder
     )
     docs.document_limits(app, model_name, max_n, max_tokens_cap)
+    sessions = None
+    if agent is not None:  # the harness as a service, on the very policy served here
+        ckpt = lambda: None if recorder is None else recorder.checkpoint  # noqa: E731
+        sessions = AgentSessions(agent, lambda: srv.policy, tokenizer, model_name, traces, ckpt)
+    app.include_router(agent_off_router() if sessions is None else agent_router(sessions))
 
     @app.exception_handler(APIError)
     async def api_error(_: Request, e: APIError) -> JSONResponse:
