@@ -73,7 +73,8 @@ class RecordingPolicy:
         s.generated += len(gen.token_ids)
         s.context = len(prompt_ids) + len(gen.token_ids)
         if s.writer is not None:  # committed before the loop goes on
-            rid = f"agent-{uuid.uuid4().hex}"
+            rid = f"{s.id}-t{s.recorded}"
+            s.recorded += 1
             await s.writer.write(s.request_record(rid, prompt_ids, gen, sampling))
             s.last_request = rid
         return gen
@@ -110,7 +111,7 @@ class AgentSession:
         self.wake = asyncio.Event()
         self.run_task: asyncio.Task[None] | None = None
         self.last_request: str | None = None  # the parent of the next turn's request
-        self.generated = self.context = 0
+        self.generated = self.context = self.recorded = 0
         self.created = time.time()
         self.sandbox_closed = False
 
