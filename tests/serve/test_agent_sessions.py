@@ -251,7 +251,7 @@ def test_cancel_limits_and_budgets(serve: Any, tokenizer: Any, root: Path) -> No
         assert r.status_code == 409, "a running session takes no message"
         assert http.post(f"/v1/agent/sessions/{sid}/apply").status_code == 409
         r = http.post(f"/v1/agent/sessions/{sid}/cancel")
-        assert r.json()["status"] == "cancelled" and held.waiting == 1
+        assert (r.json()["status"], r.json()["end"], held.waiting) == ("cancelled", "cancelled", 1)
         assert wait_done(http, sid)["status"] == "cancelled"
         assert http.get("/v1/agent/sessions/agent-nope").status_code == 404
         held.release.set()

@@ -71,7 +71,7 @@ def view(s: AgentSession, tokens: bool = False) -> dict[str, Any]:
         "workspace": s.snapshot.label,
         "task": s.task,
         "created": int(s.created),
-        "end": None if s.trajectory is None or s.status == "running" else s.trajectory.end,
+        "end": s.end,
         "error": s.error,
         "steps": s.steps,
         "diff": s.diff,
