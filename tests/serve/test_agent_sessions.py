@@ -260,6 +260,10 @@ def test_cancel_limits_and_budgets(serve: Any, tokenizer: Any, root: Path) -> No
         ]
         two = wait_done(http, sid2)
     assert (two["status"], two["end"], len(two["steps"])) == ("done", "max_turns", 2)
+    with httpx.Client(base_url=url, timeout=60) as http:  # a finished session replays, bounded
+        r = http.get(f"/v1/agent/sessions/{sid2}/events", params={"after": 1})
+    ids = [int(line[4:]) for line in r.text.splitlines() if line.startswith("id: ")]
+    assert ids == [2, 3] and r.text.rstrip().endswith('"end": "max_turns"}')
 
 
 class Gathered:

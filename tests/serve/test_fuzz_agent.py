@@ -73,7 +73,7 @@ def test_agent_responses_are_documented_and_no_5xx(
 
     @given(case=operation.as_strategy(generation_mode=mode))
     @settings(
-        max_examples=8,
+        max_examples=5,
         derandomize=True,
         deadline=None,
         database=None,
