@@ -251,7 +251,7 @@ def test_cancel_limits_and_budgets(serve: Any, tokenizer: Any, root: Path) -> No
         assert r.status_code == 409, "a running session takes no message"
         assert http.post(f"/v1/agent/sessions/{sid}/apply").status_code == 409
         r = http.post(f"/v1/agent/sessions/{sid}/cancel")
-        assert r.json()["status"] == "cancelled" and held.waiting == 1
+        assert (r.json()["status"], r.json()["end"], held.waiting) == ("cancelled", "cancelled", 1)
         assert wait_done(http, sid)["status"] == "cancelled"
         assert http.get("/v1/agent/sessions/agent-nope").status_code == 404
         held.release.set()
@@ -260,6 +260,10 @@ def test_cancel_limits_and_budgets(serve: Any, tokenizer: Any, root: Path) -> No
         ]
         two = wait_done(http, sid2)
     assert (two["status"], two["end"], len(two["steps"])) == ("done", "max_turns", 2)
+    with httpx.Client(base_url=url, timeout=60) as http:  # a finished session replays, bounded
+        r = http.get(f"/v1/agent/sessions/{sid2}/events", params={"after": 1})
+    ids = [int(line[4:]) for line in r.text.splitlines() if line.startswith("id: ")]
+    assert ids == [2, 3] and r.text.rstrip().endswith('"end": "max_turns"}')
 
 
 class Gathered:

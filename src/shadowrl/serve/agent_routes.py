@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from shadowrl.serve.agent_sessions import BUDGETS, AgentSession, AgentSessions
+from shadowrl.serve.agent_sessions import BUDGETS, AgentSession, AgentSessions, Status
 from shadowrl.serve.openai_api import APIError
+from shadowrl.serve.responses import EVENTS, ErrorResponse
 
 PREFIX = "/v1/agent/sessions"
 OFF = "the agent API is off: set serve.workspaces_root to the directory workspaces live in"
@@ -57,6 +58,66 @@ class UserMessage(BaseModel):
     content: str = Field(min_length=1, description="The user's follow-up message.")
 
 
+# ------------------------------------------------ response shapes (OpenAPI only)
+
+
+class ToolCallOut(BaseModel):
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ToolResultOut(BaseModel):
+    call_id: str
+    name: str
+    output: str
+    is_error: bool
+
+
+class StepOut(BaseModel):
+    index: int
+    text: str
+    tool_calls: list[ToolCallOut]
+    results: list[ToolResultOut]
+    parse_errors: list[str]
+    num_generated: int
+
+
+class AgentUsage(BaseModel):
+    context: int
+    generated: int
+    prompt: int
+
+
+class AgentSessionOut(BaseModel):
+    id: str
+    object: Literal["agent.session"]
+    status: Status
+    workspace: str
+    task: str
+    created: int
+    end: str | None
+    error: str | None
+    steps: list[StepOut]
+    diff: str
+    usage: AgentUsage
+    budgets: dict[str, float]
+    token_ids: list[int] | None = None
+    loss_mask: list[bool] | None = None
+
+
+class Applied(BaseModel):
+    id: str
+    applied: list[str]
+    workspace: str
+
+
+def documented(status: int, model: type[BaseModel], streams: bool = False) -> dict[int | str, Any]:
+    ok: dict[str, Any] = {"model": model, **({"content": EVENTS} if streams else {})}
+    errors: dict[int | str, Any] = {c: {"model": ErrorResponse} for c in (400, 401, 404, 409, 429)}
+    return {status: ok, **errors}
+
+
 def no_owner() -> str | None:
     """The caller's identity without auth: everyone is the same (None)."""
     return None
@@ -71,7 +132,7 @@ def view(s: AgentSession, tokens: bool = False) -> dict[str, Any]:
         "workspace": s.snapshot.label,
         "task": s.task,
         "created": int(s.created),
-        "end": None if s.trajectory is None or s.status == "running" else s.trajectory.end,
+        "end": s.end,
         "error": s.error,
         "steps": s.steps,
         "diff": s.diff,
@@ -99,13 +160,13 @@ def agent_router(sessions: AgentSessions, owner: Callable[..., str | None] = no_
     r = APIRouter(prefix=PREFIX, tags=["agent"])
     Owner = Depends(owner)
 
-    @r.post("", status_code=201)
+    @r.post("", status_code=201, responses=documented(201, AgentSessionOut))
     async def create(body: CreateSession, who: str | None = Owner) -> dict[str, Any]:
         budgets = _checked_budgets(sessions, body.budgets)
         s = await sessions.create(body.workspace, body.task, body.commit, budgets, who)
         return view(s)
 
-    @r.get("/{session_id}")
+    @r.get("/{session_id}", responses=documented(200, AgentSessionOut))
     async def get(
         session_id: str,
         tokens: bool = Query(False, description="Include the token ids and loss mask."),
@@ -113,7 +174,7 @@ def agent_router(sessions: AgentSessions, owner: Callable[..., str | None] = no_
     ) -> dict[str, Any]:
         return view(sessions.get(session_id, who), tokens)
 
-    @r.get("/{session_id}/events")
+    @r.get("/{session_id}/events", responses=documented(200, StepOut, streams=True))
     async def events(
         session_id: str,
         after: int = Query(-1, ge=-1, description="Only events with a larger id."),
@@ -127,7 +188,7 @@ def agent_router(sessions: AgentSessions, owner: Callable[..., str | None] = no_
 
         return StreamingResponse(body(), media_type="text/event-stream")
 
-    @r.post("/{session_id}/messages", status_code=202)
+    @r.post("/{session_id}/messages", status_code=202, responses=documented(202, AgentSessionOut))
     async def message(
         session_id: str, body: UserMessage, who: str | None = Owner
     ) -> dict[str, Any]:
@@ -135,13 +196,13 @@ def agent_router(sessions: AgentSessions, owner: Callable[..., str | None] = no_
         await sessions.message(s, body.content)
         return view(s)
 
-    @r.post("/{session_id}/cancel")
+    @r.post("/{session_id}/cancel", responses=documented(200, AgentSessionOut))
     async def cancel(session_id: str, who: str | None = Owner) -> dict[str, Any]:
         s = sessions.get(session_id, who)
         await sessions.cancel(s)
         return view(s)
 
-    @r.post("/{session_id}/apply")
+    @r.post("/{session_id}/apply", responses=documented(200, Applied))
     async def apply(session_id: str, who: str | None = Owner) -> dict[str, Any]:
         s = sessions.get(session_id, who)
         return {"id": s.id, "applied": await sessions.apply(s), "workspace": str(s.snapshot.source)}

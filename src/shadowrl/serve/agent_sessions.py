@@ -44,7 +44,7 @@ from shadowrl.sandbox.base import Sandbox
 from shadowrl.serve import workspaces
 from shadowrl.serve.openai_api import APIError
 from shadowrl.serve.store import NewSession, RequestRecord, SessionUpdate, StepRecord, TraceWriter
-from shadowrl.types import Generation, Policy, SamplingParams, Step, Trajectory
+from shadowrl.types import Generation, Policy, SamplingParams, Step
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,8 @@ class RecordingPolicy:
         s.generated += len(gen.token_ids)
         s.context = len(prompt_ids) + len(gen.token_ids)
         if s.writer is not None:  # committed before the loop goes on
-            rid = f"agent-{uuid.uuid4().hex}"
+            rid = f"{s.id}-t{s.recorded}"
+            s.recorded += 1
             await s.writer.write(s.request_record(rid, prompt_ids, gen, sampling))
             s.last_request = rid
         return gen
@@ -101,16 +102,16 @@ class AgentSession:
         self.schemas = self.tools.schemas()
         self.status: Status = "running"
         self.state = EpisodeState()
-        self.trajectory: Trajectory | None = None
         self.changed: dict[str, bytes | None] = {}
         self.diff = ""
         self.error: str | None = None
+        self.end: str | None = None  # how the last run ended (an EpisodeEnd, or cancelled)
         self.steps: list[dict[str, Any]] = []  # as the API shows them, live
         self.events: list[dict[str, Any]] = []
         self.wake = asyncio.Event()
         self.run_task: asyncio.Task[None] | None = None
         self.last_request: str | None = None  # the parent of the next turn's request
-        self.generated = self.context = 0
+        self.generated = self.context = self.recorded = 0
         self.created = time.time()
         self.sandbox_closed = False
 
@@ -158,7 +159,7 @@ class AgentSession:
     # ------------------------------------------------------------------- run
 
     def start(self, message: str, policy: Callable[[], Policy], tokenizer: Any) -> None:
-        self.status, self.error = "running", None
+        self.status, self.error, self.end = "running", None, None
         self.run_task = asyncio.create_task(self._run(message, policy, tokenizer))
 
     async def _run(self, message: str, policy: Callable[[], Policy], tokenizer: Any) -> None:
@@ -178,7 +179,6 @@ class AgentSession:
             )  # fmt: skip
             self.changed = await asyncio.to_thread(workspaces.changes, self.sandbox, self.snapshot)
             self.diff = await asyncio.to_thread(workspaces.diff_of, self.changed, self.snapshot)
-            self.trajectory = traj
             self._finish("done", traj.end)
         except asyncio.CancelledError:
             self._finish("cancelled", "cancelled")
@@ -189,14 +189,14 @@ class AgentSession:
             self._finish("error", "error")
 
     def _finish(self, status: Status, end: str) -> None:
-        self.status = status
+        self.status, self.end = status, end
         self._record(SessionUpdate(self.id, status=status, diff=self.diff, info=self.info(end)))
         self.publish("end", {"status": status, "end": end})
 
     def info(self, end: str) -> dict[str, Any]:
         return {
             "end": end,
-            "turns": len(self.state.steps),
+            "turns": len(self.steps),
             "tokens": self.token_counts(),
             "budgets": self.config.model_dump(include=set(BUDGETS)),
             "error": self.error,
@@ -217,7 +217,7 @@ class AgentSession:
             with contextlib.suppress(asyncio.CancelledError):
                 await self.run_task
         await asyncio.to_thread(self.sandbox.close)
-        await asyncio.to_thread(shutil.rmtree, self.snapshot.copy, True)
+        await asyncio.to_thread(shutil.rmtree, self.snapshot.copy.parent, True)  # our mkdtemp
 
 
 BUDGETS = ("max_turns", "max_new_tokens", "max_episode_tokens", "episode_timeout_s")
