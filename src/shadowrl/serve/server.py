@@ -23,10 +23,10 @@ import time
 import uuid
 from bisect import bisect_right
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import aclosing, asynccontextmanager
+from contextlib import aclosing
 from typing import Any
 
-from fastapi import FastAPI, Header, Request
+from fastapi import Depends, FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
@@ -34,13 +34,13 @@ from starlette.exceptions import HTTPException
 from shadowrl.agent.parsing import parse_tool_calls
 from shadowrl.inference.requests import TokenDelta
 from shadowrl.serve import responses as docs
+from shadowrl.serve.auth import ANONYMOUS, Auth, Caller, CallerDep, KeyRing
 from shadowrl.serve.disconnect import unless_disconnected
 from shadowrl.serve.feedback import (
     FeedbackIn,
     FeedbackOut,
     give_feedback,
-    silence_loop,
-    silence_period,
+    silence_lifespan,
 )
 from shadowrl.serve.generation import as_delta, concat, read_safetensors, stream_generate
 from shadowrl.serve.openai_api import (
@@ -89,12 +89,11 @@ class OpenAIServer:
         tokenizer: Any,
         model_name: str,
         limits: Limits,
-        admin_token: str | None = None,
         version: int = 0,
         recorder: Recorder | None = None,
     ) -> None:
         self.policy, self.tokenizer, self.model_name = policy, tokenizer, model_name
-        self.limits, self.admin_token, self.version = limits, admin_token, version
+        self.limits, self.version = limits, version
         self.recorder = recorder
         self.prep = Preparer(tokenizer, model_name, limits)
         self.swap_lock = asyncio.Lock()
@@ -135,11 +134,15 @@ class OpenAIServer:
 
     # -------------------------------------------------- /v1/chat/completions
 
-    def trace(self, session_header: str | None) -> Trace | None:
-        return None if self.recorder is None else self.recorder.trace(session_header)
+    async def trace(self, session_header: str | None, caller: Caller) -> Trace | None:
+        if self.recorder is None:
+            return None
+        return await self.recorder.trace(session_header, caller)
 
-    async def chat(self, req: ChatRequest, session_header: str | None = None) -> Any:
-        trace = self.trace(session_header)
+    async def chat(
+        self, req: ChatRequest, session_header: str | None = None, caller: Caller = ANONYMOUS
+    ) -> Any:
+        trace = await self.trace(session_header, caller)
         job = self.prep.chat(req, None if trace is None else trace.render)
         head = self.head("chatcmpl")
         if req.stream:
@@ -245,9 +248,9 @@ class OpenAIServer:
     # -------------------------------------------------------- /v1/completions
 
     async def complete(
-        self, req: CompletionRequest, session_header: str | None = None
+        self, req: CompletionRequest, session_header: str | None = None, caller: Caller = ANONYMOUS
     ) -> dict[str, Any]:
-        trace = self.trace(session_header)
+        trace = await self.trace(session_header, caller)
         jobs = self.prep.completion(req)
         served = await asyncio.gather(*(self.run(j, sp) for j in jobs for sp in j.samplings))
         head = self.head("cmpl")
@@ -259,14 +262,9 @@ class OpenAIServer:
 
     # ------------------------------------------------------------------ admin
 
-    async def load_weights(
-        self, req: LoadWeightsRequest, authorization: str | None
-    ) -> dict[str, Any]:
-        """Swap weights in flight: running requests continue, later tokens get the new version."""
-        if self.admin_token and authorization != f"Bearer {self.admin_token}":
-            raise APIError(
-                401, "admin needs `Authorization: Bearer <token>`", None, "invalid_api_key"
-            )
+    async def load_weights(self, req: LoadWeightsRequest) -> dict[str, Any]:
+        """Swap weights in flight: running requests continue, later tokens get the new version.
+        (Only admin reaches it: the route depends on `Auth.admin`.)"""
         if not isinstance(self.policy, WeightSink):
             raise APIError(400, "this policy cannot swap weights in flight", "path", "unsupported")
         async with self.swap_lock:
@@ -304,6 +302,7 @@ def create_app(
     traces: TraceWriter | None = None,
     checkpoint: str | None = None,
     feedback_window: float | None = None,
+    keys: KeyRing | None = None,
 ) -> FastAPI:
     """The ASGI app; serve it with uvicorn (`shadowrl serve`) or `serve_in_thread`.
 
@@ -311,27 +310,24 @@ def create_app(
     `traces` (the store's writer, which the caller opens and closes) every completion
     is recorded (`recording.py`), `/v1/feedback` exists (`feedback.py`) and, with a
     `feedback_window` (seconds), silent sessions are finalized while the app runs.
+    With `keys` every route needs a key and a key sees only its sessions; `/admin/*`
+    needs `admin_token` and is refused without one (`auth.py`). Routers mounted later
+    get the key check from the app; `app.state.auth` holds it for their handlers.
     """
 
-    @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        task = None
-        if traces is not None and feedback_window is not None:
-            loop = silence_loop(traces, feedback_window, silence_period(feedback_window))
-            task = asyncio.create_task(loop)
-        try:
-            yield
-        finally:
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-
-    app = FastAPI(title="shadowrl", docs_url=None, redoc_url=None, lifespan=lifespan)
+    auth = Auth(keys, admin_token)
+    app = FastAPI(
+        title="shadowrl",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,  # `docs` serves it as a route, so it needs a key like every other
+        lifespan=silence_lifespan(traces, feedback_window),
+        dependencies=[Depends(auth.caller)],
+    )
+    app.state.auth = auth
     limits = Limits(max_context_tokens, max_n, max_tokens_cap)
     recorder = None if traces is None else Recorder(traces, model_name, checkpoint)
-    srv = app.state.server = OpenAIServer(
-        policy, tokenizer, model_name, limits, admin_token, version, recorder
-    )
+    srv = app.state.server = OpenAIServer(policy, tokenizer, model_name, limits, version, recorder)
     docs.document_limits(app, model_name, max_n, max_tokens_cap)
 
     @app.exception_handler(APIError)
@@ -349,24 +345,30 @@ def create_app(
 
     @app.post("/v1/chat/completions", responses=docs.responses(docs.ChatCompletion, True))
     async def chat(
-        body: ChatRequest, request: Request, x_session_id: str | None = Header(None)
+        body: ChatRequest,
+        request: Request,
+        caller: CallerDep,
+        x_session_id: str | None = Header(None),
     ) -> Any:
-        return await unless_disconnected(request, srv.chat(body, x_session_id))
+        return await unless_disconnected(request, srv.chat(body, x_session_id, caller))
 
     @app.post("/v1/completions", responses=docs.responses(docs.Completion))
     async def complete(
-        body: CompletionRequest, request: Request, x_session_id: str | None = Header(None)
+        body: CompletionRequest,
+        request: Request,
+        caller: CallerDep,
+        x_session_id: str | None = Header(None),
     ) -> Any:
-        return await unless_disconnected(request, srv.complete(body, x_session_id))
+        return await unless_disconnected(request, srv.complete(body, x_session_id, caller))
 
     if traces is not None:
         writer = traces
 
         @app.post("/v1/feedback", responses=docs.responses(FeedbackOut))
         async def feedback(
-            body: FeedbackIn, idempotency_key: str | None = Header(None)
+            body: FeedbackIn, caller: CallerDep, idempotency_key: str | None = Header(None)
         ) -> dict[str, Any]:
-            return await give_feedback(writer, body, idempotency_key)
+            return await give_feedback(writer, body, idempotency_key, caller)
 
     @app.get("/v1/models", responses=docs.responses(docs.ModelList))
     async def models() -> dict[str, Any]:
@@ -377,10 +379,12 @@ def create_app(
     async def health() -> dict[str, Any]:
         return {"status": "ok", "model": model_name, "version": srv.version}
 
-    @app.post("/admin/load_weights", responses=docs.responses(docs.WeightsLoaded))
-    async def load_weights(
-        req: LoadWeightsRequest, authorization: str | None = Header(None)
-    ) -> dict[str, Any]:
-        return await srv.load_weights(req, authorization)
+    @app.post(
+        "/admin/load_weights",
+        responses=docs.responses(docs.WeightsLoaded),
+        dependencies=[Depends(auth.admin)],
+    )
+    async def load_weights(req: LoadWeightsRequest) -> dict[str, Any]:
+        return await srv.load_weights(req)
 
     return app
