@@ -229,3 +229,8 @@ def request_caller(request: Request) -> Caller:
 
 # what a route handler (the server's, an agent router's) declares to know its caller
 CallerDep = Annotated[Caller, Depends(request_caller)]
+
+
+def request_key_id(request: Request) -> str | None:
+    """The caller's key id (None: keys off, or the admin token): an `owner` dependency."""
+    return request_caller(request).key_id

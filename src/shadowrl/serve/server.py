@@ -68,6 +68,7 @@ from shadowrl.serve.text import (
     token_ends,
     tokens_for,
 )
+from shadowrl.serve.ui import mount_ui
 from shadowrl.types import (
     Generation,
     Policy,
@@ -308,7 +309,8 @@ def create_app(
 
     `max_n` and `max_tokens_cap` are `ServeConfig`'s caps (same defaults). With
     `traces` (the store's writer, which the caller opens and closes) every completion
-    is recorded (`recording.py`), `/v1/feedback` exists (`feedback.py`) and, with a
+    is recorded (`recording.py`), `/v1/feedback` and the `/ui` review page exist
+    (`feedback.py`, `ui/`) and, with a
     `feedback_window` (seconds), silent sessions are finalized while the app runs.
     With `keys` every route needs a key and a key sees only its sessions; `/admin/*`
     needs `admin_token` and is refused without one (`auth.py`). Routers mounted later
@@ -369,6 +371,8 @@ def create_app(
             body: FeedbackIn, caller: CallerDep, idempotency_key: str | None = Header(None)
         ) -> dict[str, Any]:
             return await give_feedback(writer, body, idempotency_key, caller)
+
+        mount_ui(app, writer, tokenizer)  # the review page reads the same store
 
     @app.get("/v1/models", responses=docs.responses(docs.ModelList))
     async def models() -> dict[str, Any]:
