@@ -42,7 +42,19 @@ def postgres_server() -> Iterator[str]:
         subprocess.run([*as_owner, *map(str, cmd)], check=True, capture_output=True)
 
     try:
-        run(bindir / "initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8")
+        # --no-sync: only initdb's own final flush; the server runs with fsync on
+        run(
+            bindir / "initdb",
+            "-D",
+            data,
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        )
         opts = f"-k {sock} -c listen_addresses=''"
         run(bindir / "pg_ctl", "-D", data, "-o", opts, "-l", root / "log", "-w", "start")
         try:

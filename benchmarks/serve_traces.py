@@ -176,6 +176,21 @@ def interval(ratios: list[float]) -> dict[str, Any]:
     }
 
 
+def store_counts(store: Any) -> dict[str, int]:
+    """What the store holds and how it got there: many writes per transaction."""
+    from sqlalchemy import func, select
+
+    from shadowrl.serve.store.schema import TraceRequest
+
+    with store.engine.connect() as conn:
+        rows = conn.scalar(select(func.count()).select_from(TraceRequest))
+    return {
+        "requests_stored": int(rows or 0),
+        "writes": store.writer.committed,
+        "transactions": store.writer.transactions,
+    }
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="serve-traces-") as tmp, servers(args, Path(tmp)) as s:
         arms = list(s)
@@ -189,11 +204,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 print(
                     f"repeat {r} {arm:8s} {tokens} tokens {wall:6.2f} s {tokens / wall:8.1f} tok/s"
                 )
-        writes = {
-            arm: {"transactions": st.writer.transactions, "records": st.writer.committed}
-            for arm, (_, st) in s.items()
-            if st is not None
-        }
+        writes = {arm: store_counts(st) for arm, (_, st) in s.items() if st is not None}
     tps = {(x["repeat"], x["arm"]): x["tokens"] / x["wall_s"] for x in runs}
     summary = {
         arm: {

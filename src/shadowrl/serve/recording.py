@@ -138,10 +138,20 @@ class Recorder:
         if session_header is not None and not 0 < len(session_header) <= SESSION_ID_MAX:
             msg = f"X-Session-Id must be 1 to {SESSION_ID_MAX} characters"
             raise APIError(400, msg, "X-Session-Id")
-        trace = Trace(self, session_header, caller)
         if session_header is not None:
-            await self.open_session(session_header, False, caller)
-        return trace
+            await self.check_owner(session_header, caller)
+        return Trace(self, session_header, caller)
+
+    async def check_owner(self, sid: str, caller: Caller) -> None:
+        """404 unless session `sid` is new or the caller's (it is created at the first write,
+        so a request refused as invalid leaves no empty session behind)."""
+        task = self.sessions.get(sid)
+        if task is not None and task.done() and not task.cancelled() and not task.exception():
+            found, owner = True, task.result()
+        else:
+            found, owner = await asyncio.to_thread(session_owner, self.writer.engine, sid)
+        if found and not caller.may_see(owner):
+            raise APIError(404, f"no session {sid!r}", "X-Session-Id", "not_found")
 
     async def open_session(self, sid: str, fresh: bool, caller: Caller) -> None:
         """Make sure session `sid` exists before its requests land (once per id), and that
@@ -156,7 +166,7 @@ class Recorder:
         except Exception:
             self.sessions.pop(sid, None)  # the next request tries again
             raise
-        if not caller.may_see(owner):
+        if not caller.may_see(owner):  # another key named it first
             raise APIError(404, f"no session {sid!r}", "X-Session-Id", "not_found")
 
     async def _open(self, sid: str, fresh: bool, caller: Caller) -> str | None:
