@@ -141,8 +141,8 @@ def servers(args: argparse.Namespace, tmp: Path) -> Iterator[dict[str, tuple[str
         if not args.no_postgres:
             urls["postgres"] = stack.enter_context(postgres_server())
         stores = {arm: TraceStore(open_engine(url)) for arm, url in urls.items()}
-        for store in stores.values():
-            stack.callback(store.close)
+        for opened in stores.values():
+            stack.callback(opened.close)
         out: dict[str, tuple[str, Any]] = {}
         for arm in ("off", *stores):
             store = stores.get(arm)
@@ -196,7 +196,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         arms = list(s)
         for arm in arms:  # warm-up: first compiles, connections, tables; not timed
             drive(s[arm][0], 10**6 + arms.index(arm), args)
-        runs = []
+        runs: list[dict[str, Any]] = []
         for r in range(args.repeats):
             for arm in arms[r % len(arms) :] + arms[: r % len(arms)]:
                 tokens, wall = drive(s[arm][0], r * len(arms) + arms.index(arm), args)
