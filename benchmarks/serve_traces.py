@@ -123,8 +123,10 @@ def drive(url: str, seed: int, args: argparse.Namespace) -> tuple[int, float]:
 
 
 @contextmanager
-def servers(args: argparse.Namespace, tmp: Path) -> Iterator[dict[str, tuple[str, Any]]]:
-    """arm -> (base URL, its store or None): three apps on one engine."""
+def servers(
+    args: argparse.Namespace, tmp: Path
+) -> Iterator[tuple[Any, dict[str, tuple[str, Any]]]]:
+    """(the engine, arm -> (base URL, its store or None)): three apps on one engine."""
     from shadowrl.inference.config import EngineConfig
     from shadowrl.inference.engine import Engine
     from shadowrl.models import ModelConfig, load_model, tiny_model
@@ -155,7 +157,7 @@ def servers(args: argparse.Namespace, tmp: Path) -> Iterator[dict[str, tuple[str
                 traces=None if store is None else store.writer,
             )
             out[arm] = (stack.enter_context(serve_in_thread(app)), store)
-        yield out
+        yield engine, out
 
 
 def interval(ratios: list[float]) -> dict[str, Any]:
@@ -192,17 +194,31 @@ def store_counts(store: Any) -> dict[str, int]:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="serve-traces-") as tmp, servers(args, Path(tmp)) as s:
+    with (
+        tempfile.TemporaryDirectory(prefix="serve-traces-") as tmp,
+        servers(args, Path(tmp)) as (engine, s),
+    ):
         arms = list(s)
         for arm in arms:  # warm-up: first compiles, connections, tables; not timed
             drive(s[arm][0], 10**6 + arms.index(arm), args)
         runs: list[dict[str, Any]] = []
         for r in range(args.repeats):
             for arm in arms[r % len(arms) :] + arms[: r % len(arms)]:
+                hits = engine.prefix.hit_tokens
                 tokens, wall = drive(s[arm][0], r * len(arms) + arms.index(arm), args)
-                runs.append({"repeat": r, "arm": arm, "tokens": tokens, "wall_s": round(wall, 3)})
+                hits = engine.prefix.hit_tokens - hits  # prompt tokens the prefix cache served
+                runs.append(
+                    {
+                        "repeat": r,
+                        "arm": arm,
+                        "tokens": tokens,
+                        "wall_s": round(wall, 3),
+                        "prefix_hit_tokens": hits,
+                    }
+                )
                 print(
-                    f"repeat {r} {arm:8s} {tokens} tokens {wall:6.2f} s {tokens / wall:8.1f} tok/s"
+                    f"repeat {r} {arm:8s} {tokens} tokens {wall:6.2f} s "
+                    f"{tokens / wall:8.1f} tok/s, {hits} prompt tokens from the prefix cache"
                 )
         writes = {arm: store_counts(st) for arm, (_, st) in s.items() if st is not None}
     tps = {(x["repeat"], x["arm"]): x["tokens"] / x["wall_s"] for x in runs}

@@ -142,6 +142,7 @@ def test_serve_traces(tmp_path: Path) -> None:
     arms = ["sqlite", "postgres"] if postgres else ["sqlite"]
     assert list(result["arms"]) == arms
     assert sorted(r["arm"] for r in result["runs"]) == sorted(["off", *arms] * repeats)
+    assert all(r["tokens"] > 0 and r["prefix_hit_tokens"] >= 0 for r in result["runs"])
     for arm in arms:  # every request of every timed run and the warm-up is in the store
         a = result["arms"][arm]
         has_keys(a, "mean", "ci95", "ratios", "goal_met")

@@ -193,3 +193,18 @@ def test_insecure_or_keys_or_loopback_lets_it_start() -> None:
     check_exposure(ServeConfig(host="0.0.0.0", api_keys="keys.json"), insecure=False)
     for host in ("127.0.0.1", "localhost", "::1"):
         check_exposure(ServeConfig(host=host), insecure=False)
+
+
+def test_a_refused_request_leaves_no_session_behind(
+    serve: Any, tokenizer: Any, keyring: Any, sqlite_trace_store: TraceStore
+) -> None:
+    ring, keys, _ = keyring
+    store = sqlite_trace_store
+    _, url = serve(ScriptedPolicy(tokenizer, "ok"), keys=ring, traces=store.writer)
+    body = {"model": MODEL, "messages": HI, "stop": ["a"] * 5, "max_tokens": 10**6}
+    head = {**bearer(keys["alice"]), "X-Session-Id": "never"}
+    r = httpx.post(f"{url}/v1/chat/completions", json=body, headers=head)
+    assert r.status_code == 400, r.text
+    assert chat(url, keys["alice"], **{"X-Session-Id": "kept"}).status_code == 200
+    with store.engine.connect() as conn:
+        assert conn.execute(select(TraceSession.id)).scalars().all() == ["kept"]
