@@ -126,7 +126,7 @@ def test_vs_trl(tmp_path: Path) -> None:
 
 def test_serve_traces(tmp_path: Path) -> None:
     postgres = bool(glob.glob("/usr/lib/postgresql/*/bin/initdb") or shutil.which("initdb"))
-    sessions, turns, repeats = 3, 2, 2
+    sessions, turns, repeats = 2, 1, 1
     flags = ["--sessions", str(sessions), "--turns", str(turns), "--repeats", str(repeats)]
     flags += [
         "--system",
