@@ -20,7 +20,15 @@ class ServeConfig(BaseModel):
     )
     admin_token: str | None = Field(
         default=None,
-        description="Bearer token required by /admin/*; None leaves admin open (localhost only!).",
+        description="Bearer token required by /admin/* (load weights); None: admin is refused.",
+    )
+    api_keys: str | None = Field(
+        default=None,
+        description=(
+            "Key file (`shadowrl keys add`; digests only), relative to run_dir: every route then "
+            "needs `Authorization: Bearer <key>` and a key sees only its own sessions; None: "
+            "open, loopback only unless `serve --insecure`."
+        ),
     )
     max_context_tokens: int | None = Field(
         default=None,
