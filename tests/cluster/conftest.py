@@ -3,10 +3,13 @@
 The head runs on 127.0.0.2 (it advertises a `trainer` resource), the worker node on
 127.0.0.3 (advertising `rollout`), so where each actor lands is observable. Ray
 refuses 127.0.0.1 as a node address and would silently fall back to the network
-interface, hence 127.0.0.2/3. The cluster gets its own HOME and temp dir (a stale
-~/.ray/auth_token from another cluster makes `ray.init` fail), tiny resources, and is
-stopped by the pids of its own `ray start --block` processes: never `ray stop`, which
-would end every Ray process on the machine.
+interface, hence 127.0.0.2/3. The cluster gets its own temp dir and ports, and token
+auth is off explicitly (`RAY_AUTH_MODE=disabled`, for the nodes and this driver): a
+~/.ray/auth_token left by another cluster would otherwise switch it on and make
+`ray.init` fail with InvalidAuthToken. HOME stays as is, so the model and index caches
+under ~/.cache are shared with the rest of the suite. Resources are tiny, and the
+cluster is stopped by the pids of its own `ray start --block` processes: never
+`ray stop`, which would end every Ray process on the machine.
 """
 
 from __future__ import annotations
@@ -118,11 +121,12 @@ def ray_cluster() -> Iterator[Cluster]:
     port = _free_port(HEAD)
     env = {
         **os.environ,
-        "HOME": str(root),  # its own ~/.ray: no auth token of another cluster
+        "RAY_AUTH_MODE": "disabled",  # a stale ~/.ray/auth_token must not switch auth on
         "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
         "RAY_USAGE_STATS_ENABLED": "0",
     }
     common = ["--num-cpus=2", f"--object-store-memory={96 << 20}"]
+    address = f"{HEAD}:{port}"
     head = _ray_start(
         root,
         "head",
@@ -140,30 +144,29 @@ def ray_cluster() -> Iterator[Cluster]:
         ],
         env,
     )
-    procs = [head]
-    address = f"{HEAD}:{port}"
-    saved_home = os.environ.get("HOME")
-    os.environ["HOME"] = str(root)  # the driver reads ~/.ray too
+    worker = _ray_start(  # at once: it keeps trying the head's address until that is up
+        root,
+        "worker",
+        [
+            f"--address={address}",
+            f"--node-ip-address={WORKER}",
+            f"--dashboard-agent-listen-port={_free_port(WORKER)}",
+            f"--resources={json.dumps({'rollout': 8})}",
+            *common,
+        ],
+        env,
+    )
+    procs = [head, worker]
+    saved = os.environ.get("RAY_AUTH_MODE")
+    os.environ["RAY_AUTH_MODE"] = "disabled"  # this driver too
     try:
-        _wait_for_nodes(address, 1, procs, root)
-        worker = _ray_start(
-            root,
-            "worker",
-            [
-                f"--address={address}",
-                f"--node-ip-address={WORKER}",
-                f"--dashboard-agent-listen-port={_free_port(WORKER)}",
-                f"--resources={json.dumps({'rollout': 8})}",
-                *common,
-            ],
-            env,
-        )
-        procs.append(worker)
         _wait_for_nodes(address, 2, procs, root)
         yield Cluster(address, root)
     finally:
         ray.shutdown()
         _stop(procs)
-        if saved_home is not None:
-            os.environ["HOME"] = saved_home
+        if saved is None:
+            os.environ.pop("RAY_AUTH_MODE", None)
+        else:
+            os.environ["RAY_AUTH_MODE"] = saved
         shutil.rmtree(root, ignore_errors=True)

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
+import os
 import random
+import signal
 import time
 from pathlib import Path
 
@@ -18,13 +21,15 @@ import torch
 
 from shadowrl.episode import EpisodeSpec
 from shadowrl.inference.config import EngineConfig
+from shadowrl.metrics import read_metrics
 from shadowrl.models import tiny_model
-from shadowrl.rl.cluster.backend import cluster_actors, ray_services, run_id
+from shadowrl.rl.cluster.backend import cluster_actors, run_id
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.orchestrator import OrchestratorConfig
 from shadowrl.rl.rollout import Group
 from shadowrl.rl.run import run_rl
+from shadowrl.rl.weights import WeightStore
 from shadowrl.types import Segment, Trajectory
 
 TRAIN = dict(steps=2, group_size=2, groups_per_step=2, lr=1e-3, save_every=1, full_every=10)
@@ -69,14 +74,14 @@ def recorded_groups(n: int, size: int, seed: int = 0) -> list[list[Trajectory]]:
 
 
 class Replay:
-    """A `RolloutFn` handing out the recorded groups in order, stamped with the version."""
+    """A `RolloutFn` replaying the recorded group of (policy version, task), stamped with
+    that version: a step redone after a resume gets the same groups as the first time."""
 
     def __init__(self, groups: list[list[Trajectory]]) -> None:
-        self.groups, self.i = groups, 0
+        self.groups = groups
 
-    async def __call__(self, task, prepared, version: int) -> Group:
-        trajs = self.groups[self.i % len(self.groups)]
-        self.i += 1
+    async def __call__(self, task: str, prepared, version: int) -> Group:
+        trajs = self.groups[(2 * version + int(task[1:])) % len(self.groups)]
         return Group(trajs[0].task_id, [_stamp(t, version) for t in trajs], [], version)
 
 
@@ -93,27 +98,30 @@ def _stamp(t: Trajectory, version: int) -> Trajectory:
     )
 
 
-def _train(run_dir: Path, ray: RayConfig | None) -> dict[str, torch.Tensor]:
+def _train(
+    run_dir: Path, ray: RayConfig | None, rollout=None, steps: int = 2
+) -> dict[str, torch.Tensor]:
     model, tokenizer = tiny_model(seed=3)
-    tasks = [("t0", None), ("t1", None)]
+    tasks = [("t0", None), ("t1", None)]  # names only: the replay plays their groups
     trained = asyncio.run(
         run_rl(
             model,
             tokenizer,
             tasks,  # type: ignore[arg-type]
             run_dir,
-            train=TrainConfig(**TRAIN),
+            train=TrainConfig(**{**TRAIN, "steps": steps}),
             orchestrator=OrchestratorConfig(mode="sync"),
             engine_config=ENGINE,
             spec=EpisodeSpec(),
             seed=0,
             ray=ray,
-            rollout=Replay(recorded_groups(4, 2)),
+            rollout=rollout or Replay(recorded_groups(8, 2)),
         )
     )
     return {k: v.detach().clone() for k, v in trained.state_dict().items()}
 
 
+@pytest.mark.slow
 def test_two_step_ray_train_matches_in_process_update(ray_cluster, tmp_path):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the trainer actor runs with torch_threads=1 too
@@ -122,6 +130,11 @@ def test_two_step_ray_train_matches_in_process_update(ray_cluster, tmp_path):
     finally:
         torch.set_num_threads(threads)
     remote = _train(tmp_path / "ray", ray_config(ray_cluster))
+    prefix = f"shadowrl-{run_id(tmp_path / 'ray')}"
+    deadline = time.monotonic() + 60  # ray.kill is asynchronous: wait for the GCS to see it
+    while cluster_actors(prefix) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert cluster_actors(prefix) == []  # the run tore down every actor it started
     start = tiny_model(seed=3)[0].state_dict()
     moved = max((local[k] - start[k]).abs().max().item() for k in local)
     assert moved > 1e-4  # two real updates happened
@@ -136,33 +149,40 @@ def test_two_step_ray_train_matches_in_process_update(ray_cluster, tmp_path):
     ]
 
 
-def test_actors_are_placed_listed_and_torn_down(ray_cluster, tmp_path):
-    cfg = ray_config(ray_cluster, engines=2, env_workers=2)
-    model, tokenizer = tiny_model(seed=0)
-    prefix = f"shadowrl-{run_id(tmp_path)}"
-    with ray_services(
-        model,
-        tokenizer,
-        [],
-        tmp_path,
-        cfg,
-        ckpt=None,
-        train=TrainConfig(**TRAIN),
-        engine_config=ENGINE,
-        spec=EpisodeSpec(),
-        seed=0,
-    ):
-        actors = cluster_actors(prefix)
-    names = {a["name"].removeprefix(prefix + "-"): a for a in actors}
-    assert sorted(names) == ["engine-0", "engine-1", "env-0", "env-1", "trainer"]
-    for a in actors:
-        assert ipaddress.ip_address(a["node"]) in ipaddress.ip_network("127.0.0.0/8")
-    assert names["trainer"]["node"] == "127.0.0.2"  # the head advertises `trainer`
-    assert {names[n]["node"] for n in names if n != "trainer"} == {"127.0.0.3"}
-    deadline = time.monotonic() + 60  # ray.kill is asynchronous: wait for the GCS to see it
-    while cluster_actors(prefix) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert cluster_actors(prefix) == []  # every actor the run started is gone
+class KillTrainerOnce(Replay):
+    """Replay that SIGKILLs the trainer actor while step `at`'s rollouts are collected."""
+
+    def __init__(self, groups, run_dir: Path, at: int) -> None:
+        super().__init__(groups)
+        self.prefix, self.at, self.killed = f"shadowrl-{run_id(run_dir)}", at, None
+
+    async def __call__(self, task, prepared, version: int) -> Group:
+        if version == self.at and self.killed is None:
+            trainer = next(a for a in cluster_actors(self.prefix) if a["role"] == "trainer")
+            os.kill(trainer["pid"], signal.SIGKILL)
+            self.killed = trainer["pid"]
+        return await super().__call__(task, prepared, version)
+
+
+@pytest.mark.slow
+def test_killed_trainer_resumes_from_checkpoint_and_store_version(ray_cluster, tmp_path):
+    groups = recorded_groups(8, 2)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        straight = _train(tmp_path / "local", None, Replay(groups), steps=3)
+    finally:
+        torch.set_num_threads(threads)
+    kill = KillTrainerOnce(groups, tmp_path / "ray", at=1)  # after step 1's checkpoint
+    resumed = _train(tmp_path / "ray", ray_config(ray_cluster), kill, steps=3)
+    assert kill.killed is not None
+    steps = [r["step"] for r in read_metrics(tmp_path / "ray" / "metrics.jsonl", "rl")]
+    assert steps == [1, 2, 3]  # step 2 died with the trainer and was redone once
+    # the restarted trainer resumed at the checkpoint's version and published onward
+    assert json.loads((tmp_path / "ray" / "loop_state.json").read_text())["step"] == 3
+    assert WeightStore(str(tmp_path / "ray" / "weights")).latest_version() == 3
+    diff = max((straight[k] - resumed[k]).abs().max().item() for k in straight)
+    assert diff <= 1e-6, f"the resumed run differs from an uninterrupted one by {diff}"
 
 
 @pytest.fixture(autouse=True)

@@ -147,6 +147,7 @@ class EngineClient:
 
     def __init__(self, engines: Sequence[Any], first: int) -> None:
         self.engines, self.at = list(engines), first % len(engines)
+        self.failovers = 0  # requests sent again after their engine died
 
     async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams) -> Generation:
         from ray.exceptions import RayActorError
@@ -157,6 +158,7 @@ class EngineClient:
                 return gen
             except RayActorError:
                 self.at = (self.at + 1) % len(self.engines)
+                self.failovers += 1
         raise EnginesUnavailable(f"all {len(self.engines)} engines are dead or restarting")
 
 
@@ -167,6 +169,7 @@ class EnvWorker:
         self.engines, self.tokenizer, self.spec = list(engines), tokenizer, spec
         self.roots: dict[Path, Sandbox] = {}
         self.started = 0
+        self.failovers = 0
         self._lock = asyncio.Lock()
 
     async def episode(self, task: Task, prepared: PreparedTask) -> Trajectory:
@@ -174,7 +177,10 @@ class EnvWorker:
         root = await self._root(prepared)
         self.started += 1
         policy = EngineClient(self.engines, first=self.started)
-        return await forked_episode(policy, root, prepared, self.tokenizer, self.spec)
+        try:
+            return await forked_episode(policy, root, prepared, self.tokenizer, self.spec)
+        finally:
+            self.failovers += policy.failovers
 
     async def _root(self, prepared: PreparedTask) -> Sandbox:
         async with self._lock:  # one root per workspace, however many episodes ask at once
@@ -189,4 +195,4 @@ class EnvWorker:
         self.roots.clear()
 
     def where(self) -> dict[str, Any]:
-        return {**_where(), "episodes": self.started}
+        return {**_where(), "episodes": self.started, "engine_failovers": self.failovers}

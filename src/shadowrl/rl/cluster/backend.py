@@ -8,8 +8,9 @@
       └─ rollout(task) ── episode ──► EnvWorker × M: own root sandboxes, forks, verifier
 
 `ray_services` yields a `run.Services` of proxies (`proxies.py`) and kills every
-actor it started on the way out. Actors get run-scoped names in the `shadowrl`
-namespace, so `cluster_actors()` (and a test that kills one) can find them.
+actor it started on the way out. Actors are named `shadowrl-<run>-j<job>-<role>` in
+the `shadowrl` namespace, so `cluster_actors()` (and a test that kills one) can find
+a run's actors, and a rerun after a killed driver never collides with the dying ones.
 """
 
 from __future__ import annotations
@@ -67,12 +68,25 @@ def cluster_actors(prefix: str = "") -> list[dict[str, Any]]:
             rows.append(
                 {
                     "name": name,
+                    "role": name.split("-", 3)[-1],  # trainer, engine-0, env-1, ...
                     "class": info.get("ActorClassName", ""),
                     "node": info["Address"]["IPAddress"],
                     "pid": info.get("Pid"),
                 }
             )
     return sorted(rows, key=lambda r: r["name"])
+
+
+def _drop_versions_after(url: str, version: int) -> None:
+    """Remove store versions newer than `version` (published after the checkpoint a
+    restarted trainer resumed from), so every engine's "latest" is the trainer's."""
+    from shadowrl.rl.weights import WeightStore
+
+    store = WeightStore(url)
+    for v in store.versions():
+        if v > version:
+            log.info("dropping weight-store v%d: newer than the resumed trainer", v)
+            store.fs.rm(f"{store.root}/v{v:08d}", recursive=True)
 
 
 @contextmanager
@@ -94,7 +108,7 @@ def ray_services(
     import ray
 
     connect(cfg)
-    prefix = f"shadowrl-{run_id(run_dir)}"
+    prefix = f"shadowrl-{run_id(run_dir)}-j{ray.get_runtime_context().get_job_id()}"
     url = train.weights_url or str(run_dir / "weights")
     dtype = None if engine_config.dtype == "auto" else engine_config.dtype
     started: list[Any] = []
@@ -102,12 +116,15 @@ def ray_services(
     def spawn(
         cls: type, name: str, cpus: float, gpus: float, res: dict[str, float], **kw: Any
     ) -> Any:
+        """The actor class `cls`, named and with its reservations (call `.remote(...)`)."""
         opts = dict(name=f"{prefix}-{name}", num_cpus=cpus, num_gpus=gpus, resources=res)
-        actor = ray.remote(cls).options(**opts, **kw)
-        return actor
+        return ray.remote(cls).options(**opts, **kw)
 
     try:
-        model_ref = ray.put(model)  # once: the trainer (on a fresh start) and every engine
+        # Put once and held until the end: the trainer (on a fresh start) and every engine
+        # start from `model_ref`, and an actor Ray restarts is built again from these very
+        # arguments (ones Ray put itself are freed after the first construction).
+        model_ref, tok_ref = ray.put(model), ray.put(tokenizer)
         trainer_actor = spawn(
             TrainerActor, "trainer", cfg.trainer_cpus, cfg.trainer_gpus, cfg.trainer_resources
         ).remote(
@@ -115,6 +132,7 @@ def ray_services(
         )
         started.append(trainer_actor)
         trainer = RemoteTrainer(trainer_actor)
+        _drop_versions_after(url, trainer.version)  # a lost trainer's future: engines load latest
         publisher = RemotePublisher(trainer)
         publisher.publish(WeightsAt(trainer.version), trainer.version)  # the engines' start
         restarts = dict(max_restarts=cfg.actor_restarts, max_task_retries=0)
@@ -124,7 +142,7 @@ def ray_services(
                 spawn(
                     EngineActor, f"engine-{i}", cfg.engine_cpus, cfg.engine_gpus,
                     cfg.engine_resources, max_concurrency=1000, **restarts,
-                ).remote(model_ref, tokenizer, engine_config, train, url, seed + i, cfg.torch_threads)
+                ).remote(model_ref, tok_ref, engine_config, train, url, seed + i, cfg.torch_threads)
             )  # fmt: skip
         started += engines
         workers = []
@@ -133,7 +151,7 @@ def ray_services(
                 spawn(
                     EnvWorker, f"env-{i}", cfg.env_cpus, 0.0, cfg.env_resources,
                     max_concurrency=1000, **restarts,
-                ).remote(engines, tokenizer, spec)
+                ).remote(engines, tok_ref, spec)
             )  # fmt: skip
         started += workers
         placed = ray.get([a.where.remote() for a in started])  # every actor is up before step 0
