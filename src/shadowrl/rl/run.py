@@ -1,7 +1,9 @@
 """One RL run: trainer, engine, weight store, rollouts and the orchestrator, wired.
 
 Everything here is plumbing with the real components; the scheduling itself lives
-in `orchestrator.py` and the math in `loss.py`. Progress is shown live (rich), every
+in `orchestrator.py` and the math in `loss.py`. The components come as `Services`:
+in this process (`local_services`) or as Ray actors behind proxies
+(`cluster.backend.ray_services`); the loop below is the same for both. Progress is shown live (rich), every
 step is logged (JSONL + TensorBoard), successful episodes are kept for rejection-
 sampling SFT, and checkpoints are written every `train.save_every` steps.
 """

@@ -128,7 +128,7 @@ def ray_services(
         trainer_actor = spawn(
             TrainerActor, "trainer", cfg.trainer_cpus, cfg.trainer_gpus, cfg.trainer_resources
         ).remote(
-            model_ref, tokenizer, str(ckpt) if ckpt else None, train, url, dtype, cfg.torch_threads
+            model_ref, tok_ref, str(ckpt) if ckpt else None, train, url, dtype, cfg.torch_threads
         )
         started.append(trainer_actor)
         trainer = RemoteTrainer(trainer_actor)
