@@ -173,3 +173,22 @@ def test_a_killed_owners_store_is_swept_and_a_live_one_is_not(tmp_path: Path) ->
     finally:
         live.close()
     assert not live.root.exists()
+
+
+def test_concurrent_sweeps_of_the_same_orphans_never_raise(tmp_path):
+    # Ray starts several environment workers at once, each sweeping on its first sandbox:
+    # a root another sweeper removed mid-walk must be skipped, not fail the sandbox.
+    import subprocess
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    from shadowrl.sandbox.layers import sweep_orphans
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    for i in range(300):
+        for part in ("a", "b", "c"):
+            (tmp_path / f"shadowrl-sb-{dead}-{i:03d}" / part).mkdir(parents=True)
+    with ThreadPoolExecutor(4) as pool:
+        swept = list(pool.map(lambda _: sweep_orphans(tmp_path), range(4)))
+    assert sum(swept) == 300 and not list(tmp_path.iterdir())
