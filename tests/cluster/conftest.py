@@ -80,9 +80,10 @@ def _stop(procs: list[subprocess.Popen]) -> None:
     for p in procs:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 5  # `ray start --block` may sit on SIGTERM: then SIGKILL
     for p in procs:
         try:
-            p.wait(timeout=15)
+            p.wait(timeout=max(deadline - time.monotonic(), 0.1))
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
