@@ -13,6 +13,7 @@ import copy
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -74,15 +75,22 @@ async def run_rl(
     start, ckpt = _resume_point(run_dir)
     trainer = Trainer.resume(ckpt, cfg) if ckpt else Trainer(model, cfg)
     if start >= cfg.steps:
+        trainer.close()
         return trainer.model
-    store = WeightStore(
-        cfg.weights_url or str(run_dir / "weights"),
-        full_every=cfg.full_every,
-        dtype=None if engine_config.dtype == "auto" else engine_config.dtype,
+    # on N data-parallel ranks, each rank writes the shards it owns
+    store = trainer.publisher(
+        WeightStore(
+            cfg.weights_url or str(run_dir / "weights"),
+            full_every=cfg.full_every,
+            shard_bytes=cfg.shard_bytes,
+            zstd_level=cfg.zstd_level,
+            dtype=None if engine_config.dtype == "auto" else engine_config.dtype,
+        )
     )
     store.publish(trainer.state_dict(), trainer.version)
     console = Console()
     with (
+        closing(trainer),  # stops the other data-parallel ranks, if any
         Engine(
             copy.deepcopy(trainer.model).eval(),
             tokenizer,
