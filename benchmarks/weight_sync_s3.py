@@ -6,11 +6,13 @@ through `WeightStore` into a local S3 server (moto's, started here on 127.0.0.1 
 subprocess and stopped by its pid), one store per encoding, each with a reader that
 follows along and checks every fetched version bit for bit:
 
-* full_fp32  — every sync a full fp32 snapshot (the baseline: what a naive sync sends);
-* delta_fp32 — XOR delta of the fp32 weights: exact for an engine serving fp32 (CPU default);
-* delta_bf16 — XOR delta of the bf16 serving copy: exact for an engine serving bf16
-  (`engine.dtype=bfloat16`, as on GPU), i.e. the reader holds exactly the bits such an
-  engine holds; NOT the fp32 weights.
+* full_fp32      — every sync a full fp32 snapshot (the baseline: what a naive sync sends);
+* delta_fp32_xor — XOR delta of the fp32 weights (`codec="xor"`);
+* delta_fp32     — the default "sub" delta (integer difference of the bit patterns) of
+  the fp32 weights: exact for an engine serving fp32 (the CPU default);
+* delta_bf16     — "sub" delta of the bf16 serving copy: exact for an engine serving
+  bf16 (`engine.dtype=bfloat16`, as on GPU), i.e. the reader holds exactly the bits
+  such an engine holds; NOT the fp32 weights.
 
 Reported per encoding: stored (= fetched) bytes per sync, ratio to the full fp32 state,
 publish and fetch seconds (moto is a Python server on a shared 2-core box: seconds are
@@ -44,6 +46,7 @@ from _machine import machine
 RESULTS = Path(__file__).parent / "results" / "weight_sync_s3.json"
 ENCODINGS = {  # name -> WeightStore settings
     "full_fp32": {"full_every": 1},
+    "delta_fp32_xor": {"full_every": 10**6, "codec": "xor"},
     "delta_fp32": {"full_every": 10**6},
     "delta_bf16": {"full_every": 10**6, "dtype": "bfloat16"},
 }
@@ -184,9 +187,9 @@ def main() -> int:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
-    print(f"{'encoding':<11} {'MB/sync':>9} {'vs full fp32':>12} {'publish s':>9} {'fetch s':>8}")
+    print(f"{'encoding':<14} {'MB/sync':>9} {'vs full fp32':>12} {'publish s':>9} {'fetch s':>8}")
     for name, s in result["encodings"].items():
-        print(f"{name:<11} {s['bytes_per_sync'] / 1e6:9.2f} {s['ratio_vs_full_fp32']:12.4f} "
+        print(f"{name:<14} {s['bytes_per_sync'] / 1e6:9.2f} {s['ratio_vs_full_fp32']:12.4f} "
               f"{s['publish_s']:9.2f} {s['fetch_s']:8.2f}")  # fmt: skip
     enc = result["encodings"]
     print(" ".join(f"{n}_ratio={enc[n]['ratio_vs_full_fp32']:.4f}" for n in enc))

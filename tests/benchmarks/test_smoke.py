@@ -127,7 +127,12 @@ def test_weight_sync_s3(tmp_path: Path) -> None:
     pytest.importorskip("moto.server", reason="the local S3 server is moto's (moto[server])")
     result = run_benchmark("weight_sync_s3.py", tmp_path, "--quick", "--syncs", "1")
     has_keys(result, "source", "versions", "full_fp32_bytes", "encodings", "machine")
-    assert sorted(result["encodings"]) == ["delta_bf16", "delta_fp32", "full_fp32"]
+    assert sorted(result["encodings"]) == [
+        "delta_bf16",
+        "delta_fp32",
+        "delta_fp32_xor",
+        "full_fp32",
+    ]
     for enc in result["encodings"].values():
         has_keys(enc, "bytes_per_sync", "ratio_vs_full_fp32", "publish_s", "fetch_s")
         assert enc["all_bit_exact"] is True

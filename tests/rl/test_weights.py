@@ -11,9 +11,11 @@ import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
+from shadowrl.rl.weight_codec import diff, undiff
 from shadowrl.rl.weights import (
     WeightStore,
     WeightStoreError,
@@ -77,6 +79,34 @@ def test_delta_round_trip_is_bit_exact(store_url: StoreUrl, dtype: torch.dtype):
     follower = open_store(store_url)
     for v, s in enumerate(seq, start=1):
         assert_bit_equal(follower.fetch(v), s)
+
+
+@pytest.mark.parametrize("codec", ["xor", "sub"])
+def test_both_codecs_round_trip_every_dtype_bit_exactly(tmp_path: Path, codec: str):
+    seq = [
+        {k: t for k, t in s.items()} | {"i": torch.arange(-3, 4, dtype=torch.int64) * (v + 1)}
+        for v, s in enumerate(states(torch.float32, n=3) + states(torch.float16, n=1))
+    ]  # the float16 state changes the layout: a full snapshot, then deltas again
+    seq.append({k: t.clone() for k, t in seq[-1].items()} | {"i": seq[-1]["i"].flip(0)})
+    store = WeightStore(str(tmp_path), codec=codec)
+    for v, s in enumerate(seq, start=1):
+        store.publish(s, v)
+        assert_bit_equal(WeightStore(str(tmp_path)).fetch(v), s)
+
+
+def test_diff_inverts_on_extreme_bit_patterns():
+    g = np.random.default_rng(0)
+    for item in (1, 2, 4, 8):
+        a = g.integers(0, 256, size=64 * item, dtype=np.uint8)
+        b = g.integers(0, 256, size=64 * item, dtype=np.uint8)
+        b[:item], a[:item] = 0xFF, 0x00  # -1 against 0 and wrap-around at both ends
+        b[item : 2 * item], a[item : 2 * item] = 0x7F, 0x80
+        for codec in ("xor", "sub"):
+            assert (undiff(diff(b, a, item, codec), a, item, codec) == b).all()
+    close = np.array([1.0, -2.5, 3e-8], dtype=np.float32)
+    near = np.nextafter(close, np.float32(np.inf)).view(np.uint8)  # one ulp up
+    zig = diff(near, close.view(np.uint8), 4, "sub").view(np.uint32)
+    assert zig.tolist() == [2, 1, 2]  # +1 ulp -> 2, and for a negative float −1 -> 1
 
 
 def test_deltas_of_small_updates_are_small(tmp_path: Path):

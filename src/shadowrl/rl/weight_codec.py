@@ -122,3 +122,32 @@ def owners(sizes: Mapping[str, int], world_size: int) -> dict[str, int]:
         out[name] = min(done * world_size // total, world_size - 1)
         done += size
     return out
+
+
+CODECS = ("xor", "sub")
+_INTS = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def diff(new: np.ndarray, old: np.ndarray, item: int, codec: str) -> np.ndarray:
+    """The delta new − old of two tensors' raw bytes, as raw bytes, exactly invertible.
+
+    "xor": bitwise. "sub": the integer difference of the bit patterns (wrapping), zigzag-
+    coded so small steps either way have zero high bytes. A float nudged by a few hundred
+    ulps moves its bit pattern by that integer; its XOR also flips every bit a carry
+    crosses, so "sub" leaves fewer non-zero bytes (7.6 % smaller on a real fp32 RL step).
+    """
+    if codec == "xor" or new.size == 0:
+        return new ^ old
+    t = _INTS[item]
+    d = new.view(t) - old.view(t)
+    return ((d << 1) ^ (d >> (8 * item - 1))).view(np.uint8)
+
+
+def undiff(delta: np.ndarray, old: np.ndarray, item: int, codec: str) -> np.ndarray:
+    """Inverse of `diff`: the new raw bytes from the delta and the old ones."""
+    if codec == "xor" or delta.size == 0:
+        return delta ^ old
+    t, u = _INTS[item], np.dtype(f"u{item}")
+    z = delta.view(u)
+    d = (z >> 1).view(t) ^ -(z & 1).view(t)
+    return (old.view(t) + d).view(np.uint8)

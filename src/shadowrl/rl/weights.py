@@ -4,7 +4,9 @@ After one small optimizer step most weights keep their sign, exponent and high
 mantissa bits, so the bitwise XOR of the new and the previous tensor is mostly zero
 bytes. Splitting the XOR into byte planes (all first bytes, then all second bytes,
 … the "shuffle" filter of Blosc/HDF5) puts those zeros next to each other and zstd
-squeezes them to almost nothing. A full snapshot is written every `full_every`
+squeezes them to almost nothing. (The default codec takes the integer difference of
+the bit patterns instead of the XOR: the same idea, fewer non-zero bytes, see
+`weight_codec.diff`.) A full snapshot is written every `full_every`
 versions so a new engine never replays a long chain.
 
 Layout under the store URL (any fsspec filesystem: `file://` or a local dir,
@@ -42,9 +44,11 @@ import zstandard
 from torch import Tensor
 
 from shadowrl.rl.weight_codec import (
+    CODECS,
     Bytes,
     Layout,
     Piece,
+    diff,
     itemsize,
     nbytes,
     owners,
@@ -52,6 +56,7 @@ from shadowrl.rl.weight_codec import (
     shuffle,
     to_bytes,
     to_state,
+    undiff,
     unshuffle,
 )
 
@@ -78,12 +83,16 @@ class WeightStore:
         threads: int = 4,
         dtype: str | None = None,
         storage_options: Mapping[str, Any] | None = None,
+        codec: str = "sub",
     ) -> None:
         """`dtype` (e.g. "bfloat16"): publish floating tensors cast to the engine's serving
         precision, so fewer bytes travel and deltas are XORs of what the engine holds.
-        `storage_options` go to fsspec (for s3: `endpoint_url`, `key`, `secret`, ...)."""
+        `storage_options` go to fsspec (for s3: `endpoint_url`, `key`, `secret`, ...).
+        `codec`: how a delta is taken ("sub" or "xor", see `weight_codec.diff`)."""
         import fsspec
 
+        if codec not in CODECS:
+            raise ValueError(f"codec {codec!r} is not one of {CODECS}")
         options = dict(storage_options or {})
         self.spec: dict[str, Any] = {
             "url": url,
@@ -93,12 +102,14 @@ class WeightStore:
             "threads": threads,
             "dtype": dtype,
             "storage_options": options,
+            "codec": codec,
         }  # what another process (a data-parallel rank) needs to open the same store
         self.fs, self.root = fsspec.core.url_to_fs(url, **options)
         self.fs.makedirs(self.root, exist_ok=True)
         self.full_every, self.shard_bytes, self.level = full_every, shard_bytes, zstd_level
         self.pool = ThreadPoolExecutor(max(threads, 1))  # zstd, numpy and s3 release the GIL
         self.dtype = getattr(torch, dtype) if dtype else None
+        self.codec = codec
         self._sent: tuple[int, int, Layout, Bytes] | None = None  # version, last full, ...
         self._got: tuple[int, Bytes] | None = None  # reader cache: last fetched version
         self.fetched = {"shards": 0, "bytes": 0}  # what fetches downloaded, for tests/benchmarks
@@ -125,12 +136,17 @@ class WeightStore:
             or version - prev[1] >= self.full_every
         )
         base = None if full or prev is None else prev[0]
-        payload = raw if base is None or prev is None else {k: raw[k] ^ prev[3][k] for k in raw}
+        if base is None or prev is None:
+            payload = raw
+        else:
+            items = {k: itemsize(dt) for k, (dt, _) in layout.tensors.items()}
+            payload = {k: diff(raw[k], prev[3][k], items[k], self.codec) for k in raw}
         pieces, shards = self._write_shards(version, part, layout, payload)
         self._sent = (version, version if base is None or prev is None else prev[1], layout, raw)
         return {
             "kind": "full" if base is None else "delta",
             "base_version": base,
+            "codec": self.codec,
             "tensors": {k: [dt, list(shape)] for k, (dt, shape) in layout.tensors.items()},
             "pieces": pieces,
             "shards": shards,
@@ -140,10 +156,10 @@ class WeightStore:
     def commit(self, version: int, parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """Make `version` visible: one manifest naming every part's shards, written last."""
         t0 = time.perf_counter()
-        kinds = {(p["kind"], p["base_version"]) for p in parts}
+        kinds = {(p["kind"], p["base_version"], p["codec"]) for p in parts}
         if len(kinds) != 1:
             raise WeightStoreError(f"v{version}: parts disagree on full/delta and base: {kinds}")
-        kind, base = kinds.pop()
+        kind, base, codec = kinds.pop()
         tensors: dict[str, Any] = {}
         pieces: list[list[Any]] = []
         shards: list[dict[str, Any]] = []
@@ -158,6 +174,7 @@ class WeightStore:
             "version": version,
             "kind": kind,
             "base_version": base,
+            "codec": codec,
             "tensors": tensors,
             "pieces": pieces,
             "shards": shards,
@@ -258,8 +275,9 @@ class WeightStore:
         else:  # the chain reached the version the caller (or our cache) already holds
             raw = have[1] if have is not None else {}
         for m in reversed(chain):
-            delta = self._decode(m)
-            raw = {k: delta[k] ^ raw[k] for k in delta}
+            delta, codec = self._decode(m), m.get("codec", "xor")  # format 1: xor
+            items = {k: itemsize(dt) for k, (dt, _) in m["tensors"].items()}
+            raw = {k: undiff(delta[k], raw[k], items[k], codec) for k in delta}
         self._got = (version, raw)
         layout = Layout({k: (dt, tuple(shape)) for k, (dt, shape) in target["tensors"].items()})
         return to_state(raw, layout)
