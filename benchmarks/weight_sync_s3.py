@@ -44,7 +44,7 @@ from typing import Any
 from _machine import machine
 
 RESULTS = Path(__file__).parent / "results" / "weight_sync_s3.json"
-ENCODINGS = {  # name -> WeightStore settings
+ENCODINGS: dict[str, dict[str, Any]] = {  # name -> WeightStore settings
     "full_fp32": {"full_every": 1},
     "delta_fp32_xor": {"full_every": 10**6, "codec": "xor"},
     "delta_fp32": {"full_every": 10**6},
@@ -182,16 +182,15 @@ def main() -> int:
         "source": "quick: tiny model, 2 trainer steps" if args.quick else str(args.from_store),
         "versions": versions,
         "full_fp32_bytes": full_bytes,
-        "encodings": {name: summary(rows) for name, rows in runs.items()},
+        "encodings": (enc := {name: summary(rows) for name, rows in runs.items()}),
         "machine": machine("s3fs", "moto"),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
     print(f"{'encoding':<14} {'MB/sync':>9} {'vs full fp32':>12} {'publish s':>9} {'fetch s':>8}")
-    for name, s in result["encodings"].items():
+    for name, s in enc.items():
         print(f"{name:<14} {s['bytes_per_sync'] / 1e6:9.2f} {s['ratio_vs_full_fp32']:12.4f} "
               f"{s['publish_s']:9.2f} {s['fetch_s']:8.2f}")  # fmt: skip
-    enc = result["encodings"]
     print(" ".join(f"{n}_ratio={enc[n]['ratio_vs_full_fp32']:.4f}" for n in enc))
     return 0
 
