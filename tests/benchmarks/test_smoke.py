@@ -150,3 +150,24 @@ def test_serve_traces(tmp_path: Path) -> None:
         has_keys(a, "mean", "ci95", "ratios", "goal_met")
         assert a["requests_stored"] == sessions * turns * (repeats + 1)
         assert a["transactions"] <= a["writes"]
+
+
+def test_weight_sync_s3(tmp_path: Path) -> None:
+    pytest.importorskip("s3fs", reason="the s3:// store needs s3fs (pip install .[s3])")
+    pytest.importorskip("moto.server", reason="the local S3 server is moto's (moto[server])")
+    result = run_benchmark("weight_sync_s3.py", tmp_path, "--quick", "--syncs", "1")
+    has_keys(result, "source", "versions", "full_fp32_bytes", "encodings", "machine")
+    assert sorted(result["encodings"]) == [
+        "delta_bf16",
+        "delta_fp32",
+        "delta_fp32_xor",
+        "full_fp32",
+    ]
+    for enc in result["encodings"].values():
+        has_keys(enc, "bytes_per_sync", "ratio_vs_full_fp32", "publish_s", "fetch_s")
+        assert enc["all_bit_exact"] is True
+        assert len(enc["per_sync"]) == len(result["versions"]) == 2  # the initial load + 1 sync
+        # what a following reader downloads is exactly what was stored for it
+        assert all(r["fetched_bytes"] == r["stored_bytes"] for r in enc["per_sync"])
+    assert result["encodings"]["full_fp32"]["per_sync"][1]["kind"] == "full"
+    assert result["encodings"]["delta_fp32"]["per_sync"][1]["kind"] == "delta"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +175,7 @@ def sft_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
         raise PipelineError("no demonstration was resolved; check the task suite and sandbox")
     log.info("SFT on %d demonstrations", len(demos))
     trainer = Trainer(model, run.train, objective="sft")
-    with MetricsLogger(run.run_dir) as metrics:
+    with closing(trainer), MetricsLogger(run.run_dir) as metrics:  # closing: stops DP ranks
         metrics.log("sft_data", 0, {"demonstrations": len(demos), "tasks": len(prepared)})
         run_sft(
             trainer,

@@ -17,7 +17,7 @@ import logging
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,14 +99,22 @@ def local_services(
 ) -> Iterator[Services]:
     """Trainer, weight store and engine in this process (the default backend)."""
     trainer = Trainer.resume(ckpt, train) if ckpt else Trainer(model, train)
-    store = WeightStore(
-        train.weights_url or str(run_dir / "weights"),
-        full_every=train.full_every,
-        dtype=None if engine_config.dtype == "auto" else engine_config.dtype,
+    # on N data-parallel ranks, each rank writes the shards it owns
+    store = trainer.publisher(
+        WeightStore(
+            train.weights_url or str(run_dir / "weights"),
+            full_every=train.full_every,
+            shard_bytes=train.shard_bytes,
+            zstd_level=train.zstd_level,
+            dtype=None if engine_config.dtype == "auto" else engine_config.dtype,
+        )
     )
     store.publish(trainer.state_dict(), trainer.version)
     policy = copy.deepcopy(trainer.model).eval()
-    with Engine(policy, tokenizer, engine_config, version=trainer.version, seed=seed) as engine:
+    with (
+        closing(trainer),  # stops the other data-parallel ranks, if any
+        Engine(policy, tokenizer, engine_config, version=trainer.version, seed=seed) as engine,
+    ):
 
         async def rollout(task: Any, prep: Any, version: int) -> Group:
             return await rollout_group(
@@ -239,7 +247,10 @@ async def _train(
 
 def _checkpoint_model(ckpt: Path | None, model: Any, train: TrainConfig) -> Any:
     """The policy of a finished run: its last checkpoint (or `model` when there is none)."""
-    return Trainer.resume(ckpt, train).model if ckpt else model
+    if ckpt is None:
+        return model
+    with closing(Trainer.resume(ckpt, train)) as trainer:  # no data-parallel ranks left behind
+        return trainer.model
 
 
 LOOP_STATE = "loop_state.json"
