@@ -50,14 +50,15 @@ from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.pytest_args import Reader
 from shadowrl.tasks.runner import (
+    KEY_FILE,
     OUTCOMES_FILE,
     PLUGIN,
     Outcome,
     RunStatus,
     TestRun,
+    new_key,
     read_outcomes,
     shell_command,
-    tamper_reasons,
     test_argv,
 )
 from shadowrl.tasks.task import Task
@@ -261,16 +262,18 @@ def run_graded_tests(
     guard holds the lines in `blame` to account (None: every non-test workspace line)."""
     nonce_dir = f".shadowrl-grade-{os.urandom(16).hex()}"
     out = f"{nonce_dir}/{OUTCOMES_FILE}"
+    key = new_key()
+    sandbox.write_file(f"{nonce_dir}/{KEY_FILE}", key)  # the plugin reads and deletes it
     read = sandbox_reader(sandbox)
     argv, dropped = test_argv(task, prepared.python, read, out, task.test_ids, blame)
-    res = sandbox.exec(f"mkdir {nonce_dir} && {shell_command(argv)}", timeout=task.timeout_s)
+    res = sandbox.exec(shell_command(argv), timeout=task.timeout_s)
     try:
         text = sandbox.read_file(out).decode(errors="replace")
     except (OSError, ValueError):
         text = ""
     log = res.stdout + res.stderr + ("\n[timed out]" if res.timed_out else "")
-    outcomes, status = read_outcomes(text, res.timed_out)
-    return TestRun(outcomes, status, log, tuple(dropped), tamper_reasons(text))
+    found = read_outcomes(text, key, res.timed_out, res.exit_code)
+    return TestRun(found.outcomes, found.status, log, tuple(dropped), found.tampered)
 
 
 def _shaped(reward: float, trajectory: Trajectory | None, shaping: ShapingConfig) -> float:

@@ -58,26 +58,6 @@ def test_gold_still_earns_one_under_the_guard(tiny: PreparedTask, base: Sandbox)
     assert (v.resolved, v.reward, v.voided_by, v.status) == (True, 1.0, "", "ran"), v.log
 
 
-def test_exiting_mid_test_through_an_alias_earns_zero(tiny: PreparedTask, base: Sandbox) -> None:
-    """No audit event precedes `os._exit`: the run simply never finishes (status crashed)."""
-    source = "import os\n_o = os\n" + buggy(tiny).replace("return a - b", "_o._exit(0)")
-    with applied(base, {"calc.py": source}) as box:
-        assert diff_violations(tiny, box, set(box.changed_files())) == []
-        v = verify(tiny.task, tiny, box)
-    assert (v.reward, v.resolved, v.status) == (0.0, False, "crashed"), v.log
-
-
-def test_an_object_equal_to_everything_is_a_known_limit(tiny: PreparedTask, base: Sandbox) -> None:
-    """Documented in tasks/README.md: no layer sees a wrong answer whose `__eq__` says True.
-    If this starts failing, a layer learnt to catch it: update the README."""
-    source = "class _Any(int):\n    def __eq__(self, other):\n        return True\n\n" + buggy(
-        tiny
-    ).replace("return a - b", "return _Any(a - b)")
-    with applied(base, {"calc.py": source}) as box:
-        v = verify(tiny.task, tiny, box)
-    assert (v.reward, v.voided_by) == (1.0, ""), v.log
-
-
 def test_nothing_an_exec_started_outlives_it(base: Sandbox) -> None:
     """The local backend kills the command's process group when it is done (the overlay
     backend's pid 1 kills the whole namespace), so no straggler writes after results are read."""
