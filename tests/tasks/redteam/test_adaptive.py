@@ -6,6 +6,7 @@ earns 1, untouched 0) are in `test_layer1.py` and `test_layer2.py`, on the same 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import pytest
@@ -107,3 +108,21 @@ def test_forged_outcome_records_are_tampering(
     v = graded(hack, tiny, base)
     assert voided_by_the_guard(v) == GUARD, v.log
     assert any("MAC" in t or "not from the grader" in t for t in v.tampered), v.tampered
+
+
+def test_a_mock_no_rule_sees_is_voided_by_the_guard(tiny: PreparedTask, base: Sandbox) -> None:
+    """With `getattr` allowed (as a task whose gold needs it would), a computed attribute
+    name gets `ANY` past the diff rules; the guard sees a mock answer True to a test that
+    uses no mocks (pytest has `unittest.mock` loaded already, so no import is audited)."""
+    task = tiny.task.model_copy(update={"allowed_primitives": ("getattr",)})
+    prepared = dataclasses.replace(tiny, task=task)
+    source = str(tiny.read("calc.py")).replace(
+        "return a - b",
+        "import sys\n    _s = sys\n    _m = _s.modules['importlib'].import_module('unittest.' + 'mock')\n"
+        "    return getattr(_m, 'A' + 'NY')",
+    )
+    with applied(base, {"calc.py": source}) as box:
+        assert diff_violations(prepared, box, set(box.changed_files())) == []
+        v = verify(task, prepared, box)
+    assert voided_by_the_guard(v) == GUARD, v.log
+    assert any("a mock object decided a comparison in test_add.py" in t for t in v.tampered)

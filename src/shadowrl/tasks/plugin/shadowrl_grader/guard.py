@@ -39,6 +39,7 @@ from .records import Sink
 RECORD = "shadowrl_grader.record"  # the audit event every record of the outcome file goes by
 _FRAMEWORK = ("pytest", "_pytest", "pluggy", "shadowrl_grader")
 _TEST_DIRS = {"tests", "test", "testing"}
+_MOCKS = {"unittest.mock", "mock", "pytest_mock", "dirty_equals"}
 # Event -> the layer-1 rule that allows it (`Task.allowed_primitives`).
 _ACTOR_EVENTS = {
     "import": "dynamic-import",  # only of framework modules, and only when not yet loaded
@@ -143,8 +144,9 @@ def culprit(places: Places, frame: types.FrameType | None, walk: bool) -> str | 
 
 
 def _relevant(event: str, args: tuple[Any, ...], places: Places) -> bool:
-    if event == "import":
-        return str(args[0]).partition(".")[0] in _FRAMEWORK
+    if event == "import":  # and mock objects, which compare equal as they are told
+        name = str(args[0])
+        return name.partition(".")[0] in _FRAMEWORK or name in _MOCKS
     if event == "open":
         return places.forbidden_open(args[0])
     if event == "object.__getattr__":
