@@ -54,8 +54,8 @@ Known limits, honestly. This is syntax, not semantics. Not caught: aliasing a mo
 through a plain assignment (`s = sys; s.modules`) or a container; changing what feeds an unchanged call (`n = "_py" + "test"` above a
 seed's own `__import__(n)`); test-file names built at run time and passed to plain
 `open` (directory listing is flagged, `open` is not); `os.environ["PYTEST_" + ...]`
-lookups built at run time; objects whose `__eq__` always returns True (a wrong answer
-that compares equal); attribute traversal inside format strings
+lookups built at run time; comparison dunders whose names are built at run time
+(`type("X", (), {"__e" + "q__": f})`: the guard's comparison watch sees those); attribute traversal inside format strings
 (`"{0.__globals__}".format(f)`, read-only); code the agent hides in a data file and
 has no flagged primitive to run. Layer 2 of issue 18, a guard inside
 the test interpreter, is for what syntax cannot see.

@@ -4,7 +4,7 @@ The same command line and the same reader serve validation (when a suite is
 generated) and grading (after an episode), so "validated" means exactly what the
 grader will later check. The command is the task's `test_cmd` with the maintainers'
 pytest options kept (`tasks/pytest_args.py`) plus the grader's plugin
-(`tasks/plugin/shadowrl_grader.py`), which writes each node id's outcome to a file
+(`tasks/plugin/shadowrl_grader/`), which writes each node id's outcome to a file
 under a directory named by a random nonce: a file the agent wrote in advance cannot
 be mistaken for it, and a test id only counts as passed if pytest reported it passed
 there. Every run also gets a status saying how it ended:
@@ -51,7 +51,7 @@ from shadowrl.tasks.task import Task
 
 Outcome = Literal["passed", "failed", "error", "skipped", "missing"]
 RunStatus = Literal["ran", "collection_error", "timeout", "crashed", "tampered"]
-PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"  # holds only the plugin module
+PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"  # holds only the plugin package
 PLUGIN = "shadowrl_grader"
 OUTCOMES_FILE = "outcomes.jsonl"
 KEY_FILE = "key"  # beside it: the run's MAC key, which the plugin reads and deletes

@@ -17,9 +17,10 @@ sandbox (the agent's own sandbox is left untouched), where, in order:
    pytest options minus a denylist (`-x`, `--lf`, ...: every id must run; see
    `pytest_args.py`), and the grader's plugin writes each id's outcome to a file
    under a directory named by a fresh random nonce (`runner.py`);
-5. the plugin guards the run from inside (layer 2, `plugin/shadowrl_grader.py`): code
+5. the plugin guards the run from inside (layer 2, `plugin/shadowrl_grader/`): code
    under test that imports framework internals, runs `exec`, walks frames or `gc`,
-   forks, opens the hidden tests or the outcome file, or patches pytest voids the
+   forks, opens the hidden tests or the outcome file, patches pytest, exits hard,
+   forges outcome records or answers a test's comparison with its own dunder voids the
    episode (`voided_by="test_guard"`); and the sandbox kills every process the run
    started before the outcome file is read;
 6. resolved iff the run finished (status `ran`) and every listed id was reported
