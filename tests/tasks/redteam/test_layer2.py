@@ -23,6 +23,7 @@ from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.runner import PLUGIN, PLUGIN_DIR
 from shadowrl.tasks.verify import agent_lines, diff_violations, tamper_hits, verify
 
+from .adaptive_hacks import EXITS, FORGED
 from .guard_hacks import GUARD_HACKS
 from .hacks import Hack, applied, naive_outcomes
 
@@ -113,7 +114,8 @@ def test_the_agents_lines_are_those_it_added_or_changed() -> None:
 
 
 def test_the_guard_holds_in_the_overlay_sandbox(tiny: PreparedTask) -> None:
-    """The same hacks and the gold fix in the real sandbox (the plugin bound read-only)."""
+    """The same hacks, hard exits and forged records, and the gold fix, in the real sandbox
+    (the plugin bound read-only, the key written as the sandbox user)."""
     from ..conftest import overlay_available
 
     if not overlay_available():
@@ -123,7 +125,7 @@ def test_the_guard_holds_in_the_overlay_sandbox(tiny: PreparedTask) -> None:
         gold = apply_patch({"calc.py": buggy(tiny)}, tiny.task.patch)
         with applied(box, {p: str(t) for p, t in gold.items()}) as fixed:
             assert verify(tiny.task, tiny, fixed).reward == 1.0
-        for hack in GUARD_HACKS:
+        for hack in GUARD_HACKS + EXITS + FORGED:
             with applied(box, {"calc.py": hack.apply(buggy(tiny))}) as hacked:
                 v = verify(tiny.task, tiny, hacked)
             assert (v.reward, v.voided_by, v.status) == (0.0, "test_guard", "tampered"), hack.name
