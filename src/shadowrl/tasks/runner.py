@@ -12,7 +12,7 @@ there. Every run also gets a status saying how it ended:
     ran               pytest finished its session (tests may have failed)
     collection_error  a module did not import, an id does not exist, or nothing was collected
     timeout           killed at `task.timeout_s`
-    crashed           pytest never finished: the process died (os._exit, a signal) or
+    crashed           pytest never finished: the process died (a signal, a crash) or
                       pytest hit an internal error (a SystemExit escaping collection)
     tampered          the grader voided the episode before running anything (`verify.py`),
                       or the plugin's guard vetoed something the code under test did
