@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +121,18 @@ def test_vs_trl(tmp_path: Path) -> None:
     has_keys(result["shadowrl_parts_s"], "generate_s", "train_s", "sync_s")
     assert len(result["shadowrl_steps"]) == len(result["trl_steps"]) == 1
     assert result["machine"]["trl"]  # the TRL version the comparison ran against
+
+
+def test_compaction(tmp_path: Path) -> None:
+    result = run_benchmark(
+        "compaction.py", tmp_path, "--quick", "--model", "tiny", "--summary-tokens", "16"
+    )
+    has_keys(result, "nll", "compaction_error", "error_ratio_vs_truncation", "retention", "rows")
+    assert result["trigger_points"] >= 1
+    row = result["rows"][0]
+    # The arms are paired on one trigger point: the full context is the longest, every
+    # compacted one fits the tier's 2,048-token context, and the expert keeps every fact.
+    full = row["context_tokens_full"]
+    assert full > 2048 and all(row[f"context_tokens_{a}"] < 2048 for a in ("truncation", "expert"))
+    assert row["retention_expert"] == 1.0 and row["facts"][0].startswith("app/")
+    assert math.isnan(result["compaction_error"]["learned"][0])  # no --learned checkpoint
