@@ -19,6 +19,8 @@ task + summary + the carried last result). **Compaction error** = the teacher-fo
 NLL (nats per token) of the expert's remaining actions given the compacted context,
 minus the same given the full context: forward passes only, paired across arms, all
 scored by the one `--model` (the SFT checkpoint RL starts from; SmolLM2 by default).
+The same difference on the few generated tokens that spell the expected value
+(`fact_compaction_error`) shows a lost fact that the mean over all tokens dilutes.
 **Fact retention**: the share of the fix's facts (file, function, expected value) a
 summary keeps. Intervals are 95 % bootstrap intervals over trigger points.
 
@@ -100,17 +102,37 @@ def remaining(segment: Any, prompt_ids: list[int]) -> tuple[list[int], list[bool
     return list(segment.token_ids[n:]), list(segment.loss_mask[n:])
 
 
-def nll(model: Any, context: list[int], suffix: list[int], mask: list[bool]) -> float:
-    """Mean negative log-likelihood (nats/token) of the masked suffix tokens given context."""
+def nll(model: Any, context: list[int], suffix: list[int], masks: list[list[bool]]) -> list[float]:
+    """Mean negative log-likelihood (nats/token) of each mask's suffix tokens given context
+    (one forward pass for all masks; NaN for an empty mask)."""
     import torch
 
     from shadowrl.rl.trainer import token_logprobs
 
     ids = torch.tensor([context + suffix])
-    m = torch.tensor([[False] * len(context) + mask])
+    union = torch.tensor([[False] * len(context) + [any(c) for c in zip(*masks, strict=True)]])
     with torch.inference_mode():
-        lp = token_logprobs(model, ids, m)
-    return float(-(lp[m]).mean())
+        lp = token_logprobs(model, ids, union)[0, len(context) :]
+    out = []
+    for mask in masks:
+        m = torch.tensor(mask)
+        out.append(float(-(lp[m]).mean()) if m.any() else float("nan"))
+    return out
+
+
+def value_mask(
+    tokenizer: Any, suffix: list[int], mask: list[bool], needed: list[str]
+) -> list[bool]:
+    """Generated suffix tokens that spell one of the fix's numeric facts (the value the spec
+    gives): the few tokens a lost fact shows up in."""
+    out = [False] * len(suffix)
+    for fact in (f for f in needed if f.isdigit()):
+        for form in (fact, " " + fact):
+            pat = tokenizer.encode(form, add_special_tokens=False)
+            for i in range(len(suffix) - len(pat) + 1):
+                if suffix[i : i + len(pat)] == pat and all(mask[i : i + len(pat)]):
+                    out[i : i + len(pat)] = [True] * len(pat)
+    return out
 
 
 def truncated(renderer: Any, full: list[Any], room: int) -> list[int]:
@@ -197,6 +219,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 next_segment_messages(system, task_text, point["expert_summary"], point["carried"])
             )
             suffix, mask = remaining(seg, expert_start)
+            facts_mask = value_mask(tok, suffix, mask, needed)
             summaries = {"expert": (point["expert_summary"], 0)}
             for arm, model in (("prompted", scorer), ("learned", learned)):
                 if model is not None:
@@ -212,10 +235,15 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                     for arm, (s, _) in summaries.items()
                 },
             }  # fmt: skip
-            row: dict[str, Any] = {"task": task.instance_id, "facts": needed}
+            row: dict[str, Any] = {
+                "task": task.instance_id,
+                "facts": needed,
+                "fact_tokens": sum(facts_mask),
+            }
             for arm in ARMS:
                 ids = contexts.get(arm)
-                row[f"nll_{arm}"] = nll(scorer, ids, suffix, mask) if ids else float("nan")
+                scores = nll(scorer, ids, suffix, [mask, facts_mask]) if ids else [math.nan] * 2
+                row[f"nll_{arm}"], row[f"fact_nll_{arm}"] = scores
                 row[f"context_tokens_{arm}"] = len(ids) if ids else 0
             for arm, (text, n) in summaries.items():
                 row[f"summary_{arm}"], row[f"summary_tokens_{arm}"] = text, n
@@ -241,6 +269,13 @@ def aggregate(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str,
         },
         "trigger_points": len(rows),
         "nll": {arm: interval(col(f"nll_{arm}")) for arm in ARMS},
+        # The same error on the tokens of the expected value only (what a summary must carry).
+        "fact_compaction_error": {
+            arm: interval(
+                [a - f for a, f in zip(col(f"fact_nll_{arm}"), col("fact_nll_full"), strict=True)]
+            )
+            for arm in ARMS[1:]
+        },
         "compaction_error": error,
         # The baseline is truncation, measured side by side: < 0.5 is the issue's goal.
         "error_ratio_vs_truncation": {

@@ -127,7 +127,10 @@ def test_compaction(tmp_path: Path) -> None:
     result = run_benchmark(
         "compaction.py", tmp_path, "--quick", "--model", "tiny", "--summary-tokens", "16"
     )
-    has_keys(result, "nll", "compaction_error", "error_ratio_vs_truncation", "retention", "rows")
+    has_keys(
+        result, "nll", "compaction_error", "fact_compaction_error", "error_ratio_vs_truncation",
+        "retention", "rows",
+    )  # fmt: skip
     assert result["trigger_points"] >= 1
     row = result["rows"][0]
     # The arms are paired on one trigger point: the full context is the longest, every
@@ -135,4 +138,5 @@ def test_compaction(tmp_path: Path) -> None:
     full = row["context_tokens_full"]
     assert full > 2048 and all(row[f"context_tokens_{a}"] < 2048 for a in ("truncation", "expert"))
     assert row["retention_expert"] == 1.0 and row["facts"][0].startswith("app/")
+    assert row["fact_tokens"] > 0  # the expected value is found among the scored tokens
     assert math.isnan(result["compaction_error"]["learned"][0])  # no --learned checkpoint
