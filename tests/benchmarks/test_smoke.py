@@ -14,6 +14,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -171,3 +172,22 @@ def test_weight_sync_s3(tmp_path: Path) -> None:
         assert all(r["fetched_bytes"] == r["stored_bytes"] for r in enc["per_sync"])
     assert result["encodings"]["full_fp32"]["per_sync"][1]["kind"] == "full"
     assert result["encodings"]["delta_fp32"]["per_sync"][1]["kind"] == "delta"
+
+
+def test_compaction(tmp_path: Path) -> None:
+    result = run_benchmark(
+        "compaction.py", tmp_path, "--quick", "--model", "tiny", "--summary-tokens", "16"
+    )
+    has_keys(
+        result, "nll", "compaction_error", "fact_compaction_error", "error_ratio_vs_truncation",
+        "retention", "rows",
+    )  # fmt: skip
+    assert result["trigger_points"] >= 1
+    row = result["rows"][0]
+    # The arms are paired on one trigger point: the full context is the longest, every
+    # compacted one fits the tier's 2,048-token context, and the expert keeps every fact.
+    full = row["context_tokens_full"]
+    assert full > 2048 and all(row[f"context_tokens_{a}"] < 2048 for a in ("truncation", "expert"))
+    assert row["retention_expert"] == 1.0 and row["facts"][0].startswith("app/")
+    assert row["fact_tokens"] > 0  # the expected value is found among the scored tokens
+    assert math.isnan(result["compaction_error"]["learned"][0])  # no --learned checkpoint

@@ -130,8 +130,10 @@ FIXTURE_CALLS: dict[str, dict[str, Any]] = {
     "semantic_search": {"query": "where are numbers added", "k": 0},
     "lint": {"paths": ["calc.py"]},
     "run": {"command": "cat notes.txt; echo oops >&2; exit 3"},
+    "summarize": {},  # followed by the fixture's summary (`_fixture_replies`)
     "submit": {},
 }
+_FIXTURE_SUMMARY = "Summary: calc.py now adds; notes.txt written."
 _TEMP_PATH = re.compile(re.escape(tempfile.gettempdir()) + r"/[^\s/'\"]+")
 
 
@@ -152,6 +154,8 @@ def _fixture_replies(tools: Sequence[str]) -> list[str]:
     ]
     if replies:
         replies[0] = "I will look around first.\n" + replies[0]
+    if "summarize" in names:  # the loop asks for the summary right after the call
+        replies.insert(names.index("summarize") + 1, _FIXTURE_SUMMARY)
     return replies
 
 
