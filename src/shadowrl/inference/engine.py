@@ -36,6 +36,7 @@ from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.cuda_graphs import GraphStep
 from shadowrl.inference.forward import Decoder
 from shadowrl.inference.kv import KVCache
+from shadowrl.inference.mtp import MTPHeads
 from shadowrl.inference.prefix import PrefixCache
 from shadowrl.inference.requests import (
     Done,
@@ -45,6 +46,7 @@ from shadowrl.inference.requests import (
     future_setter,
     resolve_future,
 )
+from shadowrl.inference.spec_step import RowResult, SpeculativeStep
 from shadowrl.inference.step import DecodeStep, EagerStep, Picks
 from shadowrl.inference.weights import Swap, apply_state, eos_ids
 from shadowrl.types import FinishReason, Generation, SamplingParams
@@ -63,6 +65,7 @@ class Engine:
         *,
         version: int = 0,
         seed: int | None = None,
+        heads: MTPHeads | None = None,
     ) -> None:
         self.config = config or EngineConfig()
         if self.config.dtype != "auto":  # the engine owns its model: cast in place, once
@@ -91,6 +94,16 @@ class Engine:
         self.prefix = PrefixCache(self.cache, self.config.prefix_cache_tokens)
         self.default_stop_ids = eos_ids(model, tokenizer)
         self._tensors = dict(model.state_dict(keep_vars=True))
+        self.speculator: SpeculativeStep | None = None
+        spec = self.config.speculative
+        if heads is not None and spec.k > 0:  # the heads' weights swap in with the model's
+            heads = heads.to(device=self.device, dtype=param.dtype).eval()
+            self._tensors |= {f"mtp.{k}": v for k, v in heads.state_dict(keep_vars=True).items()}
+            k = min(spec.k, heads.k)
+            self.speculator = SpeculativeStep(
+                self.decoder, heads, self.cache, k, spec.acceptance, self.config.max_batch
+            )
+        self.accepted = [0] * (self.speculator.k + 1 if self.speculator else 0)  # per-step counts
         self._rng = torch.Generator()  # seeds the requests that bring none
         self._rng.manual_seed(seed if seed is not None else self._rng.seed())
         self._cv = threading.Condition()
@@ -356,14 +369,48 @@ class Engine:
     def _decode(self) -> None:
         running = self._running
         span = max(r.cached for r in running) + 1
+        if self._speculates(span):
+            self._speculative_decode(span)
+            return
         self.cache.reserve(span)
         self._append(running, self.stepper.decode(running, span))
         self._retire_done(range(len(running)))
+
+    def _speculates(self, span: int) -> bool:
+        """Whether this step verifies drafts: heads loaded, room for k more positions, and
+        a batch small enough that a (k+1)-token verify per row still pays (config)."""
+        spec = self.speculator
+        return (
+            spec is not None
+            and len(self._running) <= self.config.speculative.max_batch
+            and span + spec.k <= self.config.max_seq_len
+        )
+
+    def _speculative_decode(self, span: int) -> None:
+        assert self.speculator is not None
+        running = self._running
+        self.cache.reserve(span + self.speculator.k)
+        results = self.speculator.run(running, span + self.speculator.k)
+        for request, result in zip(running, results, strict=True):
+            self._append_accepted(request, result)
+        self._retire_done(range(len(running)))
+
+    def _append_accepted(self, request: Request, result: RowResult) -> None:
+        """Append a row's accepted tokens up to the first that finishes the request."""
+        limit, tokenizer = self.config.max_seq_len, self.tokenizer
+        self.accepted[len(result.ids) - 1] += 1
+        for i, (token, logprob) in enumerate(zip(result.ids, result.logprobs, strict=True)):
+            top = None if result.top is None else result.top[i][: request.sampling.top_logprobs]
+            request.append(token, logprob, self.version, top or None)
+            if request.finish_reason(limit, tokenizer) is not None:
+                return
+        request.draft, request.draft_logq = result.draft, result.draft_logq
 
     def _append(self, requests: Sequence[Request], picks: Picks) -> None:
         for row, request in enumerate(requests):
             top = picks.top_of(row, request.sampling.top_logprobs)
             request.append(picks.ids[row], picks.logprobs[row], self.version, top)
+            request.draft, request.draft_logq = (), None  # drafts were for the old counters
 
     def _retire_done(self, slots: range) -> None:
         limit, tokenizer = self.config.max_seq_len, self.tokenizer
