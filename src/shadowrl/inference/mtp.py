@@ -89,20 +89,17 @@ class MTPHeads(nn.Module):
         """Head j's state from its predecessor's (Medusa: the backbone's) and a token's embedding."""
         return self.heads[j](state, token_embedding if self.sequential else None)
 
-    def teacher_forced(self, hidden: Tensor, embeddings: Tensor) -> list[Tensor]:
-        """States of every head at every position, fed the true next tokens (training).
+    def unroll(self, hidden: Tensor, embeddings: Tensor) -> Tensor:
+        """Every head's state for windows fed the true tokens (training): [N, K, H].
 
-        hidden [..., T, H] is the backbone's state at t; embeddings [..., T, H] that of
-        token t+1. Head j's state at t predicts token t+j+2, so it is defined for
-        t < T - j - 1; the result list holds [..., T - j - 1, H] per head.
+        hidden [N, H] is the backbone's state at t; embeddings [N, K, H] those of tokens
+        t+1..t+K. Head j's state predicts token t+j+2.
         """
         states, state = [], hidden
         for j in range(self.k):
-            n = hidden.shape[-2] - j - 1
-            prev = state[..., :n, :] if self.sequential else hidden[..., :n, :]
-            state = self.step(j, prev, embeddings[..., j : j + n, :])
+            state = self.step(j, state if self.sequential else hidden, embeddings[:, j])
             states.append(state)
-        return states
+        return torch.stack(states, dim=1)
 
     def metadata(self) -> dict[str, str]:
         return {"shape": json.dumps({"hidden": self.hidden, "k": self.k, "kind": self.kind,
