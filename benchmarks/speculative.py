@@ -3,11 +3,13 @@
 One run: distil heads on SmolLM2-135M for a bounded time (`--distill-s`, CPU) on its
 own temperature-1 completions of code prompts from the `easy` suite's train split
 (or reuse `--heads`), then decode code prompts from its held-out split with the same
-engine with and without speculation (exact acceptance), at batch 1 and batch 8,
+engine with and without speculation (exact acceptance, always on), at batch 1 and 8,
 greedy and at temperature 1, and report per setting: tokens/s both ways, the speedup,
 τ (mean tokens a row gains per speculative step, drafts' cost counted since the
 wall clock includes them), the acceptance per draft position, and whether the tokens
-were identical (`exact`: the exact rule promises the non-speculative output).
+were identical (`exact`: the exact rule promises the non-speculative output). A third
+engine runs the default config (`speculative.auto`: it measures both ways per batch
+size and speculates only where that is cheaper): `auto_tok_s`, `auto_speculated_steps`.
 
     python benchmarks/speculative.py                      # SmolLM2, ~10 min on 2 cores
     python benchmarks/speculative.py --heads h.safetensors  # skip the distillation
@@ -34,7 +36,8 @@ def decode(engine: Any, prompts: list[list[int]], batch: int, temp: float, new: 
     """Generate `new` tokens per prompt, `batch` requests at a time; time and counts."""
     from shadowrl.types import SamplingParams
 
-    before = list(engine.accepted)
+    accepted = engine.speculator.accepted if engine.speculator else []
+    before = list(accepted)
     tokens, start = [], time.perf_counter()
     for i in range(0, len(prompts), batch):
         chunk = prompts[i : i + batch]
@@ -44,7 +47,7 @@ def decode(engine: Any, prompts: list[list[int]], batch: int, temp: float, new: 
         ]
         tokens += [list(g.token_ids) for g in engine.generate_batch(chunk, params)]
     seconds = time.perf_counter() - start
-    hist = [a - b for a, b in zip(engine.accepted, before, strict=True)]
+    hist = [a - b for a, b in zip(accepted, before, strict=True)]
     return {"seconds": seconds, "tokens": tokens, "hist": hist}
 
 
@@ -58,10 +61,14 @@ def acceptance(hist: list[int]) -> tuple[float, list[float]]:
     return tau, per
 
 
-def setting(plain: Any, spec: Any, prompts: list[list[int]], batch: int, temp: float, new: int) -> dict:
+def setting(
+    engines: tuple[Any, Any, Any], prompts: list[list[int]], batch: int, temp: float, new: int
+) -> dict:
+    plain, spec, auto = engines
     n = len(prompts)
     base = decode(plain, prompts, batch, temp, new)
     fast = decode(spec, prompts, batch, temp, new)
+    chosen = decode(auto, prompts, batch, temp, new)
     tau, per = acceptance(fast["hist"])
     count = sum(len(t) for t in base["tokens"])
     return {
@@ -72,18 +79,26 @@ def setting(plain: Any, spec: Any, prompts: list[list[int]], batch: int, temp: f
         "plain_tok_s": round(count / base["seconds"], 2),
         "spec_tok_s": round(sum(len(t) for t in fast["tokens"]) / fast["seconds"], 2),
         "speedup": round(base["seconds"] / fast["seconds"], 3),
+        "auto_tok_s": round(sum(len(t) for t in chosen["tokens"]) / chosen["seconds"], 2),
+        "auto_speculated_steps": sum(chosen["hist"]),
         "tau": round(tau, 3),
         "accept_per_position": [round(a, 3) for a in per],
-        "exact": base["tokens"] == fast["tokens"],
+        "exact": base["tokens"] == fast["tokens"] == chosen["tokens"],
     }
 
 
 def heads_for(model: Any, tok: Any, args: argparse.Namespace) -> tuple[Any, dict]:
+    from shadowrl.inference.engine import Engine
     from shadowrl.inference.mtp import load_heads, save_heads
     from shadowrl.rl.mtp_config import DistillConfig
-    from shadowrl.rl.mtp_distill import backbone_states, distill, fresh_heads, own_generations
-    from shadowrl.rl.mtp_distill import split_sequences, suite_prompts
-    from shadowrl.inference.engine import Engine
+    from shadowrl.rl.mtp_distill import (
+        backbone_states,
+        distill,
+        fresh_heads,
+        own_generations,
+        split_sequences,
+        suite_prompts,
+    )
 
     if args.heads and Path(args.heads).is_file():
         return load_heads(args.heads), {"heads": args.heads, "distilled_here": False}
@@ -126,7 +141,7 @@ def main() -> None:
     p.add_argument("--distill-tokens", type=int, default=128)
     p.add_argument("--ablation", action="store_true", help="also train Medusa-style heads")
     p.add_argument("--prompts", type=int, default=8, help="held-out prompts decoded")
-    p.add_argument("--new", type=int, default=48, help="tokens generated per request")
+    p.add_argument("--new", type=int, default=40, help="tokens generated per request")
     p.add_argument("--out", type=Path, help="result file (default: results/speculative.json)")
     args = p.parse_args()
     if args.quick:
@@ -141,18 +156,22 @@ def main() -> None:
     model, tok = tiny_model(seed=0) if args.quick else load_model(ModelConfig())
     heads, info = heads_for(model, tok, args)
     prompts = suite_prompts(tok, "easy", args.prompts, split="heldout")
-    spec_cfg = SpeculativeConfig(k=args.k, max_batch=8)  # speculate at b8 too, to measure it
-    plain = Engine(model, tok, EngineConfig(max_batch=8)).start()
-    spec = Engine(model, tok, EngineConfig(max_batch=8, speculative=spec_cfg), heads=heads).start()
+    spec_cfg = SpeculativeConfig(k=args.k, max_batch=8, auto=False)  # always on, to measure
+    auto_cfg = SpeculativeConfig(k=args.k, max_batch=8)  # the default: measured on/off
+    engines = (
+        Engine(model, tok, EngineConfig(max_batch=8)).start(),
+        Engine(model, tok, EngineConfig(max_batch=8, speculative=spec_cfg), heads=heads).start(),
+        Engine(model, tok, EngineConfig(max_batch=8, speculative=auto_cfg), heads=heads).start(),
+    )
     try:
         rows = [
-            setting(plain, spec, prompts[: 2 if batch == 1 else 8], batch, temp, args.new)
+            setting(engines, prompts[: 2 if batch == 1 else 8], batch, temp, args.new)
             for temp in (0.0, 1.0)
             for batch in (1, 8)
         ]
     finally:
-        plain.stop()
-        spec.stop()
+        for engine in engines:
+            engine.stop()
     result = {
         "model": "tiny" if args.quick else "smollm2",
         "k": args.k,

@@ -120,3 +120,17 @@ def test_vs_trl(tmp_path: Path) -> None:
     has_keys(result["shadowrl_parts_s"], "generate_s", "train_s", "sync_s")
     assert len(result["shadowrl_steps"]) == len(result["trl_steps"]) == 1
     assert result["machine"]["trl"]  # the TRL version the comparison ran against
+
+
+def test_speculative(tmp_path: Path) -> None:
+    result = run_benchmark("speculative.py", tmp_path, "--quick")
+    has_keys(result, "settings", "heads", "k", "machine")
+    rows = result["settings"]
+    assert {(r["batch"], r["temperature"]) for r in rows} == {
+        (1, 0.0),
+        (8, 0.0),
+        (1, 1.0),
+        (8, 1.0),
+    }
+    assert all(r["exact"] for r in rows)  # the exact rule: the plain engine's tokens
+    assert all(len(r["accept_per_position"]) == result["k"] for r in rows)

@@ -42,7 +42,7 @@ def noisy_heads(model: torch.nn.Module, k: int = 3, seed: int = 0, std: float = 
 
 
 def spec_engine(model, tok, heads, acceptance="exact", k=3, **engine) -> Engine:
-    spec = SpeculativeConfig(k=k, acceptance=acceptance, max_batch=64)
+    spec = SpeculativeConfig(k=k, acceptance=acceptance, max_batch=64, auto=False)
     return Engine(model, tok, EngineConfig(speculative=spec, **engine), heads=heads)
 
 
@@ -72,7 +72,9 @@ def test_greedy_identical_to_plain_decoding_with_rows_joining_and_leaving(tiny) 
     plain = Engine(model, tok, EngineConfig(**config)).generate_batch(ps, sampling)
     engine = spec_engine(model, tok, heads, **config)
     fast = engine.generate_batch(ps, sampling)
-    assert sum(engine.accepted[1:]) > 0, "no draft was ever accepted: the test proves nothing"
+    assert sum(engine.speculator.accepted[1:]) > 0, (
+        "no draft was ever accepted: the test proves nothing"
+    )
     for p, a, b in zip(ps, plain, fast, strict=True):
         top2 = teacher_logits(model, p, a).topk(2).values
         assert float((top2[:, 0] - top2[:, 1]).min()) > 10 * TOL  # no near-tie to flip
@@ -90,13 +92,19 @@ def test_logprobs_and_top_alternatives_are_the_main_models(tiny) -> None:
     gen = engine.generate_batch([p], sampling)[0]
     plain = Engine(model, tok).generate_batch([p], sampling)[0]
     assert gen.token_ids == plain.token_ids
-    for (a, b), (ta, tb) in zip(zip(gen.logprobs, plain.logprobs), zip(gen.top_logprobs, plain.top_logprobs)):
+    for (a, b), (ta, tb) in zip(
+        zip(gen.logprobs, plain.logprobs, strict=False),
+        zip(gen.top_logprobs, plain.top_logprobs, strict=False),
+        strict=False,
+    ):
         assert abs(a - b) < TOL
         assert [t for t, _ in ta] == [t for t, _ in tb]
         assert max(abs(x - y) for (_, x), (_, y) in zip(ta, tb, strict=True)) < TOL
 
 
-def test_seeded_requests_draw_the_same_tokens_alone_in_a_batch_and_without_speculation(tiny) -> None:
+def test_seeded_requests_draw_the_same_tokens_alone_in_a_batch_and_without_speculation(
+    tiny,
+) -> None:
     model, tok, heads = tiny
     ps = prompts(6, 14, 6, 21, 9)
     sampling = [
@@ -122,14 +130,15 @@ def _tiny_vocab_model(seed: int = 1):
 
 def _exact_joint(model, prompt: list[int]) -> dict[tuple[int, ...], float]:
     """P(t1, t2, t3 | prompt) from teacher-forced forwards over every prefix."""
+
     def dist(prefix: list[int]) -> torch.Tensor:
         with torch.no_grad():
             return model(torch.tensor([prefix])).logits[0, -1].double().softmax(-1)
 
     joint = {}
     for a, pa in enumerate(dist(prompt)):
-        for b, pb in enumerate(dist(prompt + [a])):
-            for c, pc in enumerate(dist(prompt + [a, b])):
+        for b, pb in enumerate(dist([*prompt, a])):
+            for c, pc in enumerate(dist([*prompt, a, b])):
                 joint[(a, b, c)] = float(pa * pb * pc)
     return joint
 
@@ -166,7 +175,9 @@ def test_sampled_outputs_follow_the_main_models_distribution(acceptance, monkeyp
     n = 64 * 48
     engine = spec_engine(model, None, heads, acceptance, k=2, max_batch=64)
     counts = _sample_counts(engine, prompt, n)
-    assert sum(engine.accepted[1:]) > n // 10, "drafts were rarely accepted: nothing tested"
+    assert sum(engine.speculator.accepted[1:]) > n // 10, (
+        "drafts were rarely accepted: nothing tested"
+    )
     assert _p_value(counts, joint) > 1e-3
     monkeypatch.setitem(speculative.RULES, "rejection", _ignores_q)
     wrong = spec_engine(model, None, heads, "rejection", k=2, max_batch=64)
@@ -179,7 +190,9 @@ def test_weights_swapped_between_draft_and_verify(tiny) -> None:
     model, tok, heads = tiny
     models = {0: tiny_model(seed=0)[0], 1: random_llama(seed=7)}
     new_heads = noisy_heads(models[1], seed=9)
-    state = dict(models[1].state_dict()) | {f"mtp.{k}": v for k, v in new_heads.state_dict().items()}
+    state = dict(models[1].state_dict()) | {
+        f"mtp.{k}": v for k, v in new_heads.state_dict().items()
+    }
     engine = spec_engine(model.__class__(model.config).eval(), tok, heads,
                          recompute_kv_on_swap=True)  # fmt: skip
     engine.update_weights(models[0].state_dict(), version=0)

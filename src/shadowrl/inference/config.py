@@ -29,11 +29,18 @@ class SpeculativeConfig(BaseModel):
         "main model's distribution, other random numbers, tokens differ from non-speculative).",
     )
     max_batch: int = Field(
-        default=4,
+        default=8,
         ge=0,
         description="Speculate only while at most this many requests run; larger batches "
-        "decode plainly. On CPU a verify of k+1 tokens per row costs about k+1 decode rows "
-        "once the batch is compute-bound (benchmarks/speculative.py measures where).",
+        "decode plainly (once compute-bound, a verify of k+1 tokens per row costs about k+1 "
+        "decode rows, and drafting k more LM-head products per row).",
+    )
+    auto: bool = Field(
+        default=True,
+        description="Measure, per batch size, seconds per generated token with and without "
+        "speculation (re-probing each side every 32 steps), and speculate only where it is "
+        "cheaper. With heads that accept little (benchmarks/speculative.py on CPU) this "
+        "turns speculation off by itself. Off: always speculate within max_batch.",
     )
 
 

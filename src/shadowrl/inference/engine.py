@@ -14,6 +14,9 @@ request is dropped or restarted. Identical prompts (a GRPO group) are prefilled 
 their KV is copied; a finished request's KV is parked in a prefix cache (`prefix.py`), so
 an agent's next turn prefills only the tokens added since its last one.
 
+With MTP draft heads (`engine.speculative`), a decode step on a small batch instead
+verifies k drafted tokens per request in one forward, exactly (`speculative.py`).
+
 Callers: `await engine.generate(ids, sampling)` (the `Policy` protocol, safe from many
 asyncio tasks at once), `async for delta in engine.generate_stream(...)`, or the blocking
 `engine.generate_batch(prompts, sampling)`.
@@ -46,7 +49,7 @@ from shadowrl.inference.requests import (
     future_setter,
     resolve_future,
 )
-from shadowrl.inference.spec_step import RowResult, SpeculativeStep
+from shadowrl.inference.spec_step import speculator
 from shadowrl.inference.step import DecodeStep, EagerStep, Picks
 from shadowrl.inference.weights import Swap, apply_state, eos_ids
 from shadowrl.types import FinishReason, Generation, SamplingParams
@@ -94,16 +97,7 @@ class Engine:
         self.prefix = PrefixCache(self.cache, self.config.prefix_cache_tokens)
         self.default_stop_ids = eos_ids(model, tokenizer)
         self._tensors = dict(model.state_dict(keep_vars=True))
-        self.speculator: SpeculativeStep | None = None
-        spec = self.config.speculative
-        if heads is not None and spec.k > 0:  # the heads' weights swap in with the model's
-            heads = heads.to(device=self.device, dtype=param.dtype).eval()
-            self._tensors |= {f"mtp.{k}": v for k, v in heads.state_dict(keep_vars=True).items()}
-            k = min(spec.k, heads.k)
-            self.speculator = SpeculativeStep(
-                self.decoder, heads, self.cache, k, spec.acceptance, self.config.max_batch
-            )
-        self.accepted = [0] * (self.speculator.k + 1 if self.speculator else 0)  # per-step counts
+        self.speculator = speculator(self.decoder, heads, self.cache, self.config, self._tensors)
         self._rng = torch.Generator()  # seeds the requests that bring none
         self._rng.manual_seed(seed if seed is not None else self._rng.seed())
         self._cv = threading.Condition()
@@ -369,42 +363,16 @@ class Engine:
     def _decode(self) -> None:
         running = self._running
         span = max(r.cached for r in running) + 1
-        if self._speculates(span):
-            self._speculative_decode(span)
-            return
-        self.cache.reserve(span)
-        self._append(running, self.stepper.decode(running, span))
-        self._retire_done(range(len(running)))
-
-    def _speculates(self, span: int) -> bool:
-        """Whether this step verifies drafts: heads loaded, room for k more positions, and
-        a batch small enough that a (k+1)-token verify per row still pays (config)."""
         spec = self.speculator
-        return (
-            spec is not None
-            and len(self._running) <= self.config.speculative.max_batch
-            and span + spec.k <= self.config.max_seq_len
-        )
-
-    def _speculative_decode(self, span: int) -> None:
-        assert self.speculator is not None
-        running = self._running
-        self.cache.reserve(span + self.speculator.k)
-        results = self.speculator.run(running, span + self.speculator.k)
-        for request, result in zip(running, results, strict=True):
-            self._append_accepted(request, result)
+        if spec is not None and spec.pays(len(running), span):  # verify k drafts per row
+            spec.decode(running, span, self.version, self.tokenizer)
+        else:
+            start = time.perf_counter()
+            self.cache.reserve(span)
+            self._append(running, self.stepper.decode(running, span))
+            if spec is not None:  # what plain decoding costs, for `speculative.auto`
+                spec.record_plain(len(running), time.perf_counter() - start)
         self._retire_done(range(len(running)))
-
-    def _append_accepted(self, request: Request, result: RowResult) -> None:
-        """Append a row's accepted tokens up to the first that finishes the request."""
-        limit, tokenizer = self.config.max_seq_len, self.tokenizer
-        self.accepted[len(result.ids) - 1] += 1
-        for i, (token, logprob) in enumerate(zip(result.ids, result.logprobs, strict=True)):
-            top = None if result.top is None else result.top[i][: request.sampling.top_logprobs]
-            request.append(token, logprob, self.version, top or None)
-            if request.finish_reason(limit, tokenizer) is not None:
-                return
-        request.draft, request.draft_logq = result.draft, result.draft_logq
 
     def _append(self, requests: Sequence[Request], picks: Picks) -> None:
         for row, request in enumerate(requests):

@@ -106,7 +106,10 @@ def backbone_states(model: Any, sequences: Sequence[tuple[list[int], int]], k: i
 
     A window starts at the last prompt position or later, so every target is generated.
     """
-    hidden, tokens, starts, offset = [], [], [], 0
+    hidden: list[Tensor] = []
+    tokens: list[Tensor] = []
+    starts: list[int] = []
+    offset = 0
     device = next(model.parameters()).device
     for ids, prompt_len in sequences:
         ids_t = torch.tensor([ids], device=device)
