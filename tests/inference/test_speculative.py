@@ -228,3 +228,19 @@ def test_weights_swapped_between_draft_and_verify(tiny) -> None:
             assert abs(gen.logprobs[i] - float(logp[i, gen.token_ids[i]])) < TOL
     swapped = engine.speculator.heads.state_dict()
     assert all(torch.equal(swapped[k], v) for k, v in new_heads.state_dict().items())
+
+
+def test_payoff_speculates_only_where_it_is_measured_cheaper() -> None:
+    from shadowrl.inference.spec_step import Payoff
+
+    payoff = Payoff(probe=4)
+    assert payoff.choose(1) is True  # measure speculation first
+    payoff.record(True, 1, tokens=3, seconds=0.3)  # 0.1 s/token
+    assert payoff.choose(1) is False  # then plain decoding
+    payoff.record(False, 1, tokens=1, seconds=0.2)  # 0.2 s/token: speculation pays at b1
+    assert [payoff.choose(1) for _ in range(4)] == [True, True, False, True]  # one probe
+    assert payoff.choose(8) is True
+    payoff.record(True, 8, tokens=8, seconds=0.8)  # 0.1 s/token, no gain at b8
+    payoff.choose(8)
+    payoff.record(False, 8, tokens=8, seconds=0.4)  # 0.05 s/token
+    assert [payoff.choose(8) for _ in range(4)] == [False, False, True, False]  # a probe
