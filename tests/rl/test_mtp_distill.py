@@ -114,3 +114,18 @@ def test_cli_distills_writes_heads_and_reports_acceptance(tmp_path: Path) -> Non
 def test_cli_refuses_traces_without_a_file() -> None:
     proc = _cli("--model", "tiny", "--out", "x.safetensors", "--data", "traces")
     assert proc.returncode == 2 and "needs --from FILE" in proc.stderr
+
+
+def test_trajectory_prompts_are_the_contexts_before_each_generated_span(tmp_path: Path) -> None:
+    import json
+
+    from shadowrl.rl.demos import trajectory_to_json
+    from shadowrl.rl.mtp_distill import trajectory_prompts
+    from shadowrl.types import Segment, Trajectory
+
+    ids, mask = (1, 2, 3, 4, 5, 6, 7), (0, 0, 1, 1, 0, 1, 1)
+    seg = Segment(ids, mask, (0.0,) * 7, (0,) * 7)
+    traj = Trajectory(task_id="t", messages=(), steps=(), segments=(seg,), end="submitted")
+    path = tmp_path / "rollouts.jsonl"
+    path.write_text(json.dumps(trajectory_to_json(traj)) + "\n")
+    assert trajectory_prompts(str(path), 10) == [[1, 2], [1, 2, 3, 4, 5]]
