@@ -12,7 +12,8 @@ and reads logits through the main model's own (frozen) LM head. `kind="medusa"`
 drops the token input: every head reads only the backbone's state h_0 (Medusa-1),
 so all K drafts come out of one batched LM-head product instead of K chained ones.
 Why sequential is the default, measured on SmolLM2-135M (`benchmarks/speculative.py
---ablation`, field `heads.kind_ablation`): the same 2.6k windows of its own T=1 code
+--ablation` at commit 5a28cdc, `benchmarks/results/speculative_5a28cdc.json`, field
+`heads.kind_ablation`): the same 2.6k windows of its own T=1 code
 completions, the same 248 steps (300 s on 2 CPU cores), held-out agreement per draft
 position 2/3/4 - greedy chain (all earlier positions accepted too): sequential
 0.34/0.12/0.04, Medusa 0.24/0.04/0.004; overlap sum(min(p, q)) (the T=1 acceptance
