@@ -191,3 +191,17 @@ def test_compaction(tmp_path: Path) -> None:
     assert row["retention_expert"] == 1.0 and row["facts"][0].startswith("app/")
     assert row["fact_tokens"] > 0  # the expected value is found among the scored tokens
     assert math.isnan(result["compaction_error"]["learned"][0])  # no --learned checkpoint
+
+
+def test_speculative(tmp_path: Path) -> None:
+    result = run_benchmark("speculative.py", tmp_path, "--quick")
+    has_keys(result, "settings", "heads", "k", "machine")
+    rows = result["settings"]
+    assert {(r["batch"], r["temperature"]) for r in rows} == {
+        (1, 0.0),
+        (8, 0.0),
+        (1, 1.0),
+        (8, 1.0),
+    }
+    assert all(r["exact"] for r in rows)  # the exact rule: the plain engine's tokens
+    assert all(len(r["accept_per_position"]) == result["k"] for r in rows)

@@ -26,6 +26,7 @@ from shadowrl.models import ModelConfig
 from shadowrl.pipeline.config import PipelineConfig, TrainRun
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.mtp_config import DistillConfig
 from shadowrl.rl.orchestrator import OrchestratorConfig
 from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.search.config import SearchConfig
@@ -73,6 +74,9 @@ class Config(BaseModel):
     )
     pipeline: PipelineConfig = Field(
         default_factory=PipelineConfig, description="Stages and sizes of `shadowrl train`."
+    )
+    mtp: DistillConfig = Field(
+        default_factory=DistillConfig, description="MTP draft heads' self-distillation."
     )
     serve: ServeConfig = Field(
         default_factory=ServeConfig, description="OpenAI-compatible server settings."

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from shadowrl.commands import eval as eval_command
-from shadowrl.commands import gate, keys, run, serve, sft, tasks, traces, train
+from shadowrl.commands import gate, keys, mtp, run, serve, sft, tasks, traces, train
 from shadowrl.commands.config import Config, load_config
 from shadowrl.commands.errors import UsageError, describe_validation
 from shadowrl.models import ModelPathError
@@ -45,6 +45,7 @@ COMMANDS = (
     Command("tasks", "make, validate and export task suites", tasks.add_args, tasks.run),
     Command("sft", "warm-start the policy on expert demonstrations", sft.add_args, sft.run),
     Command("traces", "list, show and export the server's recorded traces", traces.add_args, traces.run),
+    Command("mtp", "self-distil MTP draft heads for speculative decoding", mtp.add_args, mtp.run),
     Command("train", "the main job: SFT, asynchronous RL, held-out eval, report", train.add_args, train.run),
 )  # fmt: skip
 
