@@ -15,8 +15,9 @@ from shadowrl.agent.tools import ToolSet
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.engine import Engine
 from shadowrl.models import tiny_model
+from shadowrl.realtime.config import RowsConfig
 from shadowrl.realtime.rewards import RewardConfig, session_reward
-from shadowrl.realtime.rows import RowsConfig, cohort_groups, production_batch
+from shadowrl.realtime.rows import cohort_groups, production_batch
 from shadowrl.realtime.sessions import ProductionSession, read_sessions
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.trainer import token_logprobs

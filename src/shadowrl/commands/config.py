@@ -24,6 +24,7 @@ from shadowrl.eval.pins import config_pins
 from shadowrl.inference.config import EngineConfig
 from shadowrl.models import ModelConfig
 from shadowrl.pipeline.config import PipelineConfig, TrainRun
+from shadowrl.realtime.config import RealtimeConfig
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.orchestrator import OrchestratorConfig
 from shadowrl.sandbox.base import SandboxConfig
@@ -78,6 +79,10 @@ class Config(BaseModel):
     )
     search: SearchConfig = Field(
         default_factory=SearchConfig, description="Semantic code search index."
+    )
+    realtime: RealtimeConfig = Field(
+        default_factory=RealtimeConfig,
+        description="`shadowrl realtime`: cycles, gate checks, rewards, simulated users.",
     )
 
     def digest(self) -> str:

@@ -1,12 +1,59 @@
-"""The `realtime:` section of the config tree: cycle sizes, the gate's checks, users."""
+"""The `realtime:` section of the config tree: cycle sizes, the gate's checks, rows, users.
+
+Kept free of heavy imports (torch, the harness): the CLI loads every config section
+before it knows which command runs. `RowsConfig` is read by `rows.py`, `UsersConfig` by
+`users.py`, `RewardConfig` lives with the pure reward functions in `rewards.py`.
+"""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from shadowrl.realtime.rewards import RewardConfig
-from shadowrl.realtime.rows import RowsConfig
-from shadowrl.realtime.users import UsersConfig
+
+Cohort = Literal["checkpoint", "task"]
+
+
+class RowsConfig(BaseModel):
+    """Which production sessions become training rows, and how they are grouped."""
+
+    model_config = ConfigDict(extra="forbid")
+    cohort: Cohort = Field(
+        "checkpoint",
+        description="Advantage baseline: the mean of sessions of the same serving checkpoint "
+        "in the cycle ('checkpoint') or of the same task ('task', a prompt cluster).",
+    )
+    max_staleness: int = Field(
+        1,
+        ge=0,
+        description="Drop sessions whose oldest token is more than this many policy versions "
+        "behind the checkpoint being trained.",
+    )
+    temperature: float = Field(
+        1.0,
+        gt=0,
+        description="Training temperature: only sessions served at it with top-p 1 are trained on.",
+    )
+
+
+class UsersConfig(BaseModel):
+    """How simulated users pick tasks and react (see `realtime/users.py`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    suite: str = Field("easy:train", description="Tasks users bring (suite[:split]).")
+    limit: int | None = Field(None, ge=1, description="Only the first N tasks of the suite.")
+    seed: int = Field(0, description="Seed of every user's draws (tasks and reactions).")
+    silent: float = Field(0.1, ge=0, le=1, description="Probability a user gives no feedback.")
+    flip: float = Field(0.1, ge=0, le=1, description="Probability a user flips the decision.")
+    keep_low: float = Field(
+        0.5, ge=0, le=1, description="After an accept, kept-lines fraction ~ U[keep_low, 1]."
+    )
+    followup: float = Field(
+        0.3, ge=0, le=1, description="Probability of a dissatisfied follow-up after a reject."
+    )
+    concurrency: int = Field(4, ge=1, description="Users working at once.")
 
 
 class RealtimeConfig(BaseModel):

@@ -21,39 +21,13 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from shadowrl.realtime.config import RowsConfig
 from shadowrl.realtime.rewards import Reward
 from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.rl.batch import TrainBatch, build_rl_batch
 from shadowrl.rl.config import TrainConfig
 from shadowrl.types import Trajectory
-
-Cohort = Literal["checkpoint", "task"]
-
-
-class RowsConfig(BaseModel):
-    """Which production sessions become training rows, and how they are grouped."""
-
-    model_config = ConfigDict(extra="forbid")
-    cohort: Cohort = Field(
-        "checkpoint",
-        description="Advantage baseline: the mean of sessions of the same serving checkpoint "
-        "in the cycle ('checkpoint') or of the same task ('task', a prompt cluster).",
-    )
-    max_staleness: int = Field(
-        1,
-        ge=0,
-        description="Drop sessions whose oldest token is more than this many policy versions "
-        "behind the checkpoint being trained.",
-    )
-    temperature: float = Field(
-        1.0,
-        gt=0,
-        description="Training temperature: only sessions served at it with top-p 1 are trained on.",
-    )
 
 
 @dataclass(frozen=True)

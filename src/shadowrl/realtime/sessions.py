@@ -89,8 +89,12 @@ def read_sessions(
     tokenizer: Any,
     schemas: Sequence[dict[str, Any]],
     since: datetime | None = None,
+    until: datetime | None = None,
 ) -> Iterator[ProductionSession]:
-    """Every session updated at or after `since` that made at least one request."""
+    """Every session created in [since, until] that made at least one request."""
     for view in iter_sessions(engine, since):
-        if view.requests:
+        created = view.session.created_at
+        if not view.requests or (since is not None and created < since):
+            continue
+        if until is None or created <= until:
             yield production_session(view, tokenizer, schemas)

@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
 
 from shadowrl.episode import EpisodeSpec, episode_in_new_sandbox
+from shadowrl.realtime.config import UsersConfig
 from shadowrl.serve.remote import RemotePolicy
 from shadowrl.tasks.prepare import prepare
 from shadowrl.tasks.task import Task
@@ -46,24 +46,6 @@ Judge = Callable[[bool, int], bool]
 def tests_judge(resolved: bool, _version: int) -> bool:
     """The default user: accepts exactly when the hidden tests pass."""
     return resolved
-
-
-class UsersConfig(BaseModel):
-    """How simulated users pick tasks and react (see `realtime/users.py`)."""
-
-    model_config = ConfigDict(extra="forbid")
-    suite: str = Field("easy:train", description="Tasks users bring (suite[:split]).")
-    limit: int | None = Field(None, ge=1, description="Only the first N tasks of the suite.")
-    seed: int = Field(0, description="Seed of every user's draws (tasks and reactions).")
-    silent: float = Field(0.1, ge=0, le=1, description="Probability a user gives no feedback.")
-    flip: float = Field(0.1, ge=0, le=1, description="Probability a user flips the decision.")
-    keep_low: float = Field(
-        0.5, ge=0, le=1, description="After an accept, kept-lines fraction ~ U[keep_low, 1]."
-    )
-    followup: float = Field(
-        0.3, ge=0, le=1, description="Probability of a dissatisfied follow-up after a reject."
-    )
-    concurrency: int = Field(4, ge=1, description="Users working at once.")
 
 
 @dataclass(frozen=True)

@@ -294,7 +294,9 @@ class OpenAIServer:
         """Restore the checkpoint deployed before the live one (the registry's), in flight."""
         self.check_admin(authorization)
         if self.recorder is None:
-            raise APIError(400, "rollback needs the trace store (serve.traces)", None, "unsupported")
+            raise APIError(
+                400, "rollback needs the trace store (serve.traces)", None, "unsupported"
+            )
         writer = self.recorder.writer
         async with self.swap_lock:
             target = await asyncio.to_thread(registry.rollback_target, writer.engine)
