@@ -12,6 +12,7 @@ interrupted. Writes `<run_dir>/realtime/cycles.jsonl`, `report.md` and `cycles.p
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -123,6 +124,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
     import asyncio
 
     from shadowrl.realtime.cycle import run_cycles
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request drowns progress
 
     if args.cycles is not None:
         config = config.model_copy(

@@ -10,6 +10,7 @@ server, then accepts, rejects, keeps lines, follows up or stays silent as
 from __future__ import annotations
 
 import argparse
+import logging
 from collections import Counter
 from pathlib import Path
 
@@ -31,6 +32,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.commands.eval import load_eval_tasks
     from shadowrl.models import load_tokenizer
     from shadowrl.realtime.users import UserOutcome, Users
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request drowns progress
 
     cfg = config.realtime.users
     tasks = load_eval_tasks(args.suite or cfg.suite, cfg.limit)
