@@ -52,11 +52,13 @@ def test_a_row_served_by_the_current_weights_has_importance_ratio_one(
         with serve_in_thread(app) as url:
             for sid, prompt in (("s-good", [1, 2, 3, 4]), ("s-bad", [5, 6, 7])):
                 body = {"model": "tiny", "prompt": prompt, "max_tokens": 12, "temperature": 1.0}
-                r = httpx.post(f"{url}/v1/completions", json=body, headers={"X-Session-Id": sid})
+                r = httpx.post(
+                    f"{url}/v1/completions", json=body, headers={"X-Session-Id": sid}, timeout=120
+                )
                 r.raise_for_status()
             for sid, signal in (("s-good", "accept"), ("s-bad", "reject")):
                 fb = {"session_id": sid, "signal": signal}
-                httpx.post(f"{url}/v1/feedback", json=fb).raise_for_status()
+                httpx.post(f"{url}/v1/feedback", json=fb, timeout=120).raise_for_status()
     sessions, rewards = rewarded(store, tok)
     groups, counts = cohort_groups(sessions, rewards, trainer_version=0, cfg=RowsConfig())
     assert (counts.trained, counts.cohorts) == (2, 1)
@@ -136,3 +138,23 @@ def test_advantages_are_centred_per_cohort_as_configured(store: TraceStore) -> N
     assert advs == pytest.approx([-1.25, -0.25, 0.75, 0.75], abs=1e-6)
     # no length normalisation: one batch-wide denominator, the count of generated tokens
     assert batch.token_budget == 4 * 3
+
+
+def test_the_turns_of_one_agent_session_are_one_segment_with_tool_output_masked(
+    store: TraceStore,
+) -> None:
+    _, tok = tiny_model(seed=0)
+    turn = {"endpoint": "completions", "model": "tiny", "finish_reason": "stop",
+            "temperature": 1.0, "top_p": 1.0, "session_id": "s"}  # fmt: skip
+    store.writer.submit(NewSession("s")).result()
+    store.writer.submit(RequestRecord(id="r1", response_id="r1", prompt_ids=(1, 2),
+        generated_ids=(3, 4), logprobs=(-1.0, -2.0), versions=(0, 0), **turn)).result()  # fmt: skip
+    # turn 2 extends turn 1's ids with a tool result (7, 8), then generates 9
+    store.writer.submit(RequestRecord(id="r2", response_id="r2", prompt_ids=(1, 2, 3, 4, 7, 8),
+        generated_ids=(9,), logprobs=(-3.0,), versions=(1,), **turn)).result()  # fmt: skip
+    (s,) = read_sessions(store.engine, tok, SCHEMAS)
+    (seg,) = s.trajectory.segments
+    assert seg.token_ids == (1, 2, 3, 4, 7, 8, 9)
+    assert seg.loss_mask == (False, False, True, True, False, False, True)
+    assert seg.logprobs == (0.0, 0.0, -1.0, -2.0, 0.0, 0.0, -3.0)
+    assert s.min_version == 0

@@ -24,7 +24,7 @@ from sqlalchemy import Engine
 from shadowrl.agent.parsing import parse_tool_calls
 from shadowrl.realtime.rewards import Conduct, Signal
 from shadowrl.serve.store.export import branch_segments, branches
-from shadowrl.serve.store.queries import SessionView, iter_sessions
+from shadowrl.serve.store.queries import RequestView, SessionView, iter_sessions
 from shadowrl.types import Trajectory
 
 EDIT_TOOLS = frozenset({"edit_file", "write_file"})
@@ -62,6 +62,15 @@ def conduct_of(replies: Sequence[str], schemas: Sequence[dict[str, Any]]) -> Con
     return Conduct(broken_end=broken, clarifying=asked and not edited, edited=edited)
 
 
+def chains(requests: Sequence[RequestView]) -> list[list[RequestView]]:
+    """The branches of a session; requests with no parent links (`/v1/completions` turns of
+    one agent, grouped by `X-Session-Id`) form one chain in order, so a turn whose prompt
+    extends the previous turn's ids joins its segment and the shared prefix is trained once."""
+    if any(r.parent_id for r in requests):
+        return branches(requests)
+    return [list(requests)] if requests else []
+
+
 def production_session(
     view: SessionView, tokenizer: Any, schemas: Sequence[dict[str, Any]]
 ) -> ProductionSession:
@@ -70,7 +79,7 @@ def production_session(
     replies = [
         tokenizer.decode(list(r.generated_ids), skip_special_tokens=True) for r in view.requests
     ]
-    segments = tuple(seg for chain in branches(view.requests) for seg in branch_segments(chain))
+    segments = tuple(seg for chain in chains(view.requests) for seg in branch_segments(chain))
     traj = Trajectory(s.task_id or s.id, (), (), segments, "submitted")
     return ProductionSession(
         id=s.id,
