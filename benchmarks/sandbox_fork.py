@@ -6,6 +6,10 @@ An agent then execs dozens of commands per sandbox: the first exec starts the
 sandbox's pid 1 (one bwrap launch, "cold"); later ones are a socket round trip plus a
 fork+exec inside ("warm"). A bare `bwrap --unshare-net --ro-bind / / true`, timed in
 the same loop, shows what one bwrap launch costs on this machine at this load.
+"claim" is what an episode waits for under bursty RL load: bursts of a GRPO group's
+claims at random gaps, served by an elastic warm pool (`sandbox/pool.py`) that starts at
+`min_ready=1` and refills in the background while the bursts arrive; claim + first exec
+is timed, side by side with fork + first exec without a pool (the cold path).
 Run as root: `.venv/bin/python benchmarks/sandbox_fork.py [--quick] [--out FILE]`; writes
 benchmarks/results/sandbox_fork.json by default.
 """
@@ -29,6 +33,7 @@ SIZES = [10, 200, 2000]  # files per workspace; 2,000 files ~ 50 MB total
 TOTAL_BYTES_2000 = 50 << 20
 REPEATS = 15
 QUICK_SIZES, QUICK_REPEATS = [10, 200], 3
+BURST, BURSTS, QUICK_BURSTS, GAP_S = 8, 12, 4, 1.0  # claims per burst; mean gap (exponential)
 WARM_EXECS = 5  # per fork, after the cold one
 BWRAP_TRUE = ["bwrap", "--unshare-net", "--ro-bind", "/", "/", "true"]
 
@@ -80,6 +85,47 @@ def bench(ws: Path, tmp: Path, repeats: int) -> dict[str, float]:
     }  # fmt: skip
 
 
+def bursty(ws: Path, bursts: int, seed: int = 0) -> dict[str, float]:
+    """Claim + first exec from an elastic warm pool under bursts; the cold path beside it."""
+    import random
+    import threading
+
+    from shadowrl.sandbox import create_sandbox
+    from shadowrl.sandbox.pool import PoolConfig, WarmPool
+
+    rng = random.Random(seed)
+    root = create_sandbox(ws, "overlay")
+    snap = root.snapshot()
+    claims, colds, closers = [], [], []
+    with WarmPool(snap, PoolConfig(min_ready=1, max_ready=16, idle_s=4 * GAP_S)) as pool:
+        for _ in range(bursts):
+            held = []
+            for _ in range(BURST):
+                start = time.perf_counter()
+                box = pool.claim()
+                box.exec("true")
+                claims.append((time.perf_counter() - start) * 1e3)
+                held.append(box)
+            cold = snap.fork()  # the same moment's cold path, for the ratio
+            colds.append(timed_ms(lambda: cold.exec("true")))  # noqa: B023
+            held.append(cold)
+            # episodes hold their sandboxes for a while, then close them off this thread
+            closers.append(threading.Thread(target=lambda h=held: [b.close() for b in h]))
+            closers[-1].start()
+            time.sleep(rng.expovariate(1 / GAP_S))
+        stats = pool.stats
+    for t in closers:
+        t.join()
+    snap.release()
+    root.close()
+    q = statistics.quantiles(claims, n=10)
+    return {
+        "claim_ms": statistics.median(claims), "claim_p90_ms": q[-1],
+        "cold_claim_ms": statistics.median(colds), "hit_rate": stats.hits / len(claims),
+        "claims": len(claims),
+    }  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument(
@@ -96,6 +142,7 @@ def main() -> None:
         tmp = Path(d)
         for n in sizes:
             results[n] = bench(make_workspace(tmp, n), tmp, repeats)
+        pool = bursty(tmp / f"ws{max(sizes)}", QUICK_BURSTS if args.quick else BURSTS)
     head = ("files", "fork ms", "cp -a ms", "cp/fork", "exec warm", "exec cold", "bwrap true",
             "bwrap/warm")  # fmt: skip
     print(" ".join(f"{h:>10}" for h in head))
@@ -103,13 +150,17 @@ def main() -> None:
         cells = (r["fork_ms"], r["cp_ms"], r["cp_ms"] / r["fork_ms"], r["exec_true_ms"],
                  r["exec_true_cold_ms"], r["bwrap_true_ms"], r["bwrap_true_ms"] / r["exec_true_ms"])  # fmt: skip
         print(f"{n:>10} " + " ".join(f"{c:>10.2f}" for c in cells))
+    print(f"warm pool under bursts of {BURST}: claim + first exec median {pool['claim_ms']:.2f} ms "
+          f"(p90 {pool['claim_p90_ms']:.2f}), cold fork + first exec {pool['cold_claim_ms']:.2f} ms, "
+          f"hits {pool['hit_rate']:.0%} of {pool['claims']:.0f}")  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    result = {"repeats": repeats, "warm_execs": WARM_EXECS, "results": results}
+    result = {"repeats": repeats, "warm_execs": WARM_EXECS, "results": results, "pool": pool}
     args.out.write_text(json.dumps({**result, "machine": machine()}, indent=2))
     n = max(results)  # the largest workspace: where copying costs most
     r = results[n]
     print(f"fork_ms_{n}={r['fork_ms']:.3f} cp_ms_{n}={r['cp_ms']:.2f} "
-          f"ratio={r['cp_ms'] / r['fork_ms']:.1f}")  # fmt: skip
+          f"ratio={r['cp_ms'] / r['fork_ms']:.1f} claim_ms={pool['claim_ms']:.2f} "
+          f"cold_claim_ms={pool['cold_claim_ms']:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":

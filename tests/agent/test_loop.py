@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from shadowrl.agent.config import AgentConfig
-from shadowrl.agent.loop import NUDGE, run_episode
+from shadowrl.agent.loop import NUDGE, EpisodeState, run_episode
 from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.agent.prompt import Renderer
 from shadowrl.agent.tools import TOOLS, ToolContext, ToolSet, tool
@@ -204,3 +204,35 @@ def test_smollm2_attempts_the_demo_task(demo_sandbox: Any) -> None:
     (seg,) = traj.segments
     assert sum(seg.loss_mask) == traj.num_generated
     assert all(lp <= 0 for lp, m in zip(seg.logprobs, seg.loss_mask, strict=True) if m)
+
+
+def test_a_continued_episode_extends_the_same_tokens(demo_sandbox: Any, tokenizer: Any) -> None:
+    """EpisodeState (serve's multi-turn sessions): the first call ends at max_turns with a
+    tool result and a generation prompt appended; continuing replaces that tail by the
+    result plus the user's message, and keeps every earlier id, mask and count."""
+    prompts: list[str] = []
+    replies = iter([READ, "Done. " + SUBMIT])
+    policy = ScriptedPolicy(tokenizer, lambda prompt: prompts.append(prompt) or next(replies))
+    config = CFG.model_copy(update={"max_turns": 1, "max_episode_tokens": 200})
+    state = EpisodeState()
+    run = lambda task: asyncio.run(  # noqa: E731
+        run_episode(policy, demo_sandbox, task, tokenizer=tokenizer, config=config, state=state)
+    )
+    first = run("Fix it.")
+    assert first.end == "max_turns" and state.generated_end < len(first.segments[0].token_ids)
+    kept = first.segments[0].token_ids[: state.generated_end]
+    second = run("Now submit.")
+    (seg,) = second.segments
+    assert second.end == "submitted" and [m.role for m in second.messages][-4:] == [
+        "tool", "user", "assistant", "tool",
+    ]  # fmt: skip
+    assert seg.token_ids[: len(kept)] == kept and policy.calls == 2
+    # one tool response, then the message, then one generation prompt (the stale one is gone)
+    assert prompts[1].startswith(tokenizer.decode(list(kept)))
+    assert prompts[1].count("</tool_response>") == 1
+    assert prompts[1].count("<|im_start|>assistant") == 2
+    assert prompts[1].endswith(
+        "</tool_response><|im_end|>\n<|im_start|>user\nNow submit.<|im_end|>\n<|im_start|>assistant\n"
+    )
+    assert sum(seg.loss_mask) == second.num_generated == state.tokens.num_generated
+    assert [s.tool_calls[0].id for s in second.steps] == ["call_0_0", "call_1_0"]

@@ -11,8 +11,10 @@ untouched.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -100,6 +102,8 @@ def test_sandbox_fork(tmp_path: Path) -> None:
     assert sorted(result["results"], key=int) == ["10", "200"]
     for row in result["results"].values():
         has_keys(row, "fork_ms", "exec_true_ms", "exec_true_cold_ms", "bwrap_true_ms", "cp_ms")
+    has_keys(result["pool"], "claim_ms", "claim_p90_ms", "cold_claim_ms", "hit_rate")
+    assert result["pool"]["claims"] == 4 * 8  # --quick: 4 bursts of a group of 8
 
 
 def test_weight_sync(tmp_path: Path) -> None:
@@ -120,3 +124,29 @@ def test_vs_trl(tmp_path: Path) -> None:
     has_keys(result["shadowrl_parts_s"], "generate_s", "train_s", "sync_s")
     assert len(result["shadowrl_steps"]) == len(result["trl_steps"]) == 1
     assert result["machine"]["trl"]  # the TRL version the comparison ran against
+
+
+def test_serve_traces(tmp_path: Path) -> None:
+    postgres = bool(glob.glob("/usr/lib/postgresql/*/bin/initdb") or shutil.which("initdb"))
+    sessions, turns, repeats = 2, 1, 1
+    flags = ["--sessions", str(sessions), "--turns", str(turns), "--repeats", str(repeats)]
+    flags += [
+        "--system",
+        "20",
+        "--user",
+        "5",
+        "--new",
+        "4",
+        *([] if postgres else ["--no-postgres"]),
+    ]
+    result = run_benchmark("serve_traces.py", tmp_path, *flags)
+    has_keys(result, "settings", "runs", "arms", "machine")
+    arms = ["sqlite", "postgres"] if postgres else ["sqlite"]
+    assert list(result["arms"]) == arms
+    assert sorted(r["arm"] for r in result["runs"]) == sorted(["off", *arms] * repeats)
+    assert all(r["tokens"] > 0 and r["prefix_hit_tokens"] >= 0 for r in result["runs"])
+    for arm in arms:  # every request of every timed run and the warm-up is in the store
+        a = result["arms"][arm]
+        has_keys(a, "mean", "ci95", "ratios", "goal_met")
+        assert a["requests_stored"] == sessions * turns * (repeats + 1)
+        assert a["transactions"] <= a["writes"]

@@ -21,7 +21,7 @@ from shadowrl.realtime.rows import cohort_groups, production_batch
 from shadowrl.realtime.sessions import ProductionSession, read_sessions
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.trainer import token_logprobs
-from shadowrl.serve.server import create_app
+from shadowrl.serve.app import create_app
 from shadowrl.serve.store import FeedbackRecord, NewSession, RequestRecord, TraceStore
 from shadowrl.serve.store.db import open_engine
 from shadowrl.serve.threaded import serve_in_thread

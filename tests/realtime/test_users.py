@@ -15,7 +15,7 @@ from shadowrl.inference.engine import Engine
 from shadowrl.models import tiny_model
 from shadowrl.realtime.config import UsersConfig
 from shadowrl.realtime.users import reactions
-from shadowrl.serve.server import create_app
+from shadowrl.serve.app import create_app
 from shadowrl.serve.store import TraceStore
 from shadowrl.serve.store.db import open_engine
 from shadowrl.serve.store.queries import get_session

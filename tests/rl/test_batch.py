@@ -28,11 +28,14 @@ def test_every_segment_of_a_chain_gets_the_chain_advantage():
     assert batch.token_budget == 10  # 2 + 3 + 5 generated tokens
 
 
-def test_stale_segments_are_dropped_and_counted_budget_unchanged():
+def test_stale_chains_are_dropped_whole_and_counted_budget_unchanged():
+    # The stale head of a chain (its summary-bearing segment) takes its fresh tail with it:
+    # training the tail alone would mask the summary by accident.
     group = [traj(1.0, seg(3, 2, version=0), seg(3, 4, version=5)), traj(0.0, seg(3, 6, version=5))]
     batch = build_rl_batch([group], trainer_version=5, max_staleness=2, microbatch_tokens=1000)
-    assert batch.stats["stale_segments"] == 1 and batch.stats["stale_tokens"] == 2
-    assert sum(mb.num_tokens for mb in batch.microbatches) == 10
+    assert batch.stats["stale_chains"] == 1 and batch.stats["stale_segments"] == 2
+    assert batch.stats["stale_tokens"] == 6
+    assert sum(mb.num_tokens for mb in batch.microbatches) == 6  # the fresh chain only
     assert batch.token_budget == 12  # fixed before filtering: dropping never rescales others
 
 

@@ -173,3 +173,67 @@ def test_a_killed_owners_store_is_swept_and_a_live_one_is_not(tmp_path: Path) ->
     finally:
         live.close()
     assert not live.root.exists()
+
+
+@needs_overlay
+def test_a_killed_owners_cgroups_are_swept_with_their_processes() -> None:
+    import contextlib
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from shadowrl.sandbox.cgroups import sweep_orphan_groups
+
+    layout = get_store().cgroups
+    if layout is None:
+        pytest.skip("no writable cgroup hierarchy here")
+    code = (  # a sandbox's group holding a live process, then its owner dies by SIGKILL
+        "import os, signal, subprocess\n"
+        "from shadowrl.sandbox.base import Limits\n"
+        "from shadowrl.sandbox.cgroups import Cgroup, find_cgroups\n"
+        "group = Cgroup(find_cgroups(), 'orphan', Limits())\n"
+        "p = subprocess.Popen(['sleep', '600'], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "for f in group.procs_files: open(f, 'w').write(str(p.pid))\n"
+        "print(p.pid, *group.dirs, flush=True); os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    pid, *dirs = child.stdout.split()
+    groups = [Path(d) for d in dirs]
+    try:
+        assert groups and all(g.is_dir() for g in groups)  # the kill left them behind
+        assert sweep_orphan_groups(layout) >= len({g.parent for g in groups})  # + older orphans
+        assert not any(g.parent.exists() for g in groups)
+        assert _gone(int(pid))  # the sleeper went with its group
+        assert all(p.is_dir() for p in layout.parents)  # ours: owner alive, untouched
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid), signal.SIGKILL)
+
+
+def _gone(pid: int) -> bool:
+    """Dead: no such process, or a zombie waiting for init to reap it."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].startswith("Z")
+    except FileNotFoundError:
+        return True
+
+
+def test_concurrent_sweeps_of_the_same_orphans_never_raise(tmp_path: Path) -> None:
+    # Ray starts several environment workers at once, each sweeping on its first sandbox:
+    # a root another sweeper removed mid-walk must be skipped, not fail the sandbox.
+    import subprocess
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    from shadowrl.sandbox.layers import sweep_orphans
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    for i in range(300):
+        for part in ("a", "b", "c"):
+            (tmp_path / f"shadowrl-sb-{dead}-{i:03d}" / part).mkdir(parents=True)
+    with ThreadPoolExecutor(4) as pool:
+        swept = list(pool.map(lambda _: sweep_orphans(tmp_path), range(4)))
+    assert sum(swept) == 300 and not list(tmp_path.iterdir())

@@ -46,5 +46,6 @@ def test_rollback_swaps_the_previous_checkpoint_in_and_marks_the_live_one(
 
 
 def test_rollback_without_a_trace_store_is_a_400(serve: Any, tokenizer: Any) -> None:
-    _, url = serve(ScriptedPolicy(tokenizer, "x"))
-    assert httpx.post(f"{url}/admin/rollback").status_code == 400
+    _, url = serve(ScriptedPolicy(tokenizer, "x"), admin_token="t")
+    resp = httpx.post(f"{url}/admin/rollback", headers={"Authorization": "Bearer t"})
+    assert resp.status_code == 400

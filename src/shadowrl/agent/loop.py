@@ -7,10 +7,15 @@
         (appended, loss_mask=False)
 
 The loop needs only the `Policy` protocol, a tokenizer (for its chat template) and
-a `Sandbox`. It never re-tokenises what the model produced, so the `Segment` it
+a `Sandbox`. It never re-tokenises what the model produced, so each `Segment` it
 returns holds exactly the ids the model saw and generated; the trainer uses them
 as they are. Every malformed call gets a precise error back and is counted; a
 reply without any call gets a short nudge; `submit` or a budget ends the episode.
+
+With `agent.summary.enabled`, a context that would pass `trigger_tokens` (or a call
+to `summarize`) gets a summary request appended; the reply closes the segment and
+the next one starts from system prompt + task + summary + last tool result
+(`agent/summary.py`), so an episode is a chain of segments sharing one reward.
 """
 
 from __future__ import annotations
@@ -18,12 +23,20 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.parsing import ParsedReply, parse_tool_calls
 from shadowrl.agent.prompt import Renderer
+from shadowrl.agent.state import Chain, EpisodeState, Tokens
+from shadowrl.agent.summary import (
+    SUMMARY_REQUEST,
+    carried_result,
+    degeneracy,
+    next_segment_messages,
+    summary_info,
+    touched_files,
+)
 from shadowrl.agent.tools import ToolContext, ToolSet
 from shadowrl.sandbox.base import Sandbox
 from shadowrl.search import SemanticIndex
@@ -33,7 +46,6 @@ from shadowrl.types import (
     Message,
     Policy,
     SamplingParams,
-    Segment,
     Step,
     ToolCall,
     ToolResult,
@@ -42,35 +54,6 @@ from shadowrl.types import (
 
 NUDGE = "No tool call found. Call a tool as <tool_call>{...}</tool_call>, or submit when done."
 CUT_OFF = "Your reply was cut off at the token limit. Be brief and call one tool at a time."
-
-
-@dataclass
-class _Tokens:
-    """The growing token sequence of the episode and its per-token training fields."""
-
-    ids: list[int] = field(default_factory=list)
-    mask: list[bool] = field(default_factory=list)
-    logprobs: list[float] = field(default_factory=list)
-    versions: list[int] = field(default_factory=list)
-    num_generated: int = 0
-
-    def add_context(self, ids: Sequence[int]) -> None:
-        self.ids += ids
-        self.mask += [False] * len(ids)
-        self.logprobs += [0.0] * len(ids)
-        self.versions += [-1] * len(ids)
-
-    def add_generated(self, gen: Generation) -> None:
-        self.ids += gen.token_ids
-        self.mask += [True] * len(gen.token_ids)
-        self.logprobs += gen.logprobs
-        self.versions += gen.versions
-        self.num_generated += len(gen.token_ids)
-
-    def segment(self) -> Segment:
-        return Segment(
-            tuple(self.ids), tuple(self.mask), tuple(self.logprobs), tuple(self.versions)
-        )
 
 
 class _Episode:
@@ -86,34 +69,84 @@ class _Episode:
         tools: ToolSet,
         index: SemanticIndex | None,
         on_step: Callable[[Step], None] | None,
+        state: EpisodeState | None = None,
     ):
         self.policy, self.tokenizer, self.config, self.tools = policy, tokenizer, config, tools
-        self.on_step = on_step
+        self.task, self.on_step = task, on_step
         self.schemas = tools.schemas()
         self.renderer = Renderer(tokenizer, self.schemas)
         deadline = time.monotonic() + config.episode_timeout_s
         self.ctx = ToolContext(sandbox, config, index=index, deadline=deadline)
         self.messages = [Message("system", config.system_prompt), Message("user", task)]
+        self.history: list[Message] = []  # messages of the finished segments
         self.steps: list[Step] = []
-        self.tokens = _Tokens()
-        self.tokens.add_context(self.renderer.prompt_ids(self.messages))
-        self.tool_errors = self.tool_failures = self.nudges = 0
+        self.chain = Chain(Tokens())
+        self.chain.current.add_context(self.renderer.prompt_ids(self.messages))
+        self.tool_errors = self.tool_failures = self.nudges = self.turns = 0
+        self.segment_turns = 0  # work turns in the current segment (no summary on an empty one)
+        self.last_results: list[ToolResult] = []  # carried into the next segment
+        self.summaries: list[dict[str, Any]] = []
+        self.last_gen: tuple[int, ...] = ()
+        self.gen_end = 0
+        if state is not None and state.messages:
+            self._resume(state, task)
+        self.base_generated = self.chain.num_generated
+
+    def _resume(self, state: EpisodeState, user: str) -> None:
+        """Continue `state`'s conversation with a user message: the tokens after the last
+        generation (results and a generation prompt) are re-rendered with it appended;
+        a generation cut off before its turn was recorded (timeout, abort) is dropped."""
+        self.task = state.task or self.task
+        self.messages, self.steps = [*state.messages, Message("user", user)], [*state.steps]
+        self.history, self.summaries = [*state.history], [*state.summaries]
+        self.tool_errors, self.tool_failures, self.nudges = state.counters
+        self.last_results = [*state.last_results]
+        self.last_gen, self.gen_end = state.last_generated, state.generated_end
+        t, end = state.chain.current, state.generated_end
+        current = Tokens(t.ids[:end], t.mask[:end], t.logprobs[:end], t.versions[:end])
+        current.num_generated = sum(current.mask)
+        self.chain = Chain(current, [*state.chain.done])
+        replies = [i for i, m in enumerate(self.messages) if m.role == "assistant"]
+        self.segment_turns = len(replies)
+        if not replies:  # the segment ended before the model said anything in it
+            self.chain.current = Tokens()
+            self.tokens.add_context(self.renderer.prompt_ids(self.messages))
+            return
+        conv, new = self.messages[: replies[-1] + 1], self.messages[replies[-1] + 1 :]
+        self.tokens.add_context(self.renderer.continuation_ids(conv, new, self.last_gen))
+
+    def save(self, state: EpisodeState) -> None:
+        state.task, state.messages = self.task, self.messages
+        state.history, state.steps = self.history, self.steps
+        state.chain, state.summaries, state.last_results = (
+            self.chain, self.summaries, self.last_results,
+        )  # fmt: skip
+        state.counters = (self.tool_errors, self.tool_failures, self.nudges)
+        state.last_generated, state.generated_end = self.last_gen, self.gen_end
+
+    def _generated(self) -> int:
+        """Tokens generated in this call (a continued episode's budget starts afresh)."""
+        return self.chain.num_generated - self.base_generated
+
+    @property
+    def tokens(self) -> Tokens:
+        return self.chain.current
+
+    def _room(self, cap: int) -> int:
+        left = self.config.max_episode_tokens - self._generated()
+        return min(left, self.config.max_context_tokens - len(self.tokens.ids), cap)
 
     async def run(self) -> EpisodeEnd:
         cfg = self.config
-        for turn in range(cfg.max_turns):
-            left = cfg.max_episode_tokens - self.tokens.num_generated
-            room = cfg.max_context_tokens - len(self.tokens.ids)
-            if min(left, room) <= 0:
+        while self.turns < cfg.max_turns:
+            if self._room(cfg.max_new_tokens) <= 0:
+                left = cfg.max_episode_tokens - self._generated()
                 return "max_tokens" if left <= 0 else "context_full"
-            gen = await self.policy.generate(
-                tuple(self.tokens.ids), self._sampling(min(left, room))
-            )
-            self.tokens.add_generated(gen)
+            gen = await self._generate(cfg.max_new_tokens)
             if gen.finish_reason == "abort":
                 return "error"
             text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=True)
-            reply = parse_tool_calls(text, self.schemas, id_prefix=f"call_{turn}")
+            reply = parse_tool_calls(text, self.schemas, id_prefix=f"call_{len(self.steps)}")
             results = await self._run_calls(reply.calls)
             assistant = Message("assistant", reply.content, reply.calls)
             feedback = self._feedback(reply, results, cut_off=gen.finish_reason == "length")
@@ -122,17 +155,79 @@ class _Episode:
             )
             conv = [*self.messages, assistant]
             self.messages = [*conv, *feedback]
+            self.last_gen, self.gen_end = tuple(gen.token_ids), len(self.tokens.ids)
             if self.ctx.submitted:
                 return "submitted"
+            self.segment_turns += 1
+            if kept := [r for r in results if r.name != "summarize"]:
+                self.last_results = kept
             more = self.renderer.continuation_ids(conv, feedback, gen.token_ids)
+            if self._wants_summary(len(more)):
+                if (end := await self._summarize(conv, feedback, gen.token_ids)) is not None:
+                    return end
+                continue
             if len(self.tokens.ids) + len(more) >= cfg.max_context_tokens:
                 return "context_full"
             self.tokens.add_context(more)
         return "max_turns"
 
+    async def _generate(self, cap: int) -> Generation:
+        gen = await self.policy.generate(tuple(self.tokens.ids), self._sampling(self._room(cap)))
+        self.tokens.add_generated(gen)
+        self.turns += 1
+        return gen
+
+    def _wants_summary(self, more: int) -> bool:
+        """The model called `summarize`, or the next context would pass the trigger."""
+        s = self.config.summary
+        requested, self.ctx.summary_requested = self.ctx.summary_requested, False
+        crowded = len(self.tokens.ids) + more >= s.trigger_tokens
+        return s.enabled and self.segment_turns > 0 and (requested or crowded)
+
+    async def _summarize(
+        self, conv: list[Message], feedback: list[Message], generated: Sequence[int]
+    ) -> EpisodeEnd | None:
+        """Ask for a summary in the current context, then start the next segment from it."""
+        cfg, s = self.config, self.config.summary
+        if self.turns >= cfg.max_turns:
+            return "max_turns"
+        request = Message("user", SUMMARY_REQUEST)
+        asked = [*feedback, request]
+        ids = self.renderer.continuation_ids(conv, asked, generated)
+        if len(self.tokens.ids) + len(ids) + s.max_tokens > cfg.max_context_tokens:
+            asked = [request]  # the results do not fit; they are carried over instead
+            ids = self.renderer.continuation_ids(conv, asked, generated)
+        if len(self.tokens.ids) + len(ids) >= cfg.max_context_tokens:
+            return "context_full"
+        if cfg.max_episode_tokens <= self._generated():
+            return "max_tokens"
+        self.tokens.add_context(ids)
+        gen = await self._generate(s.max_tokens)
+        if gen.finish_reason == "abort":
+            return "error"
+        text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=True)
+        summary = parse_tool_calls(text, self.schemas).content  # calls in a summary are ignored
+        self._record(Step(text, (), (), (), len(gen.token_ids)))
+        self._note_summary(summary, len(gen.token_ids), over_budget=gen.finish_reason == "length")
+        self.history += [*conv, *asked, Message("assistant", summary)]
+        carried = carried_result(self.last_results, self.tokenizer, s.carried_result_tokens)
+        self.messages = next_segment_messages(cfg.system_prompt, self.task, summary, carried)
+        self.chain.start_segment(self.renderer.prompt_ids(self.messages))
+        self.segment_turns, self.last_gen, self.gen_end = 0, (), 0
+        return None
+
+    def _note_summary(self, summary: str, num_tokens: int, over_budget: bool) -> None:
+        bad = degeneracy(
+            summary,
+            prompt=self.task + "\n" + SUMMARY_REQUEST,
+            over_budget=over_budget,
+            files=touched_files(self.steps),
+        )
+        self.summaries.append({"tokens": num_tokens, "degenerate": bad, "text": summary})
+
     def _sampling(self, max_new_tokens: int) -> SamplingParams:
         return SamplingParams(
-            max_new_tokens=min(max_new_tokens, self.config.max_new_tokens),
+            max_new_tokens=max_new_tokens,
             temperature=self.config.temperature,
             top_p=self.config.top_p,
             stop_token_ids=self.renderer.stop_token_ids,
@@ -174,16 +269,18 @@ class _Episode:
             self.on_step(step)
 
     def trajectory(self, end: EpisodeEnd, task_id: str, wall_s: float) -> Trajectory:
+        segments = self.chain.segments()
         info = {
             "nudges": self.nudges,
             "tool_failures": self.tool_failures,
-            "prompt_tokens": len(self.tokens.ids) - self.tokens.num_generated,
+            "prompt_tokens": sum(len(g.token_ids) - g.num_generated for g in segments),
+            **summary_info(self.summaries),
         }
         return Trajectory(
             task_id=task_id,
-            messages=tuple(self.messages),
+            messages=(*self.history, *self.messages),
             steps=tuple(self.steps),
-            segments=(self.tokens.segment(),),
+            segments=segments,
             end=end,
             tool_errors=self.tool_errors,
             wall_s=wall_s,
@@ -202,15 +299,18 @@ async def run_episode(
     task_id: str = "",
     index: SemanticIndex | None = None,
     on_step: Callable[[Step], None] | None = None,
+    state: EpisodeState | None = None,
 ) -> Trajectory:
     """Run one episode of `policy` on `task` inside `sandbox` and return what happened.
 
     `index` is the prepared snapshot's semantic index (built lazily if None);
     `on_step` is called after every turn (the CLI prints the transcript with it).
+    `state` (see `EpisodeState`) continues an earlier episode, `task` being the user's
+    next message, and is left holding where this one ended.
     """
     episode = _Episode(
         policy, sandbox, task, tokenizer, config,
-        tools or ToolSet.from_names(config.tools), index, on_step,
+        tools or ToolSet.from_names(config.tools), index, on_step, state,
     )  # fmt: skip
     start = time.monotonic()
     try:
@@ -218,4 +318,6 @@ async def run_episode(
             end = await episode.run()
     except TimeoutError:
         end = "timeout"
+    if state is not None:
+        episode.save(state)
     return episode.trajectory(end, task_id, time.monotonic() - start)

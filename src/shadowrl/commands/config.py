@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,6 +25,7 @@ from shadowrl.inference.config import EngineConfig
 from shadowrl.models import ModelConfig
 from shadowrl.pipeline.config import PipelineConfig, TrainRun
 from shadowrl.realtime.config import RealtimeConfig
+from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.orchestrator import OrchestratorConfig
 from shadowrl.sandbox.base import SandboxConfig
@@ -79,6 +80,14 @@ class Config(BaseModel):
     )
     search: SearchConfig = Field(
         default_factory=SearchConfig, description="Semantic code search index."
+    )
+    backend: Literal["local", "ray"] = Field(
+        "local",
+        description="Where RL's services run: 'local' in this process, 'ray' as actors on a "
+        "Ray cluster (the `ray:` section; needs the `ray` extra).",
+    )
+    ray: RayConfig = Field(
+        default_factory=RayConfig, description="Ray cluster address and actor counts."
     )
     realtime: RealtimeConfig = Field(
         default_factory=RealtimeConfig,
@@ -184,4 +193,5 @@ def train_run(config: Config) -> TrainRun:
         pipeline=config.pipeline,
         episode=episode_spec(config),
         pins=config_pins(config),
+        ray=config.ray if config.backend == "ray" else None,
     )

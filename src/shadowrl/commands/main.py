@@ -17,7 +17,19 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from shadowrl.commands import deploy, gate, realtime, run, serve, sft, tasks, traces, train, users
+from shadowrl.commands import (
+    deploy,
+    gate,
+    keys,
+    realtime,
+    run,
+    serve,
+    sft,
+    tasks,
+    traces,
+    train,
+    users,
+)
 from shadowrl.commands import eval as eval_command
 from shadowrl.commands.config import Config, load_config
 from shadowrl.commands.errors import UsageError, describe_validation
@@ -39,6 +51,7 @@ class Command:
 COMMANDS = (
     Command("run", "run one graded agent episode and print its transcript", run.add_args, run.run),
     Command("serve", "serve the policy behind an OpenAI-compatible HTTP API", serve.add_args, serve.run),
+    Command("keys", "add, list and revoke the server's API keys", keys.add_args, keys.run),
     Command("eval", "run a pinned benchmark and write eval.json + report.md", eval_command.add_args, eval_command.run),
     Command("gate", "promote or reject a candidate eval against the incumbent", gate.add_args, gate.run),
     Command("tasks", "make, validate and export task suites", tasks.add_args, tasks.run),

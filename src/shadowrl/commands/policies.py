@@ -44,11 +44,18 @@ def policy_kind(spec: str) -> PolicyKind:
 @contextlib.contextmanager
 def open_engine(spec: str, config: Config) -> Iterator[tuple[Any, Any]]:
     """(engine, tokenizer) for local weights `spec`, the engine's decode thread running."""
+    if policy_kind(spec) != "local":
+        raise UsageError(f"{spec!r} is not a model to load here (a local path or name)")
+    with _engine(spec, config) as pair:
+        yield pair
+
+
+@contextlib.contextmanager
+def _engine(spec: str, config: Config) -> Iterator[tuple[Any, Any]]:
+    """`open_engine` once `spec` is known to be local weights (checked by the caller)."""
     from shadowrl.inference.engine import Engine
     from shadowrl.models import load_model
 
-    if policy_kind(spec) != "local":
-        raise UsageError(f"{spec!r} is not a model to load here (a local path or name)")
     model, tokenizer = load_model(config.model.model_copy(update={"path": spec}))
     with Engine(model, tokenizer, config.engine, seed=config.seed) as engine:
         yield engine, tokenizer
@@ -64,7 +71,7 @@ async def open_policy(spec: str, config: Config) -> AsyncIterator[PolicyFactory]
 
     kind = policy_kind(spec)
     if kind == "local":
-        with open_engine(spec, config) as (engine, tokenizer):
+        with _engine(spec, config) as (engine, tokenizer):
             yield SharedPolicy(engine, tokenizer, f"model:{spec}")
         return
     tokenizer = load_tokenizer(config.model.path)

@@ -1,12 +1,15 @@
 """`shadowrl serve`: the policy behind an OpenAI-compatible endpoint, in production shape.
 
 The model is opened by the one policy opener and wrapped in the batching engine, so
-what users talk to is exactly what training and evaluation drive.
+what users talk to is exactly what training and evaluation drive. An open server (no
+`serve.api_keys`) refuses to listen beyond loopback unless `--insecure` says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shadowrl.commands.config import Config
@@ -14,6 +17,8 @@ from shadowrl.commands.errors import UsageError
 from shadowrl.serve.config import ServeConfig
 
 if TYPE_CHECKING:
+    from shadowrl.serve.agent_sessions import AgentSettings
+    from shadowrl.serve.auth import KeyRing
     from shadowrl.serve.store import TraceStore
 
 
@@ -21,6 +26,11 @@ def add_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", help="override serve.host")
     parser.add_argument("--port", type=int, help="override serve.port")
     parser.add_argument("--model-name", help="override serve.model_name")
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow a non-loopback serve.host without serve.api_keys (anyone may call it)",
+    )
 
 
 def serve_config(args: argparse.Namespace, config: Config) -> ServeConfig:
@@ -30,11 +40,46 @@ def serve_config(args: argparse.Namespace, config: Config) -> ServeConfig:
     return ServeConfig.model_validate(merged)
 
 
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
+
+
+def check_exposure(cfg: ServeConfig, insecure: bool) -> None:
+    """An open server (no keys) may listen only on loopback, unless the user says so."""
+    if cfg.api_keys is None and not insecure and not is_loopback(cfg.host):
+        raise UsageError(
+            f"serve.host={cfg.host} is not loopback and serve.api_keys is not set: anyone could "
+            "call it; add keys (`shadowrl keys add`) or pass --insecure"
+        )
+
+
+def open_keys(cfg: ServeConfig, config: Config) -> KeyRing | None:
+    from shadowrl.serve.auth import KeyFileError, KeyRing
+
+    if cfg.api_keys is None:
+        return None
+    path = Path(cfg.api_keys)
+    path = path if path.is_absolute() else Path(config.run_dir) / path
+    if not path.is_file():
+        raise UsageError(f"serve.api_keys: no key file {path} (make one: shadowrl keys add)")
+    try:
+        return KeyRing(path)
+    except KeyFileError as e:
+        raise UsageError(str(e)) from e
+
+
 def run(args: argparse.Namespace, config: Config) -> int:
     cfg = serve_config(args, config)
+    check_exposure(cfg, args.insecure)
+    keys = open_keys(cfg, config)
     store = None if cfg.traces is None else open_trace_store(cfg.traces, cfg, config)
     try:
-        serve(cfg, config, store)
+        serve(cfg, config, store, keys)
     finally:
         if store is not None:
             store.close()  # commits what was acknowledged, then stops the writer
@@ -53,12 +98,30 @@ def open_trace_store(traces: str, cfg: ServeConfig, config: Config) -> TraceStor
         raise UsageError(f"cannot open the trace store {traces!r}: {e}") from e
 
 
-def serve(cfg: ServeConfig, config: Config, store: TraceStore | None) -> None:
+def agent_settings(cfg: ServeConfig, config: Config) -> AgentSettings | None:
+    """The agent API's settings (None: off): the run's one EpisodeSpec, as training uses."""
+    from pathlib import Path
+
+    from shadowrl.commands.config import episode_spec
+    from shadowrl.serve.agent_sessions import AgentSettings
+
+    if cfg.workspaces_root is None:
+        return None
+    root = Path(cfg.workspaces_root).expanduser()
+    if not root.is_dir():
+        raise UsageError(f"serve.workspaces_root {root} is not a directory")
+    return AgentSettings(root.resolve(), episode_spec(config), cfg.max_sessions)
+
+
+def serve(
+    cfg: ServeConfig, config: Config, store: TraceStore | None, keys: KeyRing | None = None
+) -> None:
     import uvicorn
 
     from shadowrl.commands.policies import open_engine
-    from shadowrl.serve.server import create_app
+    from shadowrl.serve.app import create_app
 
+    agent = agent_settings(cfg, config)
     with open_engine(config.model.path, config) as (engine, tokenizer):
         positions = min(int(engine.model.config.max_position_embeddings), config.engine.max_seq_len)
         context = min(cfg.max_context_tokens or positions, positions)
@@ -75,6 +138,8 @@ def serve(cfg: ServeConfig, config: Config, store: TraceStore | None) -> None:
             traces=None if store is None else store.writer,
             checkpoint=config.model.path,
             feedback_window=cfg.feedback_window,
+            agent=agent,
+            keys=keys,
         )
         try:
             uvicorn.run(app, host=cfg.host, port=cfg.port, log_level=cfg.log_level)

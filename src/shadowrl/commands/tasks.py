@@ -6,6 +6,7 @@
     shadowrl tasks wider --per-problem 4            # held-out problems x 5 bugs: easy-wide
     shadowrl tasks suite --tier medium              # rebuild a built-in tier from its recipes
     shadowrl tasks releases                         # rebuild the releases suite (real bug fixes)
+    shadowrl tasks long                             # rebuild the long tier (needs summaries)
     shadowrl tasks validate --suite medium          # gold must resolve 100%, noop 0%
     shadowrl tasks export --suite easy --out easy.swebench.jsonl
 
@@ -65,6 +66,7 @@ def add_args(parser: argparse.ArgumentParser) -> None:
     suite.add_argument("--tier", choices=["medium", "hard"], required=True)
     suite.add_argument("--workers", type=int, default=2)
     sub.add_parser("releases", help="regenerate the built-in releases suite from its recipes")
+    sub.add_parser("long", help="regenerate the built-in long tier (spec and bug apart)")
     validate = sub.add_parser("validate", help="gold must resolve every task, noop none")
     validate.add_argument("--suite", required=True, help="built-in suite name or JSONL path")
     validate.add_argument("--limit", type=int, default=None)
@@ -191,6 +193,14 @@ def _releases(args: argparse.Namespace, cache: Path) -> int:
     return 0
 
 
+def _long(args: argparse.Namespace, cache: Path) -> int:
+    from shadowrl.tasks.long import SEEDS_DIR, build_long
+
+    tasks = build_long()
+    print(f"wrote {len(tasks)} tasks to {SEEDS_DIR.parent / 'long.jsonl'}")
+    return 0
+
+
 def _validate(args: argparse.Namespace, cache: Path) -> int:
     import asyncio
 
@@ -246,6 +256,7 @@ ACTIONS = {
     "wider": _wider,
     "suite": _suite,
     "releases": _releases,
+    "long": _long,
     "validate": _validate,
     "export": _export,
 }

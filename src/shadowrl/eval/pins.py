@@ -30,6 +30,7 @@ from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.loop import run_episode
 from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.agent.prompt import format_tool_calls
+from shadowrl.agent.summary import SUMMARY_REQUEST
 from shadowrl.agent.tools import ToolContext, ToolSet
 from shadowrl.sandbox import create_sandbox
 from shadowrl.tasks.task import Task
@@ -201,6 +202,7 @@ def compute_harness_version(tokenizer: Any, agent: AgentConfig) -> str:
             outputs,
             [list(s.parse_errors) for s in traj.steps],
             traj.end,
+            [SUMMARY_REQUEST, agent.summary.model_dump(mode="json")],
         )
     )
 
@@ -219,7 +221,8 @@ def harness_version(tokenizer: Any, agent: AgentConfig) -> str:
     schemas, each tool's output and any parse errors. So a comment edit or a moved
     file changes nothing, while any change to what the model sees or what a tool
     returns changes the pin. `semantic_search` is pinned by its schema and its
-    argument check only (see `FIXTURE_CALLS`).
+    argument check only (see `FIXTURE_CALLS`); `summarize`, which ends a segment rather
+    than returning a result, by its schema, the summary request text and `agent.summary`.
 
     Cached in-process per tokenizer (name, chat template, vocabulary size) and agent
     config. Blocking (it runs its own event loop): from async code call it in a thread.

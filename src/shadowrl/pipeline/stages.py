@@ -188,7 +188,9 @@ def sft_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
 
 
 def rl_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
-    """Asynchronous GRPO from `model` (or from the newest RL checkpoint); returns the policy."""
+    """Asynchronous GRPO from `model` (or from the newest RL checkpoint); returns the policy.
+
+    With `run.ray` the trainer, engines and environment workers are Ray actors."""
     tasks = prepare_all(rl_task_list(run), run.tasks.cache_dir)
     return asyncio.run(
         run_rl(
@@ -201,6 +203,7 @@ def rl_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
             engine_config=run.engine,
             spec=run.episode,
             seed=run.seed,
+            ray=run.ray,
         )
     )
 

@@ -7,10 +7,12 @@ a chain is trained with the chain's advantage. The steps, in order:
 1. advantages per group (reward − group mean, see `loss.group_advantages`);
 2. the loss denominator (`token_budget`) is fixed *before* anything is dropped, so
    skipping rows that cannot contribute is a pure compute saving;
-3. segments whose oldest generated token is more than `max_staleness` versions
-   behind the trainer are dropped (per segment: the fresh tail of a long chain whose
-   head predates a weight swap is still usable), and rows with zero advantage are
-   skipped when there is no KL term (their gradient is exactly zero);
+3. chains whose oldest generated token is more than `max_staleness` versions behind
+   the trainer are dropped *whole*: dropping stale segments one by one would drop the
+   early, summary-bearing segment of a long async chain and so mask its summary by
+   accident (the fresh chains left are importance-corrected per token by the loss);
+   rows with zero advantage are skipped when there is no KL term (their gradient is
+   exactly zero). Summary tokens are generated tokens: never masked;
 4. rows are bin-packed (longest first, first fit) into microbatches whose padded size
    rows × length stays within `microbatch_tokens`; padding is on the right, so with
    causal attention no real token ever sees a pad and no attention mask is needed.
@@ -66,29 +68,35 @@ class TrainBatch:
 
 @dataclass(frozen=True)
 class Row:
-    """One segment with the advantage it is trained with."""
+    """One segment with the advantage it is trained with and the chain it belongs to."""
 
     segment: Segment
     advantage: float
+    chain: int = 0  # index of its trajectory among the batch's
 
 
 def rows_from_groups(groups: Sequence[Sequence[Trajectory]]) -> tuple[list[Row], int]:
     """Advantage per trajectory, copied to each of its segments; also counts flat groups."""
     rows: list[Row] = []
-    flat = 0
+    flat = chain = 0
     for group in groups:
         if any(t.reward is None for t in group):
             raise ValueError(f"group of task {group[0].task_id!r} has an unscored trajectory")
         rewards = torch.tensor([t.reward for t in group], dtype=torch.float64)
         flat += zero_advantage_groups(rewards[None])
         for traj, adv in zip(group, group_advantages(rewards).tolist(), strict=True):
-            rows.extend(Row(seg, adv) for seg in traj.segments if seg.num_generated > 0)
+            rows.extend(Row(seg, adv, chain) for seg in traj.segments if seg.num_generated > 0)
+            chain += 1
     return rows, flat
 
 
-def is_stale(segment: Segment, trainer_version: int, max_staleness: int) -> bool:
-    oldest = segment.min_version()
-    return oldest is not None and trainer_version - oldest > max_staleness
+def stale_chains(rows: Sequence[Row], trainer_version: int, max_staleness: int) -> set[int]:
+    """Chains whose oldest generated token, over all their segments, is too old."""
+    oldest: dict[int, int] = {}
+    for r in rows:
+        if (v := r.segment.min_version()) is not None:
+            oldest[r.chain] = min(v, oldest.get(r.chain, v))
+    return {c for c, v in oldest.items() if trainer_version - v > max_staleness}
 
 
 def pack(rows: Sequence[Row], microbatch_tokens: int, pad_to_multiple: int = 8) -> list[list[Row]]:
@@ -145,14 +153,15 @@ def build_rl_batch(
     """Scored rollout groups -> one optimizer step's microbatches (see module docstring)."""
     rows, flat_groups = rows_from_groups(groups)
     budget = token_budget or max(sum(r.segment.num_generated for r in rows), 1)
-    stale = [is_stale(r.segment, trainer_version, max_staleness) for r in rows]
-    fresh = [r for r, old in zip(rows, stale, strict=True) if not old]
+    stale = stale_chains(rows, trainer_version, max_staleness)
+    fresh = [r for r in rows if r.chain not in stale]
     useful = fresh if keep_zero_advantage else [r for r in fresh if r.advantage != 0.0]
-    stale_tokens = sum(r.segment.num_generated for r, o in zip(rows, stale, strict=True) if o)
+    stale_tokens = sum(r.segment.num_generated for r in rows if r.chain in stale)
     stats = {
         "groups": float(len(groups)),
         "zero_adv_groups": float(flat_groups),
         "segments": float(len(rows)),
+        "stale_chains": float(len(stale)),
         "stale_segments": float(len(rows) - len(fresh)),
         "stale_tokens": float(stale_tokens),
         "skipped_zero_adv_segments": float(len(fresh) - len(useful)),

@@ -5,6 +5,9 @@ its own O(1) fork, concurrently, against the same policy (the inference engine b
 their decode steps together). Each finished sandbox is graded by the hidden-test
 verifier (in a further fork, so the agent's state is never touched). A crashed
 episode is recorded as such and its group is not trained on: a crash is not reward 0.
+An episode *lost* with the machine that ran it (a scale-out backend's worker died and
+every retry elsewhere failed too) is different: it says nothing about the policy, so it
+is masked out (the group is trained on the rest) and counted in `Group.lost`.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +34,7 @@ class Group:
     errors: list[str] = field(default_factory=list)
     started_version: int = 0
     wall_s: float = 0.0
+    lost: int = 0  # episodes whose worker died for good: masked, never scored
 
     @property
     def ok(self) -> bool:
@@ -67,9 +71,10 @@ def _close_if_made(fut: asyncio.Future[Sandbox]) -> None:
         fut.result().close()
 
 
-async def _episode(
+async def forked_episode(
     policy: Policy, root: Sandbox, prepared: PreparedTask, tokenizer: Any, spec: EpisodeSpec
 ) -> Trajectory:
+    """One graded episode in a fresh fork of `root` (closed afterwards)."""
     sandbox = await _open(lambda: root.snapshot().fork())
     try:
         traj, _ = await graded_episode(policy, sandbox, prepared, tokenizer=tokenizer, spec=spec)
@@ -93,11 +98,22 @@ async def rollout_group(
     root = await _open(lambda: spec.open_sandbox(prepared))
     try:
         results = await asyncio.gather(
-            *(_episode(policy, root, prepared, tokenizer, spec) for _ in range(group_size)),
+            *(forked_episode(policy, root, prepared, tokenizer, spec) for _ in range(group_size)),
             return_exceptions=True,
         )
     finally:
         await asyncio.to_thread(root.close)
+    return group_of(task.instance_id, results, version, time.perf_counter() - start)
+
+
+def group_of(
+    task_id: str,
+    results: Sequence[Trajectory | BaseException],
+    version: int,
+    wall_s: float,
+    lost: int = 0,
+) -> Group:
+    """The group of one task's episode results: crashes and error endings spoil it."""
     trajs = [r for r in results if isinstance(r, Trajectory)]
     errors = [
         "".join(traceback.format_exception(r)).strip()
@@ -105,4 +121,4 @@ async def rollout_group(
         if isinstance(r, BaseException)
     ]
     errors += [f"episode ended with {t.end}" for t in trajs if t.end == "error"]
-    return Group(task.instance_id, trajs, errors, version, time.perf_counter() - start)
+    return Group(task_id, trajs, errors, version, wall_s, lost)

@@ -5,13 +5,18 @@ sandbox's memory and pid caps need a cgroup. We nest our groups under the cgroup
 host process already lives in (never above it, so an outer limit still applies).
 cgroup v2 is used when it has the memory and pids controllers, else the v1 hierarchies;
 with neither, `find_cgroups()` returns None and the caller falls back to rlimits.
+Our parent group is named after our pid; a process killed before its exit handler ran
+leaves it (and any sandbox processes in it) behind, so `sweep_orphan_groups` kills and
+removes the groups of owners that are gone, as `layers.sweep_orphans` does for mounts.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
+import re
 import signal
 import time
 from collections.abc import Collection
@@ -22,6 +27,20 @@ from shadowrl.sandbox.base import Limits
 
 _ROOT = Path("/sys/fs/cgroup")
 _CFS_PERIOD_US = 100_000
+_OWNED = re.compile(r"shadowrl-(\d+)$")
+
+log = logging.getLogger(__name__)
+
+
+def owner_alive(pid: int) -> bool:
+    """Whether process `pid` exists (a reused pid counts as alive: sweeping is conservative)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
 
 
 def _own_path(controller: str) -> str | None:
@@ -166,3 +185,28 @@ def _kill_and_remove(dirs: tuple[Path, ...]) -> None:
                 if e.errno != errno.EBUSY:
                     raise
                 time.sleep(0.005)
+
+
+def sweep_orphan_groups(layout: CgroupLayout | None) -> int:
+    """Kill and remove the parent groups beside ours whose owner process is gone; returns
+    how many. A live owner's groups are never touched."""
+    if layout is None:
+        return 0
+    swept = 0
+    for own in {parent.parent for parent in layout.parents}:
+        for group in own.glob("shadowrl-*"):
+            owner = _OWNED.match(group.name)
+            if owner is None or owner_alive(int(owner[1])) or not group.is_dir():
+                continue
+            try:  # another process may be sweeping the same orphan: skip what it removed
+                for child in [p for p in group.iterdir() if p.is_dir()]:
+                    _kill_and_remove((child,))
+                group.rmdir()
+                swept += 1
+            except FileNotFoundError:
+                continue
+            except OSError:  # still busy: the next sweep gets it
+                continue
+    if swept:
+        log.info("removed %d sandbox cgroup tree(s) left by processes that died", swept)
+    return swept

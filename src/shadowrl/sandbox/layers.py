@@ -13,8 +13,9 @@ A layer is unmounted when the last sandbox or snapshot holding it lets go, and t
 whole store at exit. A process killed before that (kill -9, the OOM killer) cannot
 clean up, so its mounts, tmpfs memory included, would stay until reboot: the store's
 root is named after its owner's pid, and the next process to open a store sweeps the
-roots of owners that are gone. Overlay options name layers as /proc/self/fd/N, so a
-sandbox reading its own mountinfo learns nothing about host paths.
+roots (and cgroups: `cgroups.sweep_orphan_groups`) of owners that are gone. Overlay
+options name layers as /proc/self/fd/N, so a sandbox reading its own mountinfo learns
+nothing about host paths.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from shadowrl.sandbox import layerfs, syscalls
-from shadowrl.sandbox.cgroups import CgroupLayout, find_cgroups
+from shadowrl.sandbox.cgroups import CgroupLayout, find_cgroups, owner_alive, sweep_orphan_groups
 
 SANDBOX_UID = 61_000  # host uid (and gid) every sandboxed process runs as
 _PREFIX = "shadowrl-sb-"
@@ -165,9 +166,13 @@ def sweep_orphans(parent: Path | None = None) -> int:
     swept = 0
     for root in Path(parent or tempfile.gettempdir()).glob(f"{_PREFIX}*"):
         owner = _OWNED.match(root.name)
-        if owner is None or _alive(int(owner[1])):
+        if owner is None or owner_alive(int(owner[1])):
             continue
-        for path in root.iterdir():
+        try:
+            paths = list(root.iterdir())
+        except FileNotFoundError:  # another process's sweep (e.g. a sibling Ray worker) won
+            continue
+        for path in paths:
             _unmount_dir(path)
         with contextlib.suppress(OSError):
             root.rmdir()
@@ -175,16 +180,6 @@ def sweep_orphans(parent: Path | None = None) -> int:
     if swept:
         log.info("removed %d sandbox store(s) left by processes that died", swept)
     return swept
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
 
 
 def _unmount_dir(path: Path) -> None:
@@ -205,5 +200,6 @@ def get_store() -> LayerStore:
         if _store is None:
             sweep_orphans()
             _store = LayerStore()
+            sweep_orphan_groups(_store.cgroups)
             atexit.register(_store.close)
         return _store

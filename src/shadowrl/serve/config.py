@@ -20,7 +20,15 @@ class ServeConfig(BaseModel):
     )
     admin_token: str | None = Field(
         default=None,
-        description="Bearer token required by /admin/*; None leaves admin open (localhost only!).",
+        description="Bearer token required by /admin/* (load weights); None: admin is refused.",
+    )
+    api_keys: str | None = Field(
+        default=None,
+        description=(
+            "Key file (`shadowrl keys add`; digests only), relative to run_dir: every route then "
+            "needs `Authorization: Bearer <key>` and a key sees only its own sessions; None: "
+            "open, loopback only unless `serve --insecure`."
+        ),
     )
     policy_version: int = Field(
         default=0,
@@ -61,6 +69,18 @@ class ServeConfig(BaseModel):
         ge=1,
         description="Most new tokens per choice: an explicit max_tokens above it is a 400, "
         "an omitted one defaults to min(context room, this).",
+    )
+    workspaces_root: str | None = Field(
+        default=None,
+        description="Directory agent sessions' workspaces must lie under (POST "
+        "/v1/agent/sessions); a path outside it, a symlink out of it or '..' is a 400. "
+        "None: the agent API is off (404).",
+    )
+    max_sessions: int = Field(
+        default=4,
+        ge=1,
+        description="Most agent sessions running their loop at once; one more is a 429 "
+        "(no queue: retry). Each runs in its own sandbox.",
     )
     log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = Field(
         default="info", description="uvicorn log level."

@@ -3,7 +3,9 @@
 `gold` types the gold patch in through the agent's own tools (`edit_file` for each
 hunk whose text is unique in the file, `write_file` otherwise) and submits; `noop`
 submits at once; `scripted` is the expert (read, gold edits, visible tests, submit)
-whose episodes are SFT's demonstrations. Played through the real harness and graded by
+whose episodes are SFT's demonstrations. Every reference policy answers the loop's
+summary request (issue 21) with the expert's summary: the files read, the fix and what
+is left, so SFT demonstrates faithful summaries when `agent.summary` is on. Played through the real harness and graded by
 `verify` (`episode.run_reference`), a sound suite gives gold 100% and noop 0%: this
 checks the task records, the workspaces, the harness's tool plumbing and the grader end
 to end, with no model in the loop. Every reply is written by the one Hermes writer,
@@ -12,20 +14,18 @@ to end, with no model in the loop. Every reply is written by the one Hermes writ
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from shadowrl.agent.config import AgentConfig
-from shadowrl.agent.policies import ScriptedPolicy
+from shadowrl.agent.policies import ScriptedPolicy, SummarisingScript
 from shadowrl.agent.prompt import format_tool_calls
 from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask, visible_test_command
 from shadowrl.tasks.task import Task
 from shadowrl.types import Policy, ToolCall
-
-if TYPE_CHECKING:
-    pass
 
 
 def _call(text: str, name: str, arguments: dict[str, Any]) -> str:
@@ -103,13 +103,21 @@ def noop_replies(task: Task, prepared: PreparedTask) -> list[str]:
     return [_call("Nothing to do.", "submit", {})]
 
 
+def statement_files(task: Task, prepared: PreparedTask) -> list[str]:
+    """Workspace files the issue names in backticks (a spec, a module), in order."""
+    named = re.findall(r"`([\w./-]+)`", task.problem_statement)
+    return [p for p in dict.fromkeys(named) if prepared.read(p) is not None]
+
+
 def expert_replies(task: Task, prepared: PreparedTask) -> list[str]:
-    """The scripted expert: read every file the gold patch touches, apply it with minimal
-    edits, run the visible tests, submit. SFT's demonstrations and `shadowrl run --model
-    scripted` are this expert played through the real harness."""
+    """The scripted expert: read the files the issue names, then every file the gold patch
+    touches, apply it with minimal edits, run the visible tests, submit. SFT's
+    demonstrations and `shadowrl run --model scripted` are this expert played through the
+    real harness."""
+    patched = [fp.path for fp in parse_patch(task.patch)]
+    named = [p for p in statement_files(task, prepared) if p not in patched]
     reads = [
-        _call(f"Let me read {fp.path}.", "read_file", {"path": fp.path})
-        for fp in parse_patch(task.patch)
+        _call(f"Let me read {path}.", "read_file", {"path": path}) for path in [*named, *patched]
     ]
     edits = gold_replies(task, prepared)[:-1]  # drop its submit
     return [
@@ -118,6 +126,35 @@ def expert_replies(task: Task, prepared: PreparedTask) -> list[str]:
         _call("Let me run the tests.", "run", {"command": visible_test_command(task)}),
         _call("Done.", "submit", {}),
     ]
+
+
+def fix_facts(task: Task, prepared: PreparedTask) -> list[tuple[str, str, str]]:
+    """(file, enclosing function, new text) of each minimal hunk of the gold patch: the
+    facts a summary must keep for the fix to be made after it."""
+    facts = []
+    for fp in parse_patch(task.patch):
+        text = prepared.read(fp.path) or ""
+        for _, body in fp.hunks:
+            old = "".join(line[1:] + "\n" for line in body if line[:1] in " -")
+            new = "".join(line[1:] + "\n" for line in body if line[:1] in " +")
+            small_old, small_new = minimal_hunk(text, old, new)
+            head = text[: max(text.find(small_old), 0)]
+            defs = re.findall(r"^\s*(?:async\s+)?def\s+(\w+)", head, flags=re.M)
+            facts.append((fp.path, defs[-1] if defs else "", small_new.strip()))
+    return facts
+
+
+def expert_summary(task: Task, prepared: PreparedTask) -> str:
+    """What the expert writes when asked to summarise: files, the fix, what is left."""
+    files = [*statement_files(task, prepared), *(fp.path for fp in parse_patch(task.patch))]
+    fixes = "; ".join(
+        f"in {path}{f' ({fn})' if fn else ''} the code must read `{new}`"
+        for path, fn, new in fix_facts(task, prepared)
+    )
+    return (
+        f"Files read: {', '.join(dict.fromkeys(files))}. Found: {fixes}. Left: make that "
+        f"edit, run `{visible_test_command(task)}`, submit."
+    )
 
 
 REFERENCE_POLICIES: dict[str, Callable[[Task, PreparedTask], list[str]]] = {
@@ -133,7 +170,8 @@ def reference_policy(name: str, task: Task, prepared: PreparedTask, tokenizer: A
         raise ValueError(
             f"unknown reference policy {name!r}; choose from {sorted(REFERENCE_POLICIES)}"
         )
-    return ScriptedPolicy(tokenizer, REFERENCE_POLICIES[name](task, prepared))
+    replies = REFERENCE_POLICIES[name](task, prepared)
+    return ScriptedPolicy(tokenizer, SummarisingScript(replies, expert_summary(task, prepared)))
 
 
 def reference_agent_config() -> AgentConfig:

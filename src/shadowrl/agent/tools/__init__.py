@@ -12,13 +12,16 @@ from typing import Any
 from shadowrl.agent.tools.base import FunctionTool, Tool, ToolContext, ToolError, bound, tool
 from shadowrl.agent.tools.files import edit_file, list_dir, read_file, write_file
 from shadowrl.agent.tools.search import grep, semantic_search
-from shadowrl.agent.tools.shell import lint, run, submit
+from shadowrl.agent.tools.shell import lint, run, submit, summarize
 from shadowrl.types import ToolCall, ToolResult
 
 TOOLS: dict[str, Tool] = {
     t.name: t
-    for t in (read_file, edit_file, write_file, list_dir, grep, semantic_search, lint, run, submit)
-}
+    for t in (
+        read_file, edit_file, write_file, list_dir, grep, semantic_search, lint, run, submit,
+        summarize,
+    )
+}  # fmt: skip
 
 
 class ToolSet:

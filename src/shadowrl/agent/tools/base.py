@@ -35,6 +35,7 @@ class ToolContext:
     index: SemanticIndex | None = None
     deadline: float = float("inf")  # time.monotonic() at which the episode ends
     submitted: bool = False
+    summary_requested: bool = False  # set by `summarize`; the loop clears it
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def remaining_s(self) -> float:

@@ -1,4 +1,4 @@
-"""Tools that run things: a shell command in the sandbox, ruff, and `submit`.
+"""Tools that run things: a shell command, ruff, and the episode controls `submit`, `summarize`.
 
 `lint` runs ruff on the *host* over file contents read through the sandbox and fed
 on stdin (`--stdin-filename`): ruff only parses, it never executes the code, so no
@@ -62,3 +62,12 @@ def lint(ctx: ToolContext, paths: list[str] | None = None) -> str:
 def submit(ctx: ToolContext) -> str:
     ctx.submitted = True
     return "Submitted."
+
+
+@tool(
+    "Replace your history with a short summary you write next (when the context grows long).",
+    read_only=False,
+)
+def summarize(ctx: ToolContext) -> str:
+    ctx.summary_requested = True  # the loop asks for the summary once this turn's calls ran
+    return "Write the summary now."
