@@ -24,6 +24,7 @@ from shadowrl.eval.pins import config_pins
 from shadowrl.inference.config import EngineConfig
 from shadowrl.models import ModelConfig
 from shadowrl.pipeline.config import PipelineConfig, TrainRun
+from shadowrl.realtime.config import RealtimeConfig
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.mtp_config import DistillConfig
@@ -91,6 +92,10 @@ class Config(BaseModel):
     )
     ray: RayConfig = Field(
         default_factory=RayConfig, description="Ray cluster address and actor counts."
+    )
+    realtime: RealtimeConfig = Field(
+        default_factory=RealtimeConfig,
+        description="`shadowrl realtime`: cycles, gate checks, rewards, simulated users.",
     )
 
     def digest(self) -> str:

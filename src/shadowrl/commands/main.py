@@ -17,8 +17,21 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from shadowrl.commands import (
+    deploy,
+    gate,
+    keys,
+    mtp,
+    realtime,
+    run,
+    serve,
+    sft,
+    tasks,
+    traces,
+    train,
+    users,
+)
 from shadowrl.commands import eval as eval_command
-from shadowrl.commands import gate, keys, mtp, run, serve, sft, tasks, traces, train
 from shadowrl.commands.config import Config, load_config
 from shadowrl.commands.errors import UsageError, describe_validation
 from shadowrl.models import ModelPathError
@@ -47,6 +60,9 @@ COMMANDS = (
     Command("traces", "list, show and export the server's recorded traces", traces.add_args, traces.run),
     Command("mtp", "self-distil MTP draft heads for speculative decoding", mtp.add_args, mtp.run),
     Command("train", "the main job: SFT, asynchronous RL, held-out eval, report", train.add_args, train.run),
+    Command("realtime", "learn from production: collect, reward, train, gate, deploy or roll back", realtime.add_args, realtime.run),
+    Command("deploy", "roll the live server back to the previous deployed checkpoint", deploy.add_args, deploy.run),
+    Command("users", "simulated users who work with a served agent and give feedback", users.add_args, users.run),
 )  # fmt: skip
 
 # Errors whose message tells the user what to fix: printed as one line, exit 2.

@@ -134,6 +134,7 @@ def serve(
             max_n=cfg.max_n,
             max_tokens_cap=cfg.max_tokens_cap,
             admin_token=cfg.admin_token,
+            version=cfg.policy_version,
             traces=None if store is None else store.writer,
             checkpoint=config.model.path,
             feedback_window=cfg.feedback_window,

@@ -166,4 +166,12 @@ def create_app(
     async def load_weights(req: LoadWeightsRequest) -> dict[str, Any]:
         return await srv.load_weights(req)
 
+    @app.post(
+        "/admin/rollback",
+        responses=docs.responses(docs.RolledBack),
+        dependencies=[Depends(auth.admin)],
+    )
+    async def rollback() -> dict[str, Any]:
+        return await srv.rollback()
+
     return app

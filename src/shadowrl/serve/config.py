@@ -30,6 +30,12 @@ class ServeConfig(BaseModel):
             "open, loopback only unless `serve --insecure`."
         ),
     )
+    policy_version: int = Field(
+        default=0,
+        ge=0,
+        description="Policy version stamped on tokens of the weights served at start (the "
+        "registry's version of model.path; a hot swap sets the next one).",
+    )
     max_context_tokens: int | None = Field(
         default=None,
         ge=1,

@@ -135,8 +135,14 @@ class WeightsLoaded(BaseModel):
     delta: bool
 
 
+class RolledBack(BaseModel):
+    rolled_back: str
+    deployed: str
+    version: int
+
+
 ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorResponse} for status in (400, 401, 403, 404)
+    status: {"model": ErrorResponse} for status in (400, 401, 403, 404, 409)
 }
 # with "stream": true. Before OpenAPI 3.2 (FastAPI writes 3.1) `schema` describes one event
 EVENT = {

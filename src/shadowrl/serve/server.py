@@ -47,6 +47,7 @@ from shadowrl.serve.openai_api import (
 )
 from shadowrl.serve.prepare import TOOL_TAG, Job, Limits, Preparer, forced_delta
 from shadowrl.serve.recording import Recorder, Trace
+from shadowrl.serve.store import CheckpointUpdate, registry
 from shadowrl.serve.text import (
     IncrementalDetokenizer,
     cut_at_stop,
@@ -251,19 +252,47 @@ class OpenAIServer:
     async def load_weights(self, req: LoadWeightsRequest) -> dict[str, Any]:
         """Swap weights in flight: running requests continue, later tokens get the new version.
         (Only admin reaches it: the route depends on `Auth.admin`.)"""
-        if not isinstance(self.policy, WeightSink):
-            raise APIError(400, "this policy cannot swap weights in flight", "path", "unsupported")
+        self.check_swappable()
         async with self.swap_lock:
             version = self.version + 1 if req.version is None else req.version
-            state = await asyncio.to_thread(read_safetensors, req.path)
-            try:  # the engine applies it between two decode steps; wait off the event loop
-                await asyncio.to_thread(self.policy.update_weights, state, version, delta=req.delta)
-            except (KeyError, ValueError, RuntimeError) as e:  # wrong names or shapes
-                raise APIError(400, f"weights do not fit this model: {e}", "path") from e
-            self.version = version
-            if self.recorder is not None:
-                self.recorder.checkpoint = req.path
-        return {"version": version, "tensors": len(state), "delta": req.delta}
+            tensors = await self.swap(req.path, version, req.delta)
+        return {"version": version, "tensors": tensors, "delta": req.delta}
+
+    def check_swappable(self) -> None:
+        if not isinstance(self.policy, WeightSink):
+            raise APIError(400, "this policy cannot swap weights in flight", "path", "unsupported")
+
+    async def swap(self, path: str, version: int, delta: bool = False) -> int:
+        """Load `path` into the live policy as `version` (the caller holds `swap_lock`)."""
+        assert isinstance(self.policy, WeightSink)
+        state = await asyncio.to_thread(read_safetensors, path)
+        try:  # the engine applies it between two decode steps; wait off the event loop
+            await asyncio.to_thread(self.policy.update_weights, state, version, delta=delta)
+        except (KeyError, ValueError, RuntimeError) as e:  # wrong names or shapes
+            raise APIError(400, f"weights do not fit this model: {e}", "path") from e
+        self.version = version
+        if self.recorder is not None:
+            self.recorder.checkpoint = path
+        return len(state)
+
+    async def rollback(self) -> dict[str, Any]:
+        """Restore the checkpoint deployed before the live one (the registry's), in flight.
+        (Only admin reaches it: the route depends on `Auth.admin`.)"""
+        self.check_swappable()
+        if self.recorder is None:
+            raise APIError(
+                400, "rollback needs the trace store (serve.traces)", None, "unsupported"
+            )
+        writer = self.recorder.writer
+        async with self.swap_lock:
+            target = await asyncio.to_thread(registry.rollback_target, writer.engine)
+            if target is None:
+                raise APIError(409, "no earlier deployed checkpoint to roll back to", None)
+            current, previous = target
+            await self.swap(previous.path, previous.version)
+            why = "rolled back by hand (POST /admin/rollback)"
+            await writer.write(CheckpointUpdate(current.path, "rolled_back", reason=why))
+        return {"rolled_back": current.path, "deployed": previous.path, "version": self.version}
 
 
 # ----------------------------------------------- glue to harness, engine, disk
