@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shadowrl.episode import EpisodeSpec, graded_episode
+from shadowrl.rl.roots import SandboxRoots
 from shadowrl.sandbox.base import Sandbox
 from shadowrl.tasks import PreparedTask, Task
 from shadowrl.types import Policy, Trajectory
@@ -72,10 +73,14 @@ def _close_if_made(fut: asyncio.Future[Sandbox]) -> None:
 
 
 async def forked_episode(
-    policy: Policy, root: Sandbox, prepared: PreparedTask, tokenizer: Any, spec: EpisodeSpec
+    policy: Policy,
+    fork: Callable[[], Sandbox],
+    prepared: PreparedTask,
+    tokenizer: Any,
+    spec: EpisodeSpec,
 ) -> Trajectory:
-    """One graded episode in a fresh fork of `root` (closed afterwards)."""
-    sandbox = await _open(lambda: root.snapshot().fork())
+    """One graded episode in a fresh sandbox from `fork` (closed afterwards)."""
+    sandbox = await _open(fork)
     try:
         traj, _ = await graded_episode(policy, sandbox, prepared, tokenizer=tokenizer, spec=spec)
         return traj
@@ -92,18 +97,38 @@ async def rollout_group(
     tokenizer: Any,
     spec: EpisodeSpec,
     version: int = 0,
+    roots: SandboxRoots | None = None,
 ) -> Group:
-    """Run `group_size` episodes of `task` concurrently and grade them."""
+    """Run `group_size` episodes of `task` concurrently and grade them.
+
+    With `roots` the task's root sandbox (and warm pool) outlives the group; without,
+    a root is prepared for this group alone."""
     start = time.perf_counter()
+    if roots is not None:
+        results = await _episodes(policy, await roots.forker(prepared), prepared, tokenizer,
+                                  spec, group_size)  # fmt: skip
+        return group_of(task.instance_id, results, version, time.perf_counter() - start)
     root = await _open(lambda: spec.open_sandbox(prepared))
     try:
-        results = await asyncio.gather(
-            *(forked_episode(policy, root, prepared, tokenizer, spec) for _ in range(group_size)),
-            return_exceptions=True,
-        )
+        fork = lambda: root.snapshot().fork()  # noqa: E731
+        results = await _episodes(policy, fork, prepared, tokenizer, spec, group_size)
     finally:
         await asyncio.to_thread(root.close)
     return group_of(task.instance_id, results, version, time.perf_counter() - start)
+
+
+async def _episodes(
+    policy: Policy,
+    fork: Callable[[], Sandbox],
+    prepared: PreparedTask,
+    tokenizer: Any,
+    spec: EpisodeSpec,
+    n: int,
+) -> list[Trajectory | BaseException]:
+    return await asyncio.gather(
+        *(forked_episode(policy, fork, prepared, tokenizer, spec) for _ in range(n)),
+        return_exceptions=True,
+    )
 
 
 def group_of(

@@ -11,6 +11,7 @@ sampling SFT, and checkpoints are written every `train.save_every` steps.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import logging
@@ -42,6 +43,7 @@ from shadowrl.rl.orchestrator import (
     WeightPublisher,
 )
 from shadowrl.rl.rollout import Group, rollout_group
+from shadowrl.rl.roots import SandboxRoots
 from shadowrl.rl.trainer import Trainer
 from shadowrl.rl.weights import WeightStore
 from shadowrl.tasks import PreparedTask, Task
@@ -111,9 +113,12 @@ def local_services(
     )
     store.publish(trainer.state_dict(), trainer.version)
     policy = copy.deepcopy(trainer.model).eval()
+    # with warm pools, each task's root and pool outlive its groups (`rl/roots.py`)
+    roots = SandboxRoots(spec) if spec.sandbox.pool.enabled else None
     with (
         closing(trainer),  # stops the other data-parallel ranks, if any
         Engine(policy, tokenizer, engine_config, version=trainer.version, seed=seed) as engine,
+        closing(roots) if roots is not None else contextlib.nullcontext(),
     ):
 
         async def rollout(task: Any, prep: Any, version: int) -> Group:
@@ -125,6 +130,7 @@ def local_services(
                 tokenizer=tokenizer,
                 spec=spec,
                 version=version,
+                roots=roots,
             )
 
         yield Services(

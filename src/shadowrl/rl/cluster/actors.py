@@ -13,16 +13,15 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from shadowrl.episode import EpisodeSpec
 from shadowrl.inference.config import EngineConfig
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.rollout import forked_episode
+from shadowrl.rl.roots import SandboxRoots
 from shadowrl.rl.trainer import Trainer
 from shadowrl.rl.weights import WeightStore
-from shadowrl.sandbox.base import Sandbox
 from shadowrl.tasks import PreparedTask, Task
 from shadowrl.types import Generation, SamplingParams, Trajectory
 
@@ -167,32 +166,22 @@ class EnvWorker:
 
     def __init__(self, engines: Sequence[Any], tokenizer: Any, spec: EpisodeSpec) -> None:
         self.engines, self.tokenizer, self.spec = list(engines), tokenizer, spec
-        self.roots: dict[Path, Sandbox] = {}
+        self.roots = SandboxRoots(spec)
         self.started = 0
         self.failovers = 0
-        self._lock = asyncio.Lock()
 
     async def episode(self, task: Task, prepared: PreparedTask) -> Trajectory:
         """One episode of `task` against the engines, graded by the verifier."""
-        root = await self._root(prepared)
+        fork = await self.roots.forker(prepared)
         self.started += 1
         policy = EngineClient(self.engines, first=self.started)
         try:
-            return await forked_episode(policy, root, prepared, self.tokenizer, self.spec)
+            return await forked_episode(policy, fork, prepared, self.tokenizer, self.spec)
         finally:
             self.failovers += policy.failovers
 
-    async def _root(self, prepared: PreparedTask) -> Sandbox:
-        async with self._lock:  # one root per workspace, however many episodes ask at once
-            if prepared.workspace not in self.roots:
-                root = await asyncio.to_thread(self.spec.open_sandbox, prepared)
-                self.roots[prepared.workspace] = root
-            return self.roots[prepared.workspace]
-
     def close(self) -> None:
-        for root in self.roots.values():
-            root.close()
-        self.roots.clear()
+        self.roots.close()
 
     def where(self) -> dict[str, Any]:
         return {**_where(), "episodes": self.started, "engine_failovers": self.failovers}
