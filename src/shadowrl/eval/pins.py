@@ -225,8 +225,9 @@ def harness_version(tokenizer: Any, agent: AgentConfig) -> str:
     schemas, each tool's output and any parse errors. So a comment edit or a moved
     file changes nothing, while any change to what the model sees or what a tool
     returns changes the pin. `semantic_search` is pinned by its schema and its
-    argument check only (see `FIXTURE_CALLS`); `summarize`, which ends a segment rather
-    than returning a result, by its schema, the summary request text and `agent.summary`.
+    argument check only (see `FIXTURE_CALLS`); where `summarize` is offered, the fixture
+    calls it and answers the summary request, and the hash also covers the request text
+    and `agent.summary`.
 
     Cached in-process per tokenizer (name, chat template, vocabulary size) and agent
     config. Blocking (it runs its own event loop): from async code call it in a thread.
