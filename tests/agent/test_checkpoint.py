@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+import shadowrl
 
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.loop import run_episode
@@ -16,9 +19,11 @@ from shadowrl.agent.policies import ScriptedPolicy, SummarisingScript
 from shadowrl.agent.recorded import RecordedOutputs
 from shadowrl.agent.state import Checkpoints, EpisodeCheckpoint
 from shadowrl.agent.tools import ToolSet
+from shadowrl.sandbox import create_sandbox
 from shadowrl.types import Policy, Trajectory
 
 CFG = AgentConfig()
+DEMO_REPO = Path(shadowrl.__file__).parent / "data" / "demo" / "repo"
 
 
 class Recording:
@@ -136,3 +141,48 @@ def test_a_self_summarised_chain_continues_from_its_second_segment(
     finally:
         for cp in cps.taken:
             cp.release()
+
+
+def fit(model: Any, ids: tuple[int, ...], steps: int = 12) -> Any:
+    """A few steps of next-token training on one episode: a random tiny model's near-flat
+    logits let greedy picks flip between a full prefill and incremental decoding."""
+    import torch
+
+    x = torch.tensor([ids])
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    model.train()
+    with torch.random.fork_rng(devices=[]):
+        for _ in range(steps):
+            loss = model(input_ids=x, labels=x).loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return model.eval()
+
+
+def test_greedy_decoding_of_a_trained_tiny_model_continues_token_for_token(
+    demo_sandbox: Any, tokenizer: Any, demo_replies: list[str]
+) -> None:
+    from shadowrl.inference.config import EngineConfig
+    from shadowrl.inference.engine import Engine
+    from shadowrl.models import tiny_model
+
+    expert = play(ScriptedPolicy(tokenizer, demo_replies), demo_sandbox, tokenizer, CFG)
+    model, tok = tiny_model(seed=0)
+    fit(model, expert.segments[0].token_ids[:512])
+    config = CFG.model_copy(update={"max_turns": 4, "max_new_tokens": 48, "temperature": 0.0})
+    cps = Checkpoints(when=lambda steps: True)
+    with (
+        create_sandbox(DEMO_REPO, backend="local") as sandbox,
+        Engine(model, tok, EngineConfig()) as engine,
+    ):
+        original = play(engine, sandbox, tok, config, checkpoints=cps)
+        assert original.num_generated > 4 * 8 and len(cps.taken) >= 2
+        try:
+            for cp in cps.taken:
+                # float32 logprobs of a prefill vs incremental decoding differ in the last bits
+                cont = continue_from(cp, engine, original, tok, config)
+                assert_same_episode(cont, original, logprob_tol=1e-3)
+        finally:
+            for cp in cps.taken:
+                cp.release()
