@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 import shadowrl
-
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.loop import run_episode
 from shadowrl.agent.policies import ScriptedPolicy, SummarisingScript
