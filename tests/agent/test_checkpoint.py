@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,8 @@ def test_every_turn_continues_token_for_token(
         before, after = (cp.fork() for cp in cps.taken[:2])
         assert b"sorted" not in before.read_file("stats.py")
         assert b"sorted" in after.read_file("stats.py")
-        before.close(), after.close()
+        before.close()
+        after.close()
         # the frozen tokens end with the next turn's generation prompt
         assert cps.taken[0].state.tokens.ids == list(
             original.segments[0].token_ids[: len(cps.taken[0].state.tokens.ids)]
@@ -172,7 +174,7 @@ def test_greedy_decoding_of_a_trained_tiny_model_continues_token_for_token(
     config = CFG.model_copy(update={"max_turns": 4, "max_new_tokens": 48, "temperature": 0.0})
     cps = Checkpoints(when=lambda steps: True)
     with (
-        create_sandbox(DEMO_REPO, backend="local") as sandbox,
+        closing(create_sandbox(DEMO_REPO, backend="local")) as sandbox,
         Engine(model, tok, EngineConfig()) as engine,
     ):
         original = play(engine, sandbox, tok, config, checkpoints=cps)
