@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from shadowrl.commands import eval as eval_command
-from shadowrl.commands import gate, run, serve, sft, tasks, traces, train
+from shadowrl.commands import gate, replay, run, serve, sft, tasks, traces, train
 from shadowrl.commands.config import Config, load_config
 from shadowrl.commands.errors import UsageError, describe_validation
 from shadowrl.models import ModelPathError
@@ -38,6 +38,7 @@ class Command:
 
 COMMANDS = (
     Command("run", "run one graded agent episode and print its transcript", run.add_args, run.run),
+    Command("replay", "continue a saved episode (`run --save`) from one of its turns", replay.add_args, replay.run),
     Command("serve", "serve the policy behind an OpenAI-compatible HTTP API", serve.add_args, serve.run),
     Command("eval", "run a pinned benchmark and write eval.json + report.md", eval_command.add_args, eval_command.run),
     Command("gate", "promote or reject a candidate eval against the incumbent", gate.add_args, gate.run),
