@@ -42,6 +42,13 @@ class Subtree:
         return [float(t.reward or 0.0) for t in self.branches]
 
 
+class Leaves(list[Trajectory]):
+    """A tree group's trajectories, flat, with the tree they form (`rows_from_groups`
+    trains a `Leaves` with `tree_rows`)."""
+
+    subtrees: Sequence[Subtree] = ()
+
+
 def advantages(subtrees: Sequence[Subtree]) -> tuple[list[float], list[list[float]]]:
     """(prefix advantage per subtree, own-token advantage per branch)."""
     values = torch.tensor([sum(s.rewards) / len(s.rewards) for s in subtrees], dtype=torch.float64)

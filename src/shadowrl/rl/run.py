@@ -95,6 +95,13 @@ async def run_rl(
     ):
 
         async def rollout(task: Any, prep: Any, version: int) -> Group:
+            if cfg.branching.enabled:  # tree rollouts (rl/tree.py)
+                from shadowrl.rl.tree import rollout_tree
+
+                return await rollout_tree(
+                    engine, task, prep, branching=cfg.branching, tokenizer=tokenizer, spec=spec,
+                    version=version,
+                )  # fmt: skip
             group = await rollout_group(
                 engine,
                 task,

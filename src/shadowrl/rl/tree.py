@@ -15,43 +15,18 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from shadowrl.agent.state import Checkpoints, EpisodeCheckpoint
 from shadowrl.episode import EpisodeSpec, graded_episode
-from shadowrl.rl.credit_tree import Subtree
+from shadowrl.rl.config import BranchingConfig
+from shadowrl.rl.credit_tree import Leaves, Subtree
 from shadowrl.rl.rollout import Group, _open
 from shadowrl.sandbox.base import Sandbox
 from shadowrl.tasks import PreparedTask, Task
 from shadowrl.types import Policy, Step, Trajectory
 
 EDITS = frozenset({"edit_file", "write_file"})
-
-
-class BranchingConfig(BaseModel):
-    """`train.branching`: tree rollouts instead of flat groups (off by default)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    enabled: bool = Field(
-        False, description="Roll out trees (roots x branches) instead of flat groups."
-    )
-    roots: int = Field(
-        2, ge=1, description="G1: episodes started from the prepared root per group."
-    )
-    branches: int = Field(
-        2, ge=1, description="G2: continuations per branch point, the root episode's own included."
-    )
-    rule: Literal["first_edit", "turn"] = Field(
-        "first_edit",
-        description="Where to branch: right after the first turn that edits or writes a "
-        "file, or after `turn` turns.",
-    )
-    turn: int = Field(
-        2, ge=1, description="The branch point of rule 'turn' (turns done before it)."
-    )
 
 
 def branch_rule(cfg: BranchingConfig) -> Callable[[Sequence[Step]], bool]:
@@ -66,7 +41,8 @@ def branch_rule(cfg: BranchingConfig) -> Callable[[Sequence[Step]], bool]:
 
 @dataclass
 class TreeGroup(Group):
-    """A flat `Group` of all leaves, plus the tree they form (for `credit_tree`)."""
+    """A flat `Group` of all leaves (`trajectories` is a `Leaves`: the batcher finds the
+    tree there, since the orchestrator hands the trainer `group.trajectories`)."""
 
     subtrees: list[Subtree] = field(default_factory=list)
 
@@ -135,7 +111,8 @@ async def rollout_tree(
         for r in results
         if isinstance(r, BaseException)
     ]
-    leaves = [t for s in subtrees for t in s.branches]
+    leaves = Leaves(t for s in subtrees for t in s.branches)
+    leaves.subtrees = subtrees
     errors += [f"episode ended with {t.end}" for t in leaves if t.end == "error"]
     elapsed = time.perf_counter() - start
     return TreeGroup(task.instance_id, leaves, errors, version, elapsed, subtrees=subtrees)
