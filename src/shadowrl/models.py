@@ -262,6 +262,15 @@ def load_model(cfg: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBa
     return _place(model, cfg.device, dtype), tok
 
 
+def checkpoint_dir(path: str) -> Path | None:
+    """The Hugging Face directory `path` loads from (a GGUF's converted copy); None for 'tiny'."""
+    check_model_path(path)
+    if path == "tiny":
+        return None
+    gguf = _resolve_gguf(path)
+    return _converted_gguf(gguf) if gguf is not None else Path(path).expanduser()
+
+
 def _place(model: PreTrainedModel, device: str, dtype: torch.dtype) -> PreTrainedModel:
     import torch
 

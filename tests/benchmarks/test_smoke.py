@@ -11,8 +11,11 @@ untouched.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
+import math
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -135,3 +138,83 @@ def test_branching(tmp_path: Path) -> None:
     # tree generates 2 x (24 + 3 x 24) tokens where a flat group of 6 generates 6 x 48
     assert flat["generated_tokens"] / flat["groups"] == 288
     assert tree["generated_tokens"] / tree["groups"] == 192
+
+
+def test_serve_traces(tmp_path: Path) -> None:
+    postgres = bool(glob.glob("/usr/lib/postgresql/*/bin/initdb") or shutil.which("initdb"))
+    sessions, turns, repeats = 2, 1, 1
+    flags = ["--sessions", str(sessions), "--turns", str(turns), "--repeats", str(repeats)]
+    flags += [
+        "--system",
+        "20",
+        "--user",
+        "5",
+        "--new",
+        "4",
+        *([] if postgres else ["--no-postgres"]),
+    ]
+    result = run_benchmark("serve_traces.py", tmp_path, *flags)
+    has_keys(result, "settings", "runs", "arms", "machine")
+    arms = ["sqlite", "postgres"] if postgres else ["sqlite"]
+    assert list(result["arms"]) == arms
+    assert sorted(r["arm"] for r in result["runs"]) == sorted(["off", *arms] * repeats)
+    assert all(r["tokens"] > 0 and r["prefix_hit_tokens"] >= 0 for r in result["runs"])
+    for arm in arms:  # every request of every timed run and the warm-up is in the store
+        a = result["arms"][arm]
+        has_keys(a, "mean", "ci95", "ratios", "goal_met")
+        assert a["requests_stored"] == sessions * turns * (repeats + 1)
+        assert a["transactions"] <= a["writes"]
+
+
+def test_weight_sync_s3(tmp_path: Path) -> None:
+    pytest.importorskip("s3fs", reason="the s3:// store needs s3fs (pip install .[s3])")
+    pytest.importorskip("moto.server", reason="the local S3 server is moto's (moto[server])")
+    result = run_benchmark("weight_sync_s3.py", tmp_path, "--quick", "--syncs", "1")
+    has_keys(result, "source", "versions", "full_fp32_bytes", "encodings", "machine")
+    assert sorted(result["encodings"]) == [
+        "delta_bf16",
+        "delta_fp32",
+        "delta_fp32_xor",
+        "full_fp32",
+    ]
+    for enc in result["encodings"].values():
+        has_keys(enc, "bytes_per_sync", "ratio_vs_full_fp32", "publish_s", "fetch_s")
+        assert enc["all_bit_exact"] is True
+        assert len(enc["per_sync"]) == len(result["versions"]) == 2  # the initial load + 1 sync
+        # what a following reader downloads is exactly what was stored for it
+        assert all(r["fetched_bytes"] == r["stored_bytes"] for r in enc["per_sync"])
+    assert result["encodings"]["full_fp32"]["per_sync"][1]["kind"] == "full"
+    assert result["encodings"]["delta_fp32"]["per_sync"][1]["kind"] == "delta"
+
+
+def test_compaction(tmp_path: Path) -> None:
+    result = run_benchmark(
+        "compaction.py", tmp_path, "--quick", "--model", "tiny", "--summary-tokens", "16"
+    )
+    has_keys(
+        result, "nll", "compaction_error", "fact_compaction_error", "error_ratio_vs_truncation",
+        "retention", "rows",
+    )  # fmt: skip
+    assert result["trigger_points"] >= 1
+    row = result["rows"][0]
+    # The arms are paired on one trigger point: the full context is the longest, every
+    # compacted one fits the tier's 2,048-token context, and the expert keeps every fact.
+    full = row["context_tokens_full"]
+    assert full > 2048 and all(row[f"context_tokens_{a}"] < 2048 for a in ("truncation", "expert"))
+    assert row["retention_expert"] == 1.0 and row["facts"][0].startswith("app/")
+    assert row["fact_tokens"] > 0  # the expected value is found among the scored tokens
+    assert math.isnan(result["compaction_error"]["learned"][0])  # no --learned checkpoint
+
+
+def test_speculative(tmp_path: Path) -> None:
+    result = run_benchmark("speculative.py", tmp_path, "--quick")
+    has_keys(result, "settings", "heads", "k", "machine")
+    rows = result["settings"]
+    assert {(r["batch"], r["temperature"]) for r in rows} == {
+        (1, 0.0),
+        (8, 0.0),
+        (1, 1.0),
+        (8, 1.0),
+    }
+    assert all(r["exact"] for r in rows)  # the exact rule: the plain engine's tokens
+    assert all(len(r["accept_per_position"]) == result["k"] for r in rows)

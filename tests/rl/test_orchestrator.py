@@ -54,7 +54,9 @@ class FakeEngine:
         self.versions.append(version)
 
 
-def _make(mode, *, hold=None, fail=(), crash=(), voided=(), max_staleness=1, steps=4, inflight=4):
+def _make(
+    mode, *, hold=None, fail=(), crash=(), voided=(), lost=(), max_staleness=1, steps=4, inflight=4
+):
     trainer, store, engine = FakeTrainer(), FakeStore(), FakeEngine()
     launched = []
     stepped = asyncio.Event()
@@ -73,6 +75,8 @@ def _make(mode, *, hold=None, fail=(), crash=(), voided=(), max_staleness=1, ste
         if i in crash:
             raise RuntimeError("sandbox fell over")
         second = _traj(task, version, 0.0, "test_guard" if i in voided else "")
+        if i in lost:  # the second episode died with its worker on every try: masked
+            return Group(task, [_traj(task, version, float(i % 2))], [], version, lost=1)
         return Group(task, [_traj(task, version, float(i % 2)), second], [], version)
 
     cfg = OrchestratorConfig(mode=mode, inflight_groups=inflight)
@@ -134,6 +138,16 @@ def test_failed_group_is_reported_not_trained_as_zero():
     assert stats.groups_failed == 1 and len(errors) == 1 and errors[0].errors == ["boom"]
     trained_ids = [t.task_id for step in trainer.trained for g in step for t in g]
     assert len(trained_ids) == 4 * 2 * 2  # replacement group launched, nothing trained as reward 0
+
+
+def test_lost_episodes_are_masked_and_counted_never_scored():
+    orch, trainer, *_ = _make("sync", lost={1}, steps=2)
+    stats = asyncio.run(orch.run())
+    assert stats.episodes_lost == 1 and stats.groups_failed == 0
+    assert [len(g) for g in trainer.trained[0]] == [2, 1]  # no stand-in for the lost one
+    first = orch.steps_seen[0]
+    # rewards: group 0 = (0, 0), group 1's survivor = 1: the mean of 3 episodes, not of 4
+    assert first["reward"] == 1 / 3 and first["episodes_lost"] == 1
 
 
 def test_task_sampler_is_deterministic_and_resumable():

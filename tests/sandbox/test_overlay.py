@@ -218,3 +218,22 @@ def _gone(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].startswith("Z")
     except FileNotFoundError:
         return True
+
+
+def test_concurrent_sweeps_of_the_same_orphans_never_raise(tmp_path: Path) -> None:
+    # Ray starts several environment workers at once, each sweeping on its first sandbox:
+    # a root another sweeper removed mid-walk must be skipped, not fail the sandbox.
+    import subprocess
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    from shadowrl.sandbox.layers import sweep_orphans
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    for i in range(300):
+        for part in ("a", "b", "c"):
+            (tmp_path / f"shadowrl-sb-{dead}-{i:03d}" / part).mkdir(parents=True)
+    with ThreadPoolExecutor(4) as pool:
+        swept = list(pool.map(lambda _: sweep_orphans(tmp_path), range(4)))
+    assert sum(swept) == 300 and not list(tmp_path.iterdir())

@@ -27,7 +27,7 @@ import pytest
 from serve_fakes import MODEL
 
 from shadowrl.models import load_tokenizer
-from shadowrl.serve.server import create_app
+from shadowrl.serve.app import create_app
 from shadowrl.serve.store import TraceStore
 from shadowrl.serve.store.db import open_engine
 from shadowrl.serve.threaded import serve_in_thread

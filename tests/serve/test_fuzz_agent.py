@@ -25,7 +25,7 @@ from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.episode import EpisodeSpec
 from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.serve.agent_sessions import AgentSettings
-from shadowrl.serve.server import create_app
+from shadowrl.serve.app import create_app
 from shadowrl.serve.threaded import serve_in_thread
 
 SUBMIT = '<tool_call>\n{"name": "submit", "arguments": {}}\n</tool_call>'

@@ -16,8 +16,8 @@ import pytest
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.engine import Engine
 from shadowrl.models import tiny_model
+from shadowrl.serve.app import create_app
 from shadowrl.serve.remote import RemoteError, RemotePolicy, request_body
-from shadowrl.serve.server import create_app
 from shadowrl.serve.threaded import serve_in_thread
 from shadowrl.types import Generation, SamplingParams
 

@@ -323,20 +323,26 @@ def test_engine_admin_checkpoint_load_changes_version_and_output(
 ) -> None:
     from shadowrl.models import tiny_model
 
-    client, url = serve(engine, version=engine.version)
+    client, url = serve(engine, version=engine.version, admin_token="t")
+    admin = {"Authorization": "Bearer t"}
     ask = dict(model=MODEL, prompt=[5, 6, 7], max_tokens=8, temperature=0)
     before = client.completions.create(**ask).choices[0].model_extra or {}
     other, _ = tiny_model(seed=1)
     other.save_pretrained(tmp_path / "ckpt")
     reply = httpx.post(
-        f"{url}/admin/load_weights", json={"path": str(tmp_path / "ckpt"), "version": 7}, timeout=60
+        f"{url}/admin/load_weights",
+        json={"path": str(tmp_path / "ckpt"), "version": 7},
+        headers=admin,
+        timeout=60,
     )
     assert reply.status_code == 200, reply.text
     after = client.completions.create(**ask).choices[0].model_extra or {}
     assert set(after["policy_versions"]) == {7} and set(before["policy_versions"]) != {7}
     assert after["token_ids"] != before["token_ids"]
     bad = httpx.post(
-        f"{url}/admin/load_weights", json={"path": str(tmp_path / "ckpt"), "delta": "x"}
+        f"{url}/admin/load_weights",
+        json={"path": str(tmp_path / "ckpt"), "delta": "x"},
+        headers=admin,
     )
     assert bad.status_code == 400
 

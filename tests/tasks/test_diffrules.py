@@ -83,6 +83,18 @@ FIRES: list[tuple[str, str]] = [
     ("test-framework", "from pluggy import HookimplMarker\n"),
     ("test-framework", "from unittest import mock\n"),
     ("test-framework", "import pytest\n"),
+    ("comparison", "class A(int):\n    def __eq__(self, other):\n        return True\n"),
+    ("comparison", "class A:\n    __ne__ = lambda self, other: False\n"),
+    ("comparison", "class A:\n    pass\nA.__lt__ = lambda s, o: True\n"),
+    ("comparison", "class A:\n    pass\nsetattr(A, '__bool__', lambda s: True)\n"),
+    ("comparison", "X = type('X', (), {'__hash__': lambda s: 0})\n"),
+    ("comparison", "X = type('X', (), dict(__eq__=lambda s, o: True))\n"),
+    ("comparison", "class M(type):\n    def __instancecheck__(cls, o):\n        return True\n"),
+    ("comparison", "class A:\n    @property\n    def __class__(self):\n        return int\n"),
+    ("comparison", "from unittest.mock import ANY\n"),
+    ("comparison", "import mock\n"),
+    ("comparison", "def f(m):\n    return m.ANY\n"),  # through an aliased module table
+    ("comparison", "def f(m):\n    m.__eq__.return_value = True\n"),  # a MagicMock told so
     ("test-read", "src = open('test_add.py').read()\n"),
     ("test-read", "from pathlib import Path\nsrc = Path('tests/test_core.py').read_text()\n"),
     ("test-read", "p = f'{root}/conftest.py'\n"),
@@ -157,6 +169,17 @@ def test_retargeting_an_existing_use_is_new() -> None:
 def test_an_edit_beside_an_existing_use_in_the_same_statement_is_not_new() -> None:
     old = "def f(o, n):\n    return [getattr(o, n), 1]\n"
     assert check_file("m.py", old, old.replace("1]", "2]")) == []
+
+
+def test_a_comparison_dunder_is_new_by_its_signature_not_its_body() -> None:
+    """A fix inside an existing `__eq__` is not a new one (the guard judges what it does);
+    a new `__eq__`, or one whose signature changed, is."""
+    old = "class A:\n    def __eq__(self, other):\n        return self.x != other.x\n"
+    assert check_file("m.py", old, old.replace("!=", "==")) == []
+    assert rules_of(old.replace("other)", "other, *_)"), old) == {"comparison"}
+    assert rules_of(
+        old + "\n\nclass B(A):\n    def __eq__(self, other):\n        return True\n", old
+    ) == {"comparison"}
 
 
 def test_allowed_rules_are_not_reported() -> None:

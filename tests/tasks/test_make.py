@@ -11,7 +11,13 @@ from shadowrl.tasks.env import build_env, env_python
 from shadowrl.tasks.make import MakeSpec, make_tasks
 from shadowrl.tasks.patch import apply_patch
 from shadowrl.tasks.prepare import seed_dir
-from shadowrl.tasks.runner import read_outcomes, run_tests_local
+from shadowrl.tasks.runner import (
+    OutcomeFile,
+    new_key,
+    read_outcomes,
+    record_line,
+    run_tests_local,
+)
 from shadowrl.tasks.task import Seed, Task
 
 LIB = """def mean(xs):
@@ -137,19 +143,43 @@ def test_outcome_file_is_read_per_node_id_at_its_worst_phase() -> None:
         (ids[4], "setup", "failed"), (ids[4], "teardown", "passed"),
         (ids[5], "call", "failed"), (ids[5], "call", "passed"),  # a failed subtest, then the test
     ]  # fmt: skip
-    lines = [json.dumps({"nodeid": n, "when": w, "outcome": o}) for n, w, o in events]
-    finished = "\n".join([*lines, json.dumps({"exitstatus": 1})])
-    outcomes, status = read_outcomes(finished, timed_out=False)
-    assert status == "ran"
-    assert {i: outcomes.get(i, "missing") for i in ids} == dict(
+    key = new_key()
+    records = [{"nodeid": n, "when": w, "outcome": o} for n, w, o in events]
+    lines = [record_line(key, i, r) for i, r in enumerate(records)]
+    finished = "".join([*lines, record_line(key, len(lines), {"exitstatus": 1})])
+    found = read_outcomes(finished, key, timed_out=False)
+    assert found.status == "ran"
+    assert {i: found.outcomes.get(i, "missing") for i in ids} == dict(
         zip(ids, ["passed", "failed", "skipped", "error", "error", "failed"], strict=True)
     )
-    torn = "\n".join(lines[:3]) + '\n{"nodeid": "tests/te'  # the process died mid-write
-    assert read_outcomes(torn, timed_out=False) == ({ids[0]: "passed"}, "crashed")
-    assert read_outcomes(torn, timed_out=True)[1] == "timeout"
-    collect = (
-        json.dumps({"collect_error": "tests/test_b.py"}) + "\n" + json.dumps({"exitstatus": 2})
+    torn = "".join(lines[:3]) + lines[3][:20]  # the process died mid-write
+    assert read_outcomes(torn, key, timed_out=False) == OutcomeFile(
+        {ids[0]: "passed"}, "crashed", ()
     )
-    assert read_outcomes(collect, timed_out=False) == ({}, "collection_error")
-    assert read_outcomes("", timed_out=False) == ({}, "crashed")
+    assert read_outcomes(torn, key, timed_out=True).status == "timeout"
+    collect = record_line(key, 0, {"collect_error": "tests/test_b.py"}) + record_line(
+        key, 1, {"exitstatus": 2}
+    )
+    assert read_outcomes(collect, key, timed_out=False) == OutcomeFile({}, "collection_error", ())
+    assert read_outcomes("", key, timed_out=False) == OutcomeFile({}, "crashed", ())
+
+
+def test_records_without_the_runs_mac_or_out_of_sequence_are_tampering() -> None:
+    key, other = new_key(), new_key()
+    passed = {"nodeid": "t.py::a", "when": "call", "outcome": "passed"}
+    failed = {**passed, "outcome": "failed"}
+    forged = record_line(other, 1, passed) + json.dumps(passed) + "\n"
+    text = record_line(key, 0, failed) + forged + record_line(key, 1, {"exitstatus": 1})
+    found = read_outcomes(text, key, timed_out=False)
+    assert found.outcomes == {"t.py::a": "failed"} and found.status == "tampered"
+    assert found.tampered == (
+        "2 outcome line(s) without the grader's MAC: written by the tests' code",
+    )
+    cut = record_line(key, 0, passed) + record_line(key, 2, {"exitstatus": 0})
+    assert read_outcomes(cut, key, timed_out=False).tampered == (
+        "outcome record 2 follows 0: lines were removed",
+    )
+    hard_exit = read_outcomes(record_line(key, 0, passed), key, timed_out=False, exit_code=0)
+    assert hard_exit.status == "tampered" and "hard exit" in hard_exit.tampered[0]
+    assert read_outcomes(record_line(key, 0, passed), key, False, exit_code=-9).status == "crashed"
     assert os.sep == "/"

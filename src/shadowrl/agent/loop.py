@@ -245,7 +245,8 @@ class _Episode:
         summary = parse_tool_calls(text, self.schemas).content  # calls in a summary are ignored
         self._record(Step(text, (), (), (), len(gen.token_ids)))
         self._note_summary(summary, len(gen.token_ids), over_budget=gen.finish_reason == "length")
-        self.history += [*conv, *asked, Message("assistant", summary)]
+        # The log keeps the results even when only the request fit (they were carried).
+        self.history += [*conv, *feedback, request, Message("assistant", summary)]
         carried = carried_result(self.last_results, self.tokenizer, s.carried_result_tokens)
         self.messages = next_segment_messages(cfg.system_prompt, self.task, summary, carried)
         self.chain.start_segment(self.renderer.prompt_ids(self.messages))

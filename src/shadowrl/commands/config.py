@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,7 +24,10 @@ from shadowrl.eval.pins import config_pins
 from shadowrl.inference.config import EngineConfig
 from shadowrl.models import ModelConfig
 from shadowrl.pipeline.config import PipelineConfig, TrainRun
+from shadowrl.realtime.config import RealtimeConfig
+from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.mtp_config import DistillConfig
 from shadowrl.rl.orchestrator import OrchestratorConfig
 from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.search.config import SearchConfig
@@ -73,11 +76,26 @@ class Config(BaseModel):
     pipeline: PipelineConfig = Field(
         default_factory=PipelineConfig, description="Stages and sizes of `shadowrl train`."
     )
+    mtp: DistillConfig = Field(
+        default_factory=DistillConfig, description="MTP draft heads' self-distillation."
+    )
     serve: ServeConfig = Field(
         default_factory=ServeConfig, description="OpenAI-compatible server settings."
     )
     search: SearchConfig = Field(
         default_factory=SearchConfig, description="Semantic code search index."
+    )
+    backend: Literal["local", "ray"] = Field(
+        "local",
+        description="Where RL's services run: 'local' in this process, 'ray' as actors on a "
+        "Ray cluster (the `ray:` section; needs the `ray` extra).",
+    )
+    ray: RayConfig = Field(
+        default_factory=RayConfig, description="Ray cluster address and actor counts."
+    )
+    realtime: RealtimeConfig = Field(
+        default_factory=RealtimeConfig,
+        description="`shadowrl realtime`: cycles, gate checks, rewards, simulated users.",
     )
 
     def digest(self) -> str:
@@ -179,4 +197,5 @@ def train_run(config: Config) -> TrainRun:
         pipeline=config.pipeline,
         episode=episode_spec(config),
         pins=config_pins(config),
+        ray=config.ray if config.backend == "ray" else None,
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from shadowrl.commands.config import Config, episode_spec
 from shadowrl.commands.errors import UsageError
@@ -37,6 +38,12 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, help="evaluate only the first N tasks")
     p.add_argument("--out", help="output directory (default: <run_dir>/eval)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--ablate",
+        metavar="FIELD=VALUE",
+        help="also run an arm with one config field changed (a list field takes -item or "
+        "+item, e.g. agent.tools=-semantic_search) and report the paired difference",
+    )
 
 
 def parse_suite(spec: str) -> tuple[str, str | None]:
@@ -75,6 +82,31 @@ def effective_config(config: Config, args: argparse.Namespace, suite: str, polic
     return config.model_copy(update=update)
 
 
+def ablated_config(config: Config, spec: str) -> Config:
+    """`config` with the one field `--ablate FIELD=VALUE` names changed."""
+    import yaml
+
+    from shadowrl.commands.config import _set_path
+
+    key, sep, raw = spec.partition("=")
+    if not sep or not key:
+        raise UsageError(f"--ablate {spec!r}: expected FIELD=VALUE, e.g. agent.tools=-grep")
+    tree = config.model_dump(mode="json")
+    node: Any = tree
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise UsageError(f"--ablate: no config field {key!r}")
+        node = node[part]
+    value: Any = yaml.safe_load(raw)
+    if isinstance(node, list) and isinstance(value, str) and value[:1] in ("-", "+"):
+        item = value[1:]
+        if value[0] == "-" and item not in node:
+            raise UsageError(f"--ablate: {item!r} is not in {key} = {node}")
+        value = [x for x in node if x != item] if value[0] == "-" else [*node, item]
+    _set_path(tree, key, value)
+    return Config.model_validate(tree)
+
+
 def print_summary(r: EvalResult) -> None:
     """The pass rates of `r` per tier, as a table."""
     from rich.console import Console
@@ -95,34 +127,66 @@ def print_summary(r: EvalResult) -> None:
     Console().print(table)
 
 
+async def evaluate_arm(
+    config: Config, tasks: list[Task], suite: str, policy: str, progress: bool
+) -> EvalResult:
+    """One evaluation of `policy` on `tasks` under `config`."""
+    from shadowrl.eval.pins import config_pins
+    from shadowrl.eval.runner import evaluate
+
+    async with open_policy(policy, config) as factory:
+        return await evaluate(
+            tasks, factory, episode_spec(config), settings=config.eval,
+            cache_dir=config.tasks.cache_dir, config_pins=config_pins(config),
+            seed=config.seed, suite=suite, progress=progress,
+        )  # fmt: skip
+
+
+def run_ablation(
+    args: argparse.Namespace, config: Config, tasks: list[Task], suite: str, policy: str,
+    out: Path,
+) -> int:  # fmt: skip
+    """Both arms on the same tasks and seed, one after the other; the paired difference."""
+    import asyncio
+
+    from shadowrl.eval.ablation import compare
+    from shadowrl.eval.report import write_report
+
+    other = ablated_config(config, args.ablate)
+    arms = {}
+    for name, cfg in (("base", config), ("ablated", other)):
+        arms[name] = asyncio.run(evaluate_arm(cfg, tasks, suite, policy, not args.no_progress))
+        write_report(arms[name], out / name)
+    key, _, value = args.ablate.partition("=")
+    ev = config.eval
+    r = compare(arms["base"], arms["ablated"], key, value, alpha=ev.alpha,
+                resamples=ev.resamples, seed=config.seed)  # fmt: skip
+    (out / "ablation.json").write_text(r.model_dump_json(indent=1))
+    print(
+        f"{key}={value}: pass rate {r.base_rate:.3f} -> {r.ablated_rate:.3f}, "
+        f"Δ = {r.delta.mean:+.3f} (paired bootstrap {1 - 2 * ev.alpha:.0%} CI "
+        f"[{r.delta.low:+.3f}, {r.delta.high:+.3f}]); sign test: {r.sign.worse} worse, "
+        f"{r.sign.better} better over {r.tasks} tasks x {r.samples}"
+    )
+    print(f"wrote {out / 'ablation.json'} and both arms' eval.json under {out}")
+    crashed = arms["base"].errors + arms["ablated"].errors
+    return EXIT_CRASHED if crashed else 0
+
+
 def run(args: argparse.Namespace, config: Config) -> int:
     import asyncio
 
-    from shadowrl.eval.pins import config_pins
     from shadowrl.eval.report import write_report
-    from shadowrl.eval.runner import evaluate
 
     suite = args.suite or config.tasks.suite
     policy = args.policy or config.model.path
     tasks = load_eval_tasks(suite, args.limit)
     config = effective_config(config, args, suite, policy)
 
-    async def evaluate_policy() -> EvalResult:
-        async with open_policy(policy, config) as factory:
-            return await evaluate(
-                tasks,
-                factory,
-                episode_spec(config),
-                settings=config.eval,
-                cache_dir=config.tasks.cache_dir,
-                config_pins=config_pins(config),
-                seed=config.seed,
-                suite=suite,
-                progress=not args.no_progress,
-            )
-
-    result = asyncio.run(evaluate_policy())
     out = Path(args.out or Path(config.run_dir) / "eval")
+    if args.ablate:
+        return run_ablation(args, config, tasks, suite, policy, out)
+    result = asyncio.run(evaluate_arm(config, tasks, suite, policy, not args.no_progress))
     write_report(result, out)
     print_summary(result)
     print(f"wrote {out / 'eval.json'} and {out / 'report.md'}")

@@ -17,8 +17,22 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from shadowrl.commands import (
+    deploy,
+    gate,
+    keys,
+    mtp,
+    realtime,
+    replay,
+    run,
+    serve,
+    sft,
+    tasks,
+    traces,
+    train,
+    users,
+)
 from shadowrl.commands import eval as eval_command
-from shadowrl.commands import gate, replay, run, serve, sft, tasks, traces, train
 from shadowrl.commands.config import Config, load_config
 from shadowrl.commands.errors import UsageError, describe_validation
 from shadowrl.models import ModelPathError
@@ -40,12 +54,17 @@ COMMANDS = (
     Command("run", "run one graded agent episode and print its transcript", run.add_args, run.run),
     Command("replay", "continue a saved episode (`run --save`) from one of its turns", replay.add_args, replay.run),
     Command("serve", "serve the policy behind an OpenAI-compatible HTTP API", serve.add_args, serve.run),
+    Command("keys", "add, list and revoke the server's API keys", keys.add_args, keys.run),
     Command("eval", "run a pinned benchmark and write eval.json + report.md", eval_command.add_args, eval_command.run),
     Command("gate", "promote or reject a candidate eval against the incumbent", gate.add_args, gate.run),
     Command("tasks", "make, validate and export task suites", tasks.add_args, tasks.run),
     Command("sft", "warm-start the policy on expert demonstrations", sft.add_args, sft.run),
     Command("traces", "list, show and export the server's recorded traces", traces.add_args, traces.run),
+    Command("mtp", "self-distil MTP draft heads for speculative decoding", mtp.add_args, mtp.run),
     Command("train", "the main job: SFT, asynchronous RL, held-out eval, report", train.add_args, train.run),
+    Command("realtime", "learn from production: collect, reward, train, gate, deploy or roll back", realtime.add_args, realtime.run),
+    Command("deploy", "roll the live server back to the previous deployed checkpoint", deploy.add_args, deploy.run),
+    Command("users", "simulated users who work with a served agent and give feedback", users.add_args, users.run),
 )  # fmt: skip
 
 # Errors whose message tells the user what to fix: printed as one line, exit 2.

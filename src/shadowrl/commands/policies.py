@@ -57,8 +57,30 @@ def _engine(spec: str, config: Config) -> Iterator[tuple[Any, Any]]:
     from shadowrl.models import load_model
 
     model, tokenizer = load_model(config.model.model_copy(update={"path": spec}))
-    with Engine(model, tokenizer, config.engine, seed=config.seed) as engine:
+    heads = open_heads(spec, config)
+    with Engine(model, tokenizer, config.engine, seed=config.seed, heads=heads) as engine:
         yield engine, tokenizer
+
+
+def open_heads(spec: str, config: Config) -> Any:
+    """The MTP draft heads for `spec`: `engine.speculative.heads`, else `mtp.safetensors`
+    beside the checkpoint; None (plain decoding) if there are none or k = 0."""
+    from pathlib import Path
+
+    from shadowrl.inference.mtp import heads_path, load_heads
+    from shadowrl.models import checkpoint_dir
+
+    spec_cfg = config.engine.speculative
+    if spec_cfg.k == 0:
+        return None
+    if spec_cfg.heads:
+        if not Path(spec_cfg.heads).exists():
+            raise UsageError(f"engine.speculative.heads: {spec_cfg.heads} does not exist")
+        return load_heads(spec_cfg.heads)
+    directory = checkpoint_dir(spec)
+    if directory is None or not heads_path(directory).is_file():
+        return None
+    return load_heads(directory)
 
 
 @contextlib.asynccontextmanager

@@ -146,7 +146,7 @@ def _print_summary(console: Console, traj: Trajectory, diff: str, verdict: Verdi
         ("end", traj.end),
         ("turns", traj.num_turns),
         ("generated tokens", traj.num_generated),
-        ("context tokens", len(traj.segments[0].token_ids)),
+        ("context tokens", " + ".join(str(len(s.token_ids)) for s in traj.segments)),
         ("malformed calls", traj.tool_errors),
         ("failed tool calls", traj.info["tool_failures"]),
         ("nudges", traj.info["nudges"]),

@@ -1,12 +1,15 @@
 """`shadowrl serve`: the policy behind an OpenAI-compatible endpoint, in production shape.
 
 The model is opened by the one policy opener and wrapped in the batching engine, so
-what users talk to is exactly what training and evaluation drive.
+what users talk to is exactly what training and evaluation drive. An open server (no
+`serve.api_keys`) refuses to listen beyond loopback unless `--insecure` says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shadowrl.commands.config import Config
@@ -15,6 +18,7 @@ from shadowrl.serve.config import ServeConfig
 
 if TYPE_CHECKING:
     from shadowrl.serve.agent_sessions import AgentSettings
+    from shadowrl.serve.auth import KeyRing
     from shadowrl.serve.store import TraceStore
 
 
@@ -22,6 +26,11 @@ def add_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", help="override serve.host")
     parser.add_argument("--port", type=int, help="override serve.port")
     parser.add_argument("--model-name", help="override serve.model_name")
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow a non-loopback serve.host without serve.api_keys (anyone may call it)",
+    )
 
 
 def serve_config(args: argparse.Namespace, config: Config) -> ServeConfig:
@@ -31,11 +40,46 @@ def serve_config(args: argparse.Namespace, config: Config) -> ServeConfig:
     return ServeConfig.model_validate(merged)
 
 
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
+
+
+def check_exposure(cfg: ServeConfig, insecure: bool) -> None:
+    """An open server (no keys) may listen only on loopback, unless the user says so."""
+    if cfg.api_keys is None and not insecure and not is_loopback(cfg.host):
+        raise UsageError(
+            f"serve.host={cfg.host} is not loopback and serve.api_keys is not set: anyone could "
+            "call it; add keys (`shadowrl keys add`) or pass --insecure"
+        )
+
+
+def open_keys(cfg: ServeConfig, config: Config) -> KeyRing | None:
+    from shadowrl.serve.auth import KeyFileError, KeyRing
+
+    if cfg.api_keys is None:
+        return None
+    path = Path(cfg.api_keys)
+    path = path if path.is_absolute() else Path(config.run_dir) / path
+    if not path.is_file():
+        raise UsageError(f"serve.api_keys: no key file {path} (make one: shadowrl keys add)")
+    try:
+        return KeyRing(path)
+    except KeyFileError as e:
+        raise UsageError(str(e)) from e
+
+
 def run(args: argparse.Namespace, config: Config) -> int:
     cfg = serve_config(args, config)
+    check_exposure(cfg, args.insecure)
+    keys = open_keys(cfg, config)
     store = None if cfg.traces is None else open_trace_store(cfg.traces, cfg, config)
     try:
-        serve(cfg, config, store)
+        serve(cfg, config, store, keys)
     finally:
         if store is not None:
             store.close()  # commits what was acknowledged, then stops the writer
@@ -69,11 +113,13 @@ def agent_settings(cfg: ServeConfig, config: Config) -> AgentSettings | None:
     return AgentSettings(root.resolve(), episode_spec(config), cfg.max_sessions)
 
 
-def serve(cfg: ServeConfig, config: Config, store: TraceStore | None) -> None:
+def serve(
+    cfg: ServeConfig, config: Config, store: TraceStore | None, keys: KeyRing | None = None
+) -> None:
     import uvicorn
 
     from shadowrl.commands.policies import open_engine
-    from shadowrl.serve.server import create_app
+    from shadowrl.serve.app import create_app
 
     agent = agent_settings(cfg, config)
     with open_engine(config.model.path, config) as (engine, tokenizer):
@@ -88,10 +134,12 @@ def serve(cfg: ServeConfig, config: Config, store: TraceStore | None) -> None:
             max_n=cfg.max_n,
             max_tokens_cap=cfg.max_tokens_cap,
             admin_token=cfg.admin_token,
+            version=cfg.policy_version,
             traces=None if store is None else store.writer,
             checkpoint=config.model.path,
             feedback_window=cfg.feedback_window,
             agent=agent,
+            keys=keys,
         )
         try:
             uvicorn.run(app, host=cfg.host, port=cfg.port, log_level=cfg.log_level)

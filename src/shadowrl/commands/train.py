@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from shadowrl.commands.config import Config, train_run
+from shadowrl.commands.errors import UsageError
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -23,6 +24,12 @@ def add_args(p: argparse.ArgumentParser) -> None:
         help="continue the run in run_dir (default: also when it exists)",
     )
     p.add_argument("--fresh", action="store_true", help="delete run_dir first")
+    p.add_argument(
+        "--backend",
+        choices=["local", "ray"],
+        help="where RL's services run (the config's `backend`): 'ray' puts the trainer, "
+        "engines and environment workers on the Ray cluster at --ray.address",
+    )
 
 
 def start_run_dir(args: argparse.Namespace, config: Config) -> Path:
@@ -36,10 +43,21 @@ def start_run_dir(args: argparse.Namespace, config: Config) -> Path:
     return run_dir
 
 
+def _need_ray() -> None:
+    try:
+        import ray  # noqa: F401
+    except ImportError as e:
+        raise UsageError("--backend=ray needs Ray: pip install 'shadowrl[ray]'") from e
+
+
 def run(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.models import load_model
     from shadowrl.pipeline.stages import train_pipeline
 
+    if args.backend:
+        config = config.model_copy(update={"backend": args.backend})
+    if config.backend == "ray":
+        _need_ray()
     start_run_dir(args, config)
     model, tokenizer = load_model(config.model)
     report = train_pipeline(model, tokenizer, train_run(config))

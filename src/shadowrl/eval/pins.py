@@ -130,8 +130,10 @@ FIXTURE_CALLS: dict[str, dict[str, Any]] = {
     "semantic_search": {"query": "where are numbers added", "k": 0},
     "lint": {"paths": ["calc.py"]},
     "run": {"command": "cat notes.txt; echo oops >&2; exit 3"},
+    "summarize": {},  # followed by the fixture's summary (`_fixture_replies`)
     "submit": {},
 }
+_FIXTURE_SUMMARY = "Summary: calc.py now adds; notes.txt written."
 _TEMP_PATH = re.compile(re.escape(tempfile.gettempdir()) + r"/[^\s/'\"]+")
 
 
@@ -152,6 +154,8 @@ def _fixture_replies(tools: Sequence[str]) -> list[str]:
     ]
     if replies:
         replies[0] = "I will look around first.\n" + replies[0]
+    if "summarize" in names:  # the loop asks for the summary right after the call
+        replies.insert(names.index("summarize") + 1, _FIXTURE_SUMMARY)
     return replies
 
 
@@ -221,8 +225,9 @@ def harness_version(tokenizer: Any, agent: AgentConfig) -> str:
     schemas, each tool's output and any parse errors. So a comment edit or a moved
     file changes nothing, while any change to what the model sees or what a tool
     returns changes the pin. `semantic_search` is pinned by its schema and its
-    argument check only (see `FIXTURE_CALLS`); `summarize`, which ends a segment rather
-    than returning a result, by its schema, the summary request text and `agent.summary`.
+    argument check only (see `FIXTURE_CALLS`); where `summarize` is offered, the fixture
+    calls it and answers the summary request, and the hash also covers the request text
+    and `agent.summary`.
 
     Cached in-process per tokenizer (name, chat template, vocabulary size) and agent
     config. Blocking (it runs its own event loop): from async code call it in a thread.

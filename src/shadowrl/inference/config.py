@@ -5,6 +5,45 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class SpeculativeConfig(BaseModel):
+    """Speculative decoding with MTP draft heads (`shadowrl.inference.speculative`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    k: int = Field(
+        default=3,
+        ge=0,
+        description="Tokens drafted per step by the MTP heads and verified in one forward "
+        "(0 = off). Active only when the engine has heads (`mtp.safetensors` beside the "
+        "checkpoint, or `heads`); at most the heads' count.",
+    )
+    heads: str = Field(
+        default="",
+        description="Path of the MTP heads (a file or a directory holding mtp.safetensors); "
+        "'' = beside the model's checkpoint, if there.",
+    )
+    acceptance: Literal["exact", "rejection"] = Field(
+        default="exact",
+        description="'exact': accept a draft only where it equals the token the main model "
+        "samples there from the request's own random stream, so the output is identical to "
+        "non-speculative decoding. 'rejection': Leviathan-style speculative sampling (the "
+        "main model's distribution, other random numbers, tokens differ from non-speculative).",
+    )
+    max_batch: int = Field(
+        default=8,
+        ge=0,
+        description="Speculate only while at most this many requests run; larger batches "
+        "decode plainly (once compute-bound, a verify of k+1 tokens per row costs about k+1 "
+        "decode rows, and drafting k more LM-head products per row).",
+    )
+    auto: bool = Field(
+        default=True,
+        description="Measure, per batch size, seconds per generated token with and without "
+        "speculation (re-probing each side every 32 steps), and speculate only where it is "
+        "cheaper. With heads that accept little (benchmarks/speculative.py on CPU) this "
+        "turns speculation off by itself. Off: always speculate within max_batch.",
+    )
+
+
 class EngineConfig(BaseModel):
     """The batched generation engine (`shadowrl.inference.engine.Engine`)."""
 
@@ -81,4 +120,8 @@ class EngineConfig(BaseModel):
         description="Attention spans (context buckets) captured as graphs; a step attends over "
         "the next bucket above its longest sequence (max_seq_len is always the last one). "
         "Fewer buckets capture faster; more waste less attention on short contexts.",
+    )
+    speculative: SpeculativeConfig = Field(
+        default_factory=SpeculativeConfig,
+        description="Speculative decoding with MTP draft heads (exact by default).",
     )

@@ -12,7 +12,8 @@ logprob (under the distribution it was drawn from) and the weights version that 
 it; a swap lands between two steps, so versions change exactly where it happened and no
 request is dropped or restarted. Identical prompts (a GRPO group) are prefilled once and
 their KV is copied; a finished request's KV is parked in a prefix cache (`prefix.py`), so
-an agent's next turn prefills only the tokens added since its last one.
+an agent's next turn prefills only the tokens added since its last one. With MTP draft
+heads, a small batch's decode step verifies k drafts per row in one forward, exactly.
 
 Callers: `await engine.generate(ids, sampling)` (the `Policy` protocol, safe from many
 asyncio tasks at once), `async for delta in engine.generate_stream(...)`, or the blocking
@@ -22,6 +23,7 @@ asyncio tasks at once), `async for delta in engine.generate_stream(...)`, or the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -36,6 +38,7 @@ from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.cuda_graphs import GraphStep
 from shadowrl.inference.forward import Decoder
 from shadowrl.inference.kv import KVCache
+from shadowrl.inference.mtp import MTPHeads
 from shadowrl.inference.prefix import PrefixCache
 from shadowrl.inference.requests import (
     Done,
@@ -45,6 +48,7 @@ from shadowrl.inference.requests import (
     future_setter,
     resolve_future,
 )
+from shadowrl.inference.spec_step import speculator
 from shadowrl.inference.step import DecodeStep, EagerStep, Picks
 from shadowrl.inference.weights import Swap, apply_state, eos_ids
 from shadowrl.types import FinishReason, Generation, SamplingParams
@@ -63,6 +67,7 @@ class Engine:
         *,
         version: int = 0,
         seed: int | None = None,
+        heads: MTPHeads | None = None,
     ) -> None:
         self.config = config or EngineConfig()
         if self.config.dtype != "auto":  # the engine owns its model: cast in place, once
@@ -73,24 +78,15 @@ class Engine:
         self.version = version
         param = next(model.parameters())
         self.device = param.device
-        shape = self.decoder.shape
         graphs = self.device.type == "cuda" and self.config.cuda_graphs
-        self.cache = KVCache(
-            layers=shape.layers,
-            slots=self.config.max_batch,
-            kv_heads=shape.kv_heads,
-            head_dim=shape.head_dim,
-            capacity=self.config.max_seq_len if graphs else self.config.initial_kv_len,
-            max_capacity=self.config.max_seq_len,
-            dtype=param.dtype,
-            device=self.device,
-        )
+        self.cache = KVCache.for_engine(self.decoder.shape, self.config, param, graphs=graphs)
         self.stepper: DecodeStep = STEPS["cuda_graphs" if graphs else "eager"](
             self.decoder, self.cache, self.config
         )
         self.prefix = PrefixCache(self.cache, self.config.prefix_cache_tokens)
         self.default_stop_ids = eos_ids(model, tokenizer)
         self._tensors = dict(model.state_dict(keep_vars=True))
+        self.speculator = speculator(self.decoder, heads, self.cache, self.config, self._tensors)
         self._rng = torch.Generator()  # seeds the requests that bring none
         self._rng.manual_seed(seed if seed is not None else self._rng.seed())
         self._cv = threading.Condition()
@@ -132,12 +128,9 @@ class Engine:
     # -------------------------------------------------------------------- callers
 
     def submit(
-        self,
-        prompt_ids: Sequence[int],
-        sampling: SamplingParams,
-        on_done: Done,
+        self, prompt_ids: Sequence[int], sampling: SamplingParams, on_done: Done,
         on_delta: OnDelta | None = None,
-    ) -> Request:
+    ) -> Request:  # fmt: skip
         """Queue one request (thread-safe); callbacks run on the engine thread."""
         return self._submit_all([(prompt_ids, sampling, on_done, on_delta)])[0]
 
@@ -356,14 +349,20 @@ class Engine:
     def _decode(self) -> None:
         running = self._running
         span = max(r.cached for r in running) + 1
-        self.cache.reserve(span)
-        self._append(running, self.stepper.decode(running, span))
+        spec = self.speculator
+        if spec is not None and spec.pays(len(running), span):  # verify k drafts per row
+            spec.decode(running, span, self.version, self.tokenizer)
+        else:  # timed: what plain decoding costs, for `speculative.auto`
+            with spec.timing_plain(len(running)) if spec else contextlib.nullcontext():
+                self.cache.reserve(span)
+                self._append(running, self.stepper.decode(running, span))
         self._retire_done(range(len(running)))
 
     def _append(self, requests: Sequence[Request], picks: Picks) -> None:
         for row, request in enumerate(requests):
             top = picks.top_of(row, request.sampling.top_logprobs)
             request.append(picks.ids[row], picks.logprobs[row], self.version, top)
+            request.draft, request.draft_logq = (), None  # drafts were for the old counters
 
     def _retire_done(self, slots: range) -> None:
         limit, tokenizer = self.config.max_seq_len, self.tokenizer

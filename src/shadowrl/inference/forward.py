@@ -158,3 +158,31 @@ class Decoder:
             h = h + attn.o_proj(out.reshape(b, 1, -1))
             h = self._mlp(layer, h)
         return self.lm_head(self.norm(h[:, 0]))
+
+    def extend(self, tokens: Tensor, lengths: Tensor, cache: KVCache, span: int) -> Tensor:
+        """T tokens for each of slots 0..B-1 at positions lengths..lengths+T-1 (a verify).
+
+        tokens [B, T]; returns the final normed hidden states [B, T, hidden] (the LM
+        head's input, which the draft heads also read). Each position attends to its
+        row's cache up to itself; positions past a row's accepted tokens are simply
+        overwritten by a later step, so rejecting drafts needs no cache rollback.
+        """
+        b, t = tokens.shape
+        device = tokens.device
+        rows = torch.arange(b, device=device)[:, None]
+        positions = lengths[:, None] + torch.arange(t, device=device)[None]
+        mask = (torch.arange(span, device=device)[None, None] <= positions[:, :, None])[:, None]
+        h = self.embed(tokens)
+        cos, sin = self.rotary(h, positions)
+        for i, layer in enumerate(self.layers):
+            attn = layer.self_attn
+            q, k, v = self._qkv(attn, layer.input_layernorm(h), cos, sin)
+            keys, values = cache.keys[i], cache.values[i]
+            keys[rows, :, positions] = k.transpose(1, 2)
+            values[rows, :, positions] = v.transpose(1, 2)
+            out = F.scaled_dot_product_attention(
+                q, keys[:b, :, :span], values[:b, :, :span], attn_mask=mask, enable_gqa=True
+            )
+            h = h + attn.o_proj(out.transpose(1, 2).reshape(b, t, -1))
+            h = self._mlp(layer, h)
+        return self.norm(h)

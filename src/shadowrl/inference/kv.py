@@ -10,8 +10,15 @@ so with graphs the engine allocates the full capacity at once and the cache neve
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from torch import Tensor
+
+from shadowrl.inference.config import EngineConfig
+
+if TYPE_CHECKING:
+    from shadowrl.inference.forward import Shape
 
 
 class KVCache:
@@ -33,6 +40,19 @@ class KVCache:
         self.keys = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(layers)]
         self.values = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(layers)]
         self.max_capacity = max_capacity
+
+    @classmethod
+    def for_engine(
+        cls, shape: Shape, config: EngineConfig, param: Tensor, *, graphs: bool
+    ) -> KVCache:
+        """`config.max_batch` slots for a model of `shape` on `param`'s
+        dtype and device; all of `max_seq_len` at once under CUDA graphs."""
+        return cls(
+            layers=shape.layers, slots=config.max_batch, kv_heads=shape.kv_heads,
+            head_dim=shape.head_dim, max_capacity=config.max_seq_len,
+            capacity=config.max_seq_len if graphs else config.initial_kv_len,
+            dtype=param.dtype, device=param.device,
+        )  # fmt: skip
 
     @property
     def capacity(self) -> int:

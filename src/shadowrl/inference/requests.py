@@ -54,6 +54,11 @@ class Request:
     # later request with the same prompt can reuse this request's KV instead of prefilling.
     prompt_logits: torch.Tensor | None = None
     prompt_version: int = -1
+    # Speculative decoding: the heads' guesses for the tokens after the newest one (made
+    # for the counters they will be verified at) and, for rejection sampling, the
+    # distributions [k, V] they were drawn from. Empty: the next verify has no real drafts.
+    draft: tuple[int, ...] = ()
+    draft_logq: torch.Tensor | None = None
 
     @property
     def cached(self) -> int:

@@ -13,6 +13,7 @@ from shadowrl.episode import EpisodeSpec
 from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.pins import ConfigPins
 from shadowrl.inference.config import EngineConfig
+from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.orchestrator import OrchestratorConfig
 from shadowrl.tasks.config import TasksConfig
@@ -82,6 +83,7 @@ class TrainRun:
     pipeline: PipelineConfig
     episode: EpisodeSpec
     pins: ConfigPins
+    ray: RayConfig | None = None  # RL's services as Ray actors; None = in this process
 
 
 class PipelineError(RuntimeError):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +175,7 @@ def sft_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
         raise PipelineError("no demonstration was resolved; check the task suite and sandbox")
     log.info("SFT on %d demonstrations", len(demos))
     trainer = Trainer(model, run.train, objective="sft")
-    with MetricsLogger(run.run_dir) as metrics:
+    with closing(trainer), MetricsLogger(run.run_dir) as metrics:  # closing: stops DP ranks
         metrics.log("sft_data", 0, {"demonstrations": len(demos), "tasks": len(prepared)})
         run_sft(
             trainer,
@@ -188,7 +189,9 @@ def sft_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
 
 
 def rl_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
-    """Asynchronous GRPO from `model` (or from the newest RL checkpoint); returns the policy."""
+    """Asynchronous GRPO from `model` (or from the newest RL checkpoint); returns the policy.
+
+    With `run.ray` the trainer, engines and environment workers are Ray actors."""
     tasks = prepare_all(rl_task_list(run), run.tasks.cache_dir)
     return asyncio.run(
         run_rl(
@@ -201,6 +204,7 @@ def rl_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
             engine_config=run.engine,
             spec=run.episode,
             seed=run.seed,
+            ray=run.ray,
         )
     )
 

@@ -95,6 +95,14 @@ class TrainConfig(BaseModel):
         1024, ge=1, description="Positions per chunk when turning logits into token logprobs."
     )
     seed: int = Field(0, description="Seed of the trainer's RNG (saved in checkpoints).")
+    world_size: int = Field(
+        1,
+        ge=1,
+        description="Data-parallel ranks: this process is rank 0 and spawns the others "
+        "(torch.distributed over gloo, on CPU); each holds a full replica, runs its share of "
+        "every batch's microbatches, and the ranks sum gradients before the one AdamW step. "
+        "Each rank writes the weight-store shards of the tensors it owns.",
+    )
 
     # -- schedule and checkpoints
     steps: int = Field(6, ge=0, description="RL optimizer steps to run.")

@@ -1,7 +1,7 @@
 """The RL orchestrator: rollouts keep running while the trainer steps.
 
-Dataflow (one process by default; each box is a small interface, so a scale-out backend
-can put it behind a Ray actor without a second loop; none exists yet)::
+Dataflow (one process by default; each box is a small interface, so the Ray backend,
+`rl/cluster/`, puts each behind actors with this same loop)::
 
     TaskSampler ── (task, prepared workspace) ──► rollout_group() × in-flight limit
                                                    │ G forks of one snapshot, G episodes
@@ -51,6 +51,14 @@ class TrainerService(Protocol):
         ...
 
     def state_dict(self) -> Mapping[str, Any]: ...
+
+
+class TrainerLost(RuntimeError):
+    """The trainer service died (its actor or node); its state is the last checkpoint.
+
+    The run resumes from there: `run_rl` rebuilds the services and restarts the loop at
+    the checkpoint's step, as a rerun of the command after a crash would.
+    """
 
 
 class WeightPublisher(Protocol):
@@ -107,6 +115,7 @@ class LoopStats:
     groups_failed: int = 0
     groups_stale: int = 0
     groups_zero_adv: int = 0
+    episodes_lost: int = 0  # masked out of their groups (a dead worker), never scored
     staleness: list[int] = field(default_factory=list)
 
 
@@ -210,6 +219,7 @@ class Orchestrator:
                 self._fill()
             group = await self._ready.get()
             self.stats.groups_done += 1
+            self.stats.episodes_lost += group.lost
             if self.cfg.mode == "async":  # a slot freed up: keep the pipeline full mid-step
                 self._fill()
             if not group.ok:
@@ -268,6 +278,7 @@ class Orchestrator:
             "zero_adv_groups": zero_adv,
             "groups_failed": self.stats.groups_failed,
             "groups_stale": self.stats.groups_stale,
+            "episodes_lost": self.stats.episodes_lost,
             "version": self.trainer.version,
             **summary_metrics([t for g in groups for t in g.trajectories]),
             **{f"sync_{k}": v for k, v in sync.items() if isinstance(v, int | float)},

@@ -5,6 +5,9 @@ its own O(1) fork, concurrently, against the same policy (the inference engine b
 their decode steps together). Each finished sandbox is graded by the hidden-test
 verifier (in a further fork, so the agent's state is never touched). A crashed
 episode is recorded as such and its group is not trained on: a crash is not reward 0.
+An episode *lost* with the machine that ran it (a scale-out backend's worker died and
+every retry elsewhere failed too) is different: it says nothing about the policy, so it
+is masked out (the group is trained on the rest) and counted in `Group.lost`.
 """
 
 from __future__ import annotations
@@ -12,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from shadowrl.episode import EpisodeSpec, graded_episode
+from shadowrl.rl.roots import SandboxRoots
 from shadowrl.sandbox.base import Sandbox
 from shadowrl.tasks import PreparedTask, Task
 from shadowrl.types import Policy, Trajectory
@@ -31,6 +35,7 @@ class Group:
     errors: list[str] = field(default_factory=list)
     started_version: int = 0
     wall_s: float = 0.0
+    lost: int = 0  # episodes whose worker died for good: masked, never scored
 
     @property
     def ok(self) -> bool:
@@ -67,10 +72,15 @@ def _close_if_made(fut: asyncio.Future[Sandbox]) -> None:
         fut.result().close()
 
 
-async def _episode(
-    policy: Policy, root: Sandbox, prepared: PreparedTask, tokenizer: Any, spec: EpisodeSpec
+async def forked_episode(
+    policy: Policy,
+    fork: Callable[[], Sandbox],
+    prepared: PreparedTask,
+    tokenizer: Any,
+    spec: EpisodeSpec,
 ) -> Trajectory:
-    sandbox = await _open(lambda: root.snapshot().fork())
+    """One graded episode in a fresh sandbox from `fork` (closed afterwards)."""
+    sandbox = await _open(fork)
     try:
         traj, _ = await graded_episode(policy, sandbox, prepared, tokenizer=tokenizer, spec=spec)
         return traj
@@ -87,17 +97,48 @@ async def rollout_group(
     tokenizer: Any,
     spec: EpisodeSpec,
     version: int = 0,
+    roots: SandboxRoots | None = None,
 ) -> Group:
-    """Run `group_size` episodes of `task` concurrently and grade them."""
+    """Run `group_size` episodes of `task` concurrently and grade them.
+
+    With `roots` the task's root sandbox (and warm pool) outlives the group; without,
+    a root is prepared for this group alone."""
     start = time.perf_counter()
+    if roots is not None:
+        results = await _episodes(policy, await roots.forker(prepared), prepared, tokenizer,
+                                  spec, group_size)  # fmt: skip
+        return group_of(task.instance_id, results, version, time.perf_counter() - start)
     root = await _open(lambda: spec.open_sandbox(prepared))
     try:
-        results = await asyncio.gather(
-            *(_episode(policy, root, prepared, tokenizer, spec) for _ in range(group_size)),
-            return_exceptions=True,
-        )
+        fork = lambda: root.snapshot().fork()  # noqa: E731
+        results = await _episodes(policy, fork, prepared, tokenizer, spec, group_size)
     finally:
         await asyncio.to_thread(root.close)
+    return group_of(task.instance_id, results, version, time.perf_counter() - start)
+
+
+async def _episodes(
+    policy: Policy,
+    fork: Callable[[], Sandbox],
+    prepared: PreparedTask,
+    tokenizer: Any,
+    spec: EpisodeSpec,
+    n: int,
+) -> list[Trajectory | BaseException]:
+    return await asyncio.gather(
+        *(forked_episode(policy, fork, prepared, tokenizer, spec) for _ in range(n)),
+        return_exceptions=True,
+    )
+
+
+def group_of(
+    task_id: str,
+    results: Sequence[Trajectory | BaseException],
+    version: int,
+    wall_s: float,
+    lost: int = 0,
+) -> Group:
+    """The group of one task's episode results: crashes and error endings spoil it."""
     trajs = [r for r in results if isinstance(r, Trajectory)]
     errors = [
         "".join(traceback.format_exception(r)).strip()
@@ -105,4 +146,4 @@ async def rollout_group(
         if isinstance(r, BaseException)
     ]
     errors += [f"episode ended with {t.end}" for t in trajs if t.end == "error"]
-    return Group(task.instance_id, trajs, errors, version, time.perf_counter() - start)
+    return Group(task_id, trajs, errors, version, wall_s, lost)

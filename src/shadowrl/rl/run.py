@@ -1,7 +1,9 @@
 """One RL run: trainer, engine, weight store, rollouts and the orchestrator, wired.
 
 Everything here is plumbing with the real components; the scheduling itself lives
-in `orchestrator.py` and the math in `loss.py`. Progress is shown live (rich), every
+in `orchestrator.py` and the math in `loss.py`. The components come as `Services`:
+in this process (`local_services`) or as Ray actors behind proxies
+(`cluster.backend.ray_services`); the loop below is the same for both. Progress is shown live (rich), every
 step is logged (JSONL + TensorBoard), successful episodes are kept for rejection-
 sampling SFT, and checkpoints are written every `train.save_every` steps.
 """
@@ -9,10 +11,15 @@ sampling SFT, and checkpoints are written every `train.save_every` steps.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
+import logging
 import os
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +31,25 @@ from shadowrl.episode import EpisodeSpec
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.engine import Engine
 from shadowrl.metrics import MetricsLogger
+from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.demos import append_trajectories
-from shadowrl.rl.orchestrator import Orchestrator, OrchestratorConfig, TaskSampler
+from shadowrl.rl.orchestrator import (
+    Orchestrator,
+    OrchestratorConfig,
+    RolloutFn,
+    TaskSampler,
+    TrainerLost,
+    WeightPublisher,
+)
 from shadowrl.rl.rollout import Group, rollout_group
+from shadowrl.rl.roots import SandboxRoots
 from shadowrl.rl.trainer import Trainer
 from shadowrl.rl.weights import WeightStore
 from shadowrl.tasks import PreparedTask, Task
+from shadowrl.types import WeightSink
+
+log = logging.getLogger(__name__)
 
 
 def _progress_table(step: int, total: int, m: dict[str, Any]) -> Table:
@@ -51,6 +70,86 @@ def _progress_table(step: int, total: int, m: dict[str, Any]) -> Table:
     return table
 
 
+@dataclass
+class Services:
+    """The boxes the orchestrator drives: objects in this process or Ray actor proxies.
+
+    `trainer` is a `TrainerService` that also checkpoints (`save`, `step_count`);
+    `extra_metrics` adds backend numbers to each step's record; `final_model` gives the
+    trained policy back as a model in this process.
+    """
+
+    trainer: Any
+    store: WeightPublisher
+    engine: WeightSink
+    rollout: RolloutFn
+    extra_metrics: Callable[[], dict[str, Any]]
+    final_model: Callable[[], Any]
+
+
+@contextmanager
+def local_services(
+    model: Any,
+    tokenizer: Any,
+    ckpt: Path | None,
+    run_dir: Path,
+    *,
+    train: TrainConfig,
+    engine_config: EngineConfig,
+    spec: EpisodeSpec,
+    seed: int,
+) -> Iterator[Services]:
+    """Trainer, weight store and engine in this process (the default backend)."""
+    trainer = Trainer.resume(ckpt, train) if ckpt else Trainer(model, train)
+    # on N data-parallel ranks, each rank writes the shards it owns
+    store = trainer.publisher(
+        WeightStore(
+            train.weights_url or str(run_dir / "weights"),
+            full_every=train.full_every,
+            shard_bytes=train.shard_bytes,
+            zstd_level=train.zstd_level,
+            dtype=None if engine_config.dtype == "auto" else engine_config.dtype,
+        )
+    )
+    store.publish(trainer.state_dict(), trainer.version)
+    policy = copy.deepcopy(trainer.model).eval()
+    # with warm pools, each task's root and pool outlive its groups (`rl/roots.py`)
+    roots = SandboxRoots(spec) if spec.sandbox.pool.enabled else None
+    with (
+        closing(trainer),  # stops the other data-parallel ranks, if any
+        Engine(policy, tokenizer, engine_config, version=trainer.version, seed=seed) as engine,
+        closing(roots) if roots is not None else contextlib.nullcontext(),
+    ):
+
+        async def rollout(task: Any, prep: Any, version: int) -> Group:
+            if train.branching.enabled:  # tree rollouts (rl/tree.py)
+                from shadowrl.rl.tree import rollout_tree
+
+                return await rollout_tree(
+                    engine, task, prep, branching=train.branching, tokenizer=tokenizer,
+                    spec=spec, version=version,
+                )  # fmt: skip
+            return await rollout_group(
+                engine,
+                task,
+                prep,
+                group_size=train.group_size,
+                tokenizer=tokenizer,
+                spec=spec,
+                version=version,
+                roots=roots,
+            )
+
+        yield Services(
+            trainer,
+            store,
+            engine,
+            rollout,
+            lambda: {"prefix_hit_tokens": engine.prefix.hit_tokens},  # prompt tokens not prefilled
+            lambda: trainer.model,
+        )
+
+
 async def run_rl(
     model: Any,
     tokenizer: Any,
@@ -62,61 +161,78 @@ async def run_rl(
     engine_config: EngineConfig,
     spec: EpisodeSpec,
     seed: int = 0,
+    ray: RayConfig | None = None,
+    rollout: RolloutFn | None = None,
 ) -> Any:
     """Train `train.steps` RL steps on `tasks` (resuming from run_dir/checkpoints); return
-    the model."""
-    cfg = train
+    the model.
+
+    `ray` runs the services as actors on a Ray cluster (`rl/cluster/`), the loop staying
+    here; a lost trainer restarts from the last checkpoint up to `ray.trainer_restarts`
+    times. `rollout` replaces the episodes (recorded groups replayed, to compare backends).
+    """
     # every running tool call and sandbox operation holds a worker thread: size the
     # pool for all in-flight episodes, or async rollouts serialise on the default pool
-    workers = orchestrator.inflight_groups * cfg.group_size + 8
+    workers = orchestrator.inflight_groups * train.group_size + 8
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers))
-    ckpt_root = run_dir / "checkpoints"
-    start, ckpt = _resume_point(run_dir)
-    trainer = Trainer.resume(ckpt, cfg) if ckpt else Trainer(model, cfg)
-    if start >= cfg.steps:
-        return trainer.model
-    store = WeightStore(
-        cfg.weights_url or str(run_dir / "weights"),
-        full_every=cfg.full_every,
-        dtype=None if engine_config.dtype == "auto" else engine_config.dtype,
-    )
-    store.publish(trainer.state_dict(), trainer.version)
-    console = Console()
+    restarts = ray.trainer_restarts if ray is not None else 0
+    for attempt in range(restarts + 1):
+        start, ckpt = _resume_point(run_dir)
+        if start >= train.steps:
+            return _checkpoint_model(ckpt, model, train)
+        if ray is None:
+            services = local_services(
+                model, tokenizer, ckpt, run_dir,
+                train=train, engine_config=engine_config, spec=spec, seed=seed,
+            )  # fmt: skip
+        else:
+            from shadowrl.rl.cluster.backend import ray_services
+
+            services = ray_services(
+                model, tokenizer, tasks, run_dir, ray, ckpt=ckpt,
+                train=train, engine_config=engine_config, spec=spec, seed=seed,
+            )  # fmt: skip
+        try:
+            with services as s:
+                await _train(
+                    s, tokenizer, tasks, run_dir, start, train, orchestrator, seed, rollout
+                )
+                return s.final_model()
+        except TrainerLost as e:
+            if attempt == restarts:
+                raise
+            log.warning("trainer lost (%s): resuming from the last checkpoint", e)
+    raise AssertionError("unreachable")
+
+
+async def _train(
+    services: Services,
+    tokenizer: Any,
+    tasks: list[tuple[Task, PreparedTask]],
+    run_dir: Path,
+    start: int,
+    cfg: TrainConfig,
+    orchestrator: OrchestratorConfig,
+    seed: int,
+    replay: RolloutFn | None,
+) -> None:
+    """The orchestrator over `services` from step `start`, with progress, metrics and saves."""
+    trainer, ckpt_root = services.trainer, run_dir / "checkpoints"
+    play = replay or services.rollout
+
+    async def rollout(task: Any, prep: Any, version: int) -> Group:
+        group = await play(task, prep, version)
+        wins = [t for t in group.trajectories if group.ok and t.info.get("resolved")]
+        append_trajectories(run_dir / "successes.jsonl", wins)  # for rejection-sampling SFT
+        return group
+
     with (
-        Engine(
-            copy.deepcopy(trainer.model).eval(),
-            tokenizer,
-            engine_config,
-            version=trainer.version,
-            seed=seed,
-        ) as engine,
         MetricsLogger(run_dir) as metrics,
-        Live(console=console, refresh_per_second=2) as live,
+        Live(console=Console(), refresh_per_second=2) as live,
     ):
 
-        async def rollout(task: Any, prep: Any, version: int) -> Group:
-            if cfg.branching.enabled:  # tree rollouts (rl/tree.py)
-                from shadowrl.rl.tree import rollout_tree
-
-                return await rollout_tree(
-                    engine, task, prep, branching=cfg.branching, tokenizer=tokenizer, spec=spec,
-                    version=version,
-                )  # fmt: skip
-            group = await rollout_group(
-                engine,
-                task,
-                prep,
-                group_size=cfg.group_size,
-                tokenizer=tokenizer,
-                spec=spec,
-                version=version,
-            )
-            wins = [t for t in group.trajectories if group.ok and t.info.get("resolved")]
-            append_trajectories(run_dir / "successes.jsonl", wins)  # for rejection-sampling SFT
-            return group
-
         def on_step(step: int, m: dict[str, Any]) -> None:
-            m = {**m, "prefix_hit_tokens": engine.prefix.hit_tokens}  # prompt tokens not prefilled
+            m = {**m, **services.extra_metrics()}
             metrics.log("rl", step + 1, m)
             live.update(_progress_table(step, cfg.steps, m))
             if (cfg.save_every and (step + 1) % cfg.save_every == 0) or step + 1 == cfg.steps:
@@ -131,16 +247,23 @@ async def run_rl(
             cfg=orchestrator,
             train=cfg,
             rollout=rollout,
-            engine=engine,
+            engine=services.engine,
             trainer=trainer,
-            store=store,
+            store=services.store,
             tasks=TaskSampler(tasks, seed=seed, position=start * cfg.groups_per_step),
             on_step=on_step,
             on_error=on_error,
         )
         stats = await orch.run(start_step=start)
         metrics.log("rl_summary", cfg.steps, vars(stats))
-    return trainer.model
+
+
+def _checkpoint_model(ckpt: Path | None, model: Any, train: TrainConfig) -> Any:
+    """The policy of a finished run: its last checkpoint (or `model` when there is none)."""
+    if ckpt is None:
+        return model
+    with closing(Trainer.resume(ckpt, train)) as trainer:  # no data-parallel ranks left behind
+        return trainer.model
 
 
 LOOP_STATE = "loop_state.json"

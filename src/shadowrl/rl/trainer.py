@@ -8,7 +8,9 @@ new weights, which is what staleness and importance ratios are measured against.
 
 Gradients are *accumulated* across microbatches without rescaling: every
 microbatch's loss is already divided by the batch-wide `token_budget`, so the sum
-of microbatch gradients is exactly the gradient of the batch loss.
+of microbatch gradients is exactly the gradient of the batch loss. The same holds
+across data-parallel ranks (`train.world_size`, see `dp.py`): each rank runs its
+share of the microbatches and the ranks sum their gradients before the step.
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ from shadowrl.rl.checkpoint import (
     save_checkpoint,
 )
 from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.dp import Leader, Ranks, ShardedPublisher
 from shadowrl.rl.loss import LossStats, linear_token_logprobs, policy_loss
 from shadowrl.rl.sft import sft_loss, sft_stats
+from shadowrl.rl.weights import WeightStore
 from shadowrl.types import Trajectory
 
 # (logprobs [B,T], ref_logprobs [B,T] | None, microbatch, token_budget, cfg) -> (loss, stats)
@@ -157,11 +161,21 @@ class Trainer:
         *,
         objective: Literal["rl", "sft"] = "rl",
         ref_model: Any = None,
+        ranks: Ranks | None = None,
     ) -> None:
+        """`ranks`: set only on ranks 1..N-1 by `dp.py`; rank 0 spawns them itself when
+        `cfg.world_size > 1`."""
         if cfg.kl_coef > 0 and objective == "rl" and ref_model is None:
             raise ValueError("kl_coef > 0 needs a ref_model")
+        if cfg.world_size > 1 and ref_model is not None:
+            raise ValueError("train.world_size > 1 does not support a reference model yet")
         self.cfg = cfg
         self.model = model.to(DTYPES[cfg.dtype])
+        if ranks is None and cfg.world_size > 1:
+            ranks = Leader.start(self.model, cfg, objective)
+        self.ranks = ranks
+        if ranks is not None:
+            ranks.sync_params(self.model)
         self.ref_model = ref_model.eval().requires_grad_(False) if ref_model is not None else None
         self.objective = OBJECTIVES[objective]
         self.device = next(model.parameters()).device
@@ -186,14 +200,20 @@ class Trainer:
         """Forward/backward every microbatch, clip, one AdamW step, bump `version`."""
         self.model.train()
         self.optimizer.zero_grad(set_to_none=True)
+        if isinstance(self.ranks, Leader):
+            self.ranks.command("step", batch)
+        mine = self.ranks.share(batch.microbatches) if self.ranks else batch.microbatches
         stats, loss_sum = LossStats.zero(), torch.zeros((), device=self.device)
-        for mb in batch.microbatches:
+        for mb in mine:
             mb = mb.to(self.device)
             lp = token_logprobs(self.model, mb.input_ids, mb.loss_mask, self.cfg.logprob_chunk)
             loss, s = self.objective(lp, self._ref_logprobs(mb), mb, batch.token_budget, self.cfg)
             if loss.requires_grad:  # False when no row of the microbatch has a trainable token
                 loss.backward()
             stats, loss_sum = stats + s, loss_sum + loss.detach()
+        if self.ranks is not None:
+            self.ranks.all_reduce_grads(self.params)
+            stats, loss_sum = self.ranks.all_reduce_stats(stats, loss_sum)
         has_grads = any(p.grad is not None for p in self.params)  # some token was trainable
         grad_norm = self._clip()
         applied = has_grads and math.isfinite(grad_norm)
@@ -240,6 +260,17 @@ class Trainer:
                 out[name] = t
         return out
 
+    def publisher(self, store: WeightStore) -> WeightStore | ShardedPublisher:
+        """What publishes this trainer's weights to `store`: the store itself on one rank;
+        on N ranks, one that has every rank write the shards it owns."""
+        return ShardedPublisher(self.ranks, store) if isinstance(self.ranks, Leader) else store
+
+    def close(self) -> None:
+        """Stop the other data-parallel ranks (nothing to do on one rank)."""
+        if isinstance(self.ranks, Leader):
+            self.ranks.close()
+            self.ranks = None
+
     def _ref_logprobs(self, mb: MicroBatch) -> Tensor | None:
         if self.ref_model is None or self.cfg.kl_coef == 0:
             return None
@@ -279,6 +310,8 @@ class Trainer:
         """Restore weights, optimizer, RNG and counters from a checkpoint directory."""
         from safetensors.torch import load_model
 
+        if isinstance(self.ranks, Leader):
+            self.ranks.command("load", str(ckpt))
         load_model(self.model, str(Path(ckpt) / "model.safetensors"), strict=False)
         hyper = [{k: g[k] for k in HYPER} for g in self.optimizer.param_groups]
         state = load_training_state(ckpt, self.optimizer)

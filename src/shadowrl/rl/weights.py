@@ -4,14 +4,25 @@ After one small optimizer step most weights keep their sign, exponent and high
 mantissa bits, so the bitwise XOR of the new and the previous tensor is mostly zero
 bytes. Splitting the XOR into byte planes (all first bytes, then all second bytes,
 … the "shuffle" filter of Blosc/HDF5) puts those zeros next to each other and zstd
-squeezes them to almost nothing. A full snapshot is written every `full_every`
+squeezes them to almost nothing. (The default codec takes the integer difference of
+the bit patterns instead of the XOR: the same idea, fewer non-zero bytes, see
+`weight_codec.diff`.) A full snapshot is written every `full_every`
 versions so a new engine never replays a long chain.
 
-Layout under the store URL (any fsspec filesystem: a local dir, `s3://…` with s3fs):
+Layout under the store URL (any fsspec filesystem: `file://` or a local dir,
+`memory://`, `s3://…` through s3fs):
 
-    v00000012/shard-00000.zst …   zstd of shuffled bytes, ~shard_bytes raw each
-    v00000012/manifest.json       tensors, pieces, sha256 of every shard; written
-                                  LAST, so a version exists iff its manifest does
+    v00000012/p000-s00000-<sha>.zst …  zstd of shuffled bytes, ~shard_bytes raw each;
+                                      p = the writing rank's part, s = its shard
+    v00000012/manifest.json           tensors, pieces, sha256 of every shard; written
+                                      LAST, so a version exists iff its manifest does
+
+Data-parallel ranks each write the part they own (`write_part`, in parallel, with
+no coordination) and one of them `commit`s the parts' manifests. A writer killed
+mid-publish leaves shards no manifest names: readers never see them. Shard names
+carry their content hash, so a republished version never overwrites a file a
+reader of the old manifest is reading. A shard that is all zero bytes (an
+unchanged stretch of a delta) is not written at all, and readers skip it.
 
 `fetch` verifies every shard's sha256 and refuses missing or corrupt data rather
 than handing an engine silently wrong weights.
@@ -23,9 +34,8 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,102 +43,31 @@ import torch
 import zstandard
 from torch import Tensor
 
+from shadowrl.rl.weight_codec import (
+    CODECS,
+    Bytes,
+    Layout,
+    Piece,
+    diff,
+    itemsize,
+    nbytes,
+    owners,
+    plan_pieces,
+    shuffle,
+    to_bytes,
+    to_state,
+    undiff,
+    unshuffle,
+)
+
+__all__ = ["WeightStore", "WeightStoreError", "owners", "plan_pieces", "shuffle", "unshuffle"]
 log = logging.getLogger(__name__)
-FORMAT = 1
-Bytes = dict[str, np.ndarray]  # tensor name -> its raw little-endian bytes (uint8, 1-D)
+FORMAT = 2
+READABLE = (1, 2)  # format 1: the same manifest, shards always stored, named shard-N.zst
 
 
 class WeightStoreError(RuntimeError):
     """A version is missing, incomplete or corrupt."""
-
-
-@dataclass(frozen=True)
-class Layout:
-    """dtype and shape of every tensor: what turns raw bytes back into a state dict."""
-
-    tensors: dict[str, tuple[str, tuple[int, ...]]]
-
-    @staticmethod
-    def of(state: Mapping[str, Tensor]) -> Layout:
-        return Layout(
-            {k: (str(v.dtype).removeprefix("torch."), tuple(v.shape)) for k, v in state.items()}
-        )
-
-
-def to_bytes(state: Mapping[str, Tensor]) -> Bytes:
-    """Own CPU copies of every tensor's bytes (the trainer keeps mutating its tensors)."""
-    out = {}
-    for name, t in state.items():
-        flat = t.detach().to("cpu", copy=True).contiguous().reshape(-1)
-        out[name] = flat.view(torch.uint8).numpy()
-    return out
-
-
-def to_state(raw: Bytes, layout: Layout) -> dict[str, Tensor]:
-    """Raw bytes -> tensors (views of `raw`, no copy)."""
-    out = {}
-    for name, (dtype, shape) in layout.tensors.items():
-        if raw[name].size == 0:  # a zero-size byte view has no stride to reinterpret
-            out[name] = torch.empty(shape, dtype=getattr(torch, dtype))
-        else:
-            out[name] = torch.from_numpy(raw[name]).view(getattr(torch, dtype)).reshape(shape)
-    return out
-
-
-def shuffle(raw: np.ndarray, itemsize: int) -> np.ndarray:
-    """Byte planes: [b0 b1 b0 b1 …] -> [b0 b0 … b1 b1 …]."""
-    if itemsize == 1:
-        return raw
-    words, n = raw.reshape(-1, itemsize), raw.size // itemsize
-    out = np.empty(raw.size, dtype=np.uint8)
-    for j in range(itemsize):  # one strided plane at a time: ~5x faster than a transpose copy
-        out[j * n : (j + 1) * n] = words[:, j]
-    return out
-
-
-def unshuffle(planes: np.ndarray, itemsize: int, out: np.ndarray | None = None) -> np.ndarray:
-    """Inverse of `shuffle`, written into `out` (a 1-D uint8 array) when given."""
-    out = np.empty(planes.size, dtype=np.uint8) if out is None else out
-    if itemsize == 1:
-        out[:] = planes
-        return out
-    n, words = planes.size // itemsize, out.reshape(-1, itemsize)
-    for j in range(itemsize):
-        words[:, j] = planes[j * n : (j + 1) * n]
-    return out
-
-
-def _itemsize(dtype: str) -> int:
-    return torch.empty((), dtype=getattr(torch, dtype)).element_size()
-
-
-@dataclass(frozen=True)
-class Piece:
-    """A slice of one tensor's bytes stored contiguously inside one shard."""
-
-    name: str
-    start: int  # byte offset in the tensor
-    nbytes: int
-    shard: int
-    offset: int  # byte offset in the shard's raw (decompressed) payload
-
-
-def plan_pieces(sizes: Mapping[str, tuple[int, int]], shard_bytes: int) -> list[Piece]:
-    """Cut tensors (name -> (nbytes, itemsize)) into element-aligned pieces packed into shards."""
-    pieces: list[Piece] = []
-    shard, fill = 0, 0
-    for name, (nbytes, itemsize) in sizes.items():
-        start = 0
-        while start < nbytes or (nbytes == 0 and start == 0):
-            room = max(shard_bytes - fill, itemsize)
-            take = min(nbytes - start, room // itemsize * itemsize)
-            pieces.append(Piece(name, start, take, shard, fill))
-            start, fill = start + take, fill + take
-            if fill >= shard_bytes:
-                shard, fill = shard + 1, 0
-            if nbytes == 0:
-                break
-    return pieces
 
 
 class WeightStore:
@@ -143,24 +82,48 @@ class WeightStore:
         zstd_level: int = 3,
         threads: int = 4,
         dtype: str | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        codec: str = "sub",
     ) -> None:
         """`dtype` (e.g. "bfloat16"): publish floating tensors cast to the engine's serving
-        precision, so fewer bytes travel and deltas are XORs of what the engine holds."""
+        precision, so fewer bytes travel and deltas are XORs of what the engine holds.
+        `storage_options` go to fsspec (for s3: `endpoint_url`, `key`, `secret`, ...).
+        `codec`: how a delta is taken ("sub" or "xor", see `weight_codec.diff`)."""
         import fsspec
 
-        self.fs, self.root = fsspec.core.url_to_fs(url)
+        if codec not in CODECS:
+            raise ValueError(f"codec {codec!r} is not one of {CODECS}")
+        options = dict(storage_options or {})
+        self.spec: dict[str, Any] = {
+            "url": url,
+            "full_every": full_every,
+            "shard_bytes": shard_bytes,
+            "zstd_level": zstd_level,
+            "threads": threads,
+            "dtype": dtype,
+            "storage_options": options,
+            "codec": codec,
+        }  # what another process (a data-parallel rank) needs to open the same store
+        self.fs, self.root = fsspec.core.url_to_fs(url, **options)
         self.fs.makedirs(self.root, exist_ok=True)
         self.full_every, self.shard_bytes, self.level = full_every, shard_bytes, zstd_level
-        self.pool = ThreadPoolExecutor(max(threads, 1))  # zstd and numpy release the GIL
+        self.pool = ThreadPoolExecutor(max(threads, 1))  # zstd, numpy and s3 release the GIL
         self.dtype = getattr(torch, dtype) if dtype else None
-        self._sent: tuple[int, int, Layout, Bytes] | None = (
-            None  # version, last full, layout, bytes
-        )
+        self.codec = codec
+        self._sent: tuple[int, int, Layout, Bytes] | None = None  # version, last full, ...
         self._got: tuple[int, Bytes] | None = None  # reader cache: last fetched version
+        self.fetched = {"shards": 0, "bytes": 0}  # what fetches downloaded, for tests/benchmarks
 
     # -- trainer side --------------------------------------------------------------
     def publish(self, state: Mapping[str, Tensor], version: int) -> dict[str, Any]:
         """Write `version` as a delta against the last published one (or as a full snapshot)."""
+        return self.commit(version, [self.write_part(state, version)])
+
+    def write_part(
+        self, state: Mapping[str, Tensor], version: int, part: int = 0
+    ) -> dict[str, Any]:
+        """Write the shards of `state` (one rank's tensors) for `version`; invisible until
+        `commit` gets the returned part manifest."""
         t0 = time.perf_counter()
         if self.dtype is not None:
             state = {k: v.to(self.dtype) if v.is_floating_point() else v for k, v in state.items()}
@@ -172,79 +135,110 @@ class WeightStore:
             or version <= prev[0]
             or version - prev[1] >= self.full_every
         )
-        payload = raw if full or prev is None else {k: raw[k] ^ prev[3][k] for k in raw}
-        manifest = self._write(
-            version, layout, payload, base=None if full or prev is None else prev[0]
-        )
-        last_full = version if full or prev is None else prev[1]
-        self._sent = (version, last_full, layout, raw)
+        base = None if full or prev is None else prev[0]
+        if base is None or prev is None:
+            payload = raw
+        else:
+            items = {k: itemsize(dt) for k, (dt, _) in layout.tensors.items()}
+            payload = {k: diff(raw[k], prev[3][k], items[k], self.codec) for k in raw}
+        pieces, shards = self._write_shards(version, part, layout, payload)
+        self._sent = (version, version if base is None or prev is None else prev[1], layout, raw)
+        return {
+            "kind": "full" if base is None else "delta",
+            "base_version": base,
+            "codec": self.codec,
+            "tensors": {k: [dt, list(shape)] for k, (dt, shape) in layout.tensors.items()},
+            "pieces": pieces,
+            "shards": shards,
+            "write_ms": (time.perf_counter() - t0) * 1e3,
+        }
+
+    def commit(self, version: int, parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """Make `version` visible: one manifest naming every part's shards, written last."""
+        t0 = time.perf_counter()
+        kinds = {(p["kind"], p["base_version"], p["codec"]) for p in parts}
+        if len(kinds) != 1:
+            raise WeightStoreError(f"v{version}: parts disagree on full/delta and base: {kinds}")
+        kind, base, codec = kinds.pop()
+        tensors: dict[str, Any] = {}
+        pieces: list[list[Any]] = []
+        shards: list[dict[str, Any]] = []
+        for p in parts:
+            if tensors.keys() & p["tensors"].keys():
+                raise WeightStoreError(f"v{version}: two parts publish the same tensor")
+            tensors.update(p["tensors"])
+            pieces += [[*pc[:3], pc[3] + len(shards), pc[4]] for pc in p["pieces"]]
+            shards += p["shards"]
+        manifest = {
+            "format": FORMAT,
+            "version": version,
+            "kind": kind,
+            "base_version": base,
+            "codec": codec,
+            "tensors": tensors,
+            "pieces": pieces,
+            "shards": shards,
+            "raw_bytes": sum(s["raw_bytes"] for s in shards),
+            "stored_bytes": sum(s["bytes"] for s in shards),
+        }
+        vdir = self._vdir(version)
+        with self.fs.open(f"{vdir}/manifest.json.tmp", "w") as f:
+            json.dump(manifest, f)
+        self.fs.mv(f"{vdir}/manifest.json.tmp", f"{vdir}/manifest.json")  # the commit point
         info = {
             "version": version,
-            "kind": manifest["kind"],
+            "kind": kind,
             "full_bytes": manifest["raw_bytes"],
             "stored_bytes": manifest["stored_bytes"],
             "ratio": manifest["stored_bytes"] / max(manifest["raw_bytes"], 1),
-            "shards": len(manifest["shards"]),
-            "publish_ms": (time.perf_counter() - t0) * 1e3,
+            "shards": sum(s["file"] is not None for s in shards),
+            "parts": len(parts),
+            "publish_ms": max(p["write_ms"] for p in parts) + (time.perf_counter() - t0) * 1e3,
         }
-        log.info("published v%d (%s): %.1f MB of %.1f MB", version, info["kind"],
+        log.info("published v%d (%s): %.1f MB of %.1f MB", version, kind,
                  info["stored_bytes"] / 1e6, info["full_bytes"] / 1e6)  # fmt: skip
         return info
 
-    def _write(
-        self, version: int, layout: Layout, payload: Bytes, base: int | None
-    ) -> dict[str, Any]:
+    def _write_shards(
+        self, version: int, part: int, layout: Layout, payload: Bytes
+    ) -> tuple[list[list[Any]], list[dict[str, Any]]]:
         vdir = self._vdir(version)
-        if self.fs.exists(vdir):
-            self.fs.rm(vdir, recursive=True)  # a half-written earlier attempt
         self.fs.makedirs(vdir, exist_ok=True)
-        itemsizes = {k: _itemsize(dt) for k, (dt, _) in layout.tensors.items()}
-        pieces = plan_pieces(
-            {k: (payload[k].nbytes, itemsizes[k]) for k in payload}, self.shard_bytes
-        )
+        sizes = {k: itemsize(dt) for k, (dt, _) in layout.tensors.items()}
+        pieces = plan_pieces({k: (payload[k].nbytes, sizes[k]) for k in payload}, self.shard_bytes)
         by_shard: dict[int, list[Piece]] = {}
         for p in pieces:
             by_shard.setdefault(p.shard, []).append(p)
 
         def write_shard(i: int) -> dict[str, Any]:
-            parts = [
-                shuffle(payload[p.name][p.start : p.start + p.nbytes], itemsizes[p.name])
-                for p in by_shard[i]
-            ]
-            payload_i = np.concatenate(parts).data
-            blob = zstandard.ZstdCompressor(level=self.level).compress(payload_i)
-            name = f"shard-{i:05d}.zst"
+            raw = np.concatenate(
+                [
+                    shuffle(payload[p.name][p.start : p.start + p.nbytes], sizes[p.name])
+                    for p in by_shard[i]
+                ]
+            )
+            entry: dict[str, Any] = {
+                "file": None,
+                "sha256": None,
+                "raw_bytes": raw.size,
+                "bytes": 0,
+            }
+            if not raw.any():  # nothing changed here (or all zeros): nothing to send
+                return entry
+            blob = zstandard.ZstdCompressor(level=self.level).compress(raw.data)
+            sha = hashlib.sha256(blob).hexdigest()
+            name = f"p{part:03d}-s{i:05d}-{sha[:16]}.zst"
             with self.fs.open(f"{vdir}/{name}", "wb") as f:
                 f.write(blob)
-            raw = sum(p.nbytes for p in by_shard[i])
-            return {
-                "file": name,
-                "sha256": hashlib.sha256(blob).hexdigest(),
-                "raw_bytes": raw,
-                "bytes": len(blob),
-            }
+            return {**entry, "file": name, "sha256": sha, "bytes": len(blob)}
 
         shards = list(self.pool.map(write_shard, sorted(by_shard)))
-        manifest = {
-            "format": FORMAT,
-            "version": version,
-            "kind": "full" if base is None else "delta",
-            "base_version": base,
-            "tensors": {k: [dt, list(shape)] for k, (dt, shape) in layout.tensors.items()},
-            "pieces": [[p.name, p.start, p.nbytes, p.shard, p.offset] for p in pieces],
-            "shards": shards,
-            "raw_bytes": sum(s["raw_bytes"] for s in shards),
-            "stored_bytes": sum(s["bytes"] for s in shards),
-        }
-        tmp = f"{vdir}/manifest.json.tmp"
-        with self.fs.open(tmp, "w") as f:
-            json.dump(manifest, f)
-        self.fs.mv(tmp, f"{vdir}/manifest.json")  # the commit point
-        return manifest
+        return [[p.name, p.start, p.nbytes, p.shard, p.offset] for p in pieces], shards
 
     # -- engine side ---------------------------------------------------------------
     def versions(self) -> list[int]:
         """Committed versions (those whose manifest exists), oldest first."""
+        self.fs.invalidate_cache()  # s3fs caches listings: a poller must see new versions
         found = self.fs.glob(f"{self.root}/v*/manifest.json")
         return sorted(int(p.rstrip("/").split("/")[-2][1:]) for p in found)
 
@@ -281,27 +275,31 @@ class WeightStore:
         else:  # the chain reached the version the caller (or our cache) already holds
             raw = have[1] if have is not None else {}
         for m in reversed(chain):
-            delta = self._decode(m)
-            raw = {k: delta[k] ^ raw[k] for k in delta}
+            delta, codec = self._decode(m), m.get("codec", "xor")  # format 1: xor
+            items = {k: itemsize(dt) for k, (dt, _) in m["tensors"].items()}
+            raw = {k: undiff(delta[k], raw[k], items[k], codec) for k in delta}
         self._got = (version, raw)
         layout = Layout({k: (dt, tuple(shape)) for k, (dt, shape) in target["tensors"].items()})
         return to_state(raw, layout)
 
     def _manifest(self, version: int) -> dict[str, Any]:
         path = f"{self._vdir(version)}/manifest.json"
+        self.fs.invalidate_cache(self._vdir(version))
         try:
             with self.fs.open(path, "r") as f:
                 m: dict[str, Any] = json.load(f)
         except FileNotFoundError as e:
             raise WeightStoreError(f"version {version} is not committed ({path} missing)") from e
-        if m.get("format") != FORMAT:
+        if m.get("format") not in READABLE:
             raise WeightStoreError(f"{path}: unknown format {m.get('format')}")
         return m
 
     def _decode(self, m: dict[str, Any]) -> Bytes:
         vdir = self._vdir(m["version"])
 
-        def read_shard(s: dict[str, Any]) -> bytes:
+        def read_shard(s: dict[str, Any]) -> np.ndarray:
+            if s["file"] is None:  # an all-zero shard: nothing was stored, nothing to fetch
+                return np.zeros(s["raw_bytes"], dtype=np.uint8)
             try:
                 with self.fs.open(f"{vdir}/{s['file']}", "rb") as f:
                     blob = f.read()
@@ -309,21 +307,20 @@ class WeightStore:
                 raise WeightStoreError(f"v{m['version']}: shard {s['file']} is missing") from e
             if hashlib.sha256(blob).hexdigest() != s["sha256"]:
                 raise WeightStoreError(f"v{m['version']}: shard {s['file']} fails its sha256")
-            return zstandard.ZstdDecompressor().decompress(blob)
+            return np.frombuffer(zstandard.ZstdDecompressor().decompress(blob), dtype=np.uint8)
 
-        shards = [np.frombuffer(b, dtype=np.uint8) for b in self.pool.map(read_shard, m["shards"])]
+        shards = list(self.pool.map(read_shard, m["shards"]))
+        stored = [s for s in m["shards"] if s["file"] is not None]
+        self.fetched["shards"] += len(stored)
+        self.fetched["bytes"] += sum(s["bytes"] for s in stored)
         out = {
-            k: np.empty(_nbytes(dt, shape), dtype=np.uint8)
+            k: np.empty(nbytes(dt, shape), dtype=np.uint8)
             for k, (dt, shape) in m["tensors"].items()
         }
-        for name, start, nbytes, shard, offset in m["pieces"]:
-            planes = shards[shard][offset : offset + nbytes]
-            unshuffle(planes, _itemsize(m["tensors"][name][0]), out[name][start : start + nbytes])
+        for name, start, size, shard, offset in m["pieces"]:
+            planes = shards[shard][offset : offset + size]
+            unshuffle(planes, itemsize(m["tensors"][name][0]), out[name][start : start + size])
         return out
 
     def _vdir(self, version: int) -> str:
         return f"{self.root}/v{version:08d}"
-
-
-def _nbytes(dtype: str, shape: list[int]) -> int:
-    return int(np.prod(shape, dtype=np.int64)) * _itemsize(dtype)

@@ -31,6 +31,23 @@ class Limits(BaseModel):
     cpu_shares: float = Field(1.0, description="CPU cores' worth of time the sandbox may use.")
 
 
+class PoolConfig(BaseModel):
+    """Warm pools of started sandboxes per prepared snapshot (`sandbox.pool:`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = Field(
+        False, description="Keep started forks of each prepared task ready to claim."
+    )
+    min_ready: int = Field(1, ge=0, description="Started forks kept ready even when idle.")
+    max_ready: int = Field(16, ge=1, description="Most started forks kept ready per snapshot.")
+    idle_s: float = Field(
+        5.0, gt=0, description="Seconds a surplus may go unclaimed before the target halves."
+    )
+    max_snapshots: int = Field(
+        8, ge=1, description="Pools kept at once; the least recently claimed one is closed."
+    )
+
+
 class SandboxConfig(BaseModel):
     """Where agent commands run (`sandbox:` in the config tree)."""
 
@@ -41,6 +58,10 @@ class SandboxConfig(BaseModel):
         "(overlay where the machine allows it, else local with a warning).",
     )
     limits: Limits = Field(default_factory=Limits, description="Resource limits per sandbox.")
+    pool: PoolConfig = Field(
+        default_factory=PoolConfig,
+        description="Warm pools of started forks per prepared task, for RL rollouts.",
+    )
 
 
 @dataclass(frozen=True)

@@ -198,12 +198,15 @@ def sweep_orphan_groups(layout: CgroupLayout | None) -> int:
             owner = _OWNED.match(group.name)
             if owner is None or owner_alive(int(owner[1])) or not group.is_dir():
                 continue
-            children = tuple(p for p in group.iterdir() if p.is_dir())
-            for child in children:
-                _kill_and_remove((child,))
-            with contextlib.suppress(OSError):
+            try:  # another process may be sweeping the same orphan: skip what it removed
+                for child in [p for p in group.iterdir() if p.is_dir()]:
+                    _kill_and_remove((child,))
                 group.rmdir()
                 swept += 1
+            except FileNotFoundError:
+                continue
+            except OSError:  # still busy: the next sweep gets it
+                continue
     if swept:
         log.info("removed %d sandbox cgroup tree(s) left by processes that died", swept)
     return swept

@@ -168,7 +168,11 @@ def sweep_orphans(parent: Path | None = None) -> int:
         owner = _OWNED.match(root.name)
         if owner is None or owner_alive(int(owner[1])):
             continue
-        for path in root.iterdir():
+        try:
+            paths = list(root.iterdir())
+        except FileNotFoundError:  # another process's sweep (e.g. a sibling Ray worker) won
+            continue
+        for path in paths:
             _unmount_dir(path)
         with contextlib.suppress(OSError):
             root.rmdir()

@@ -19,28 +19,9 @@ import threading
 import time
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from shadowrl.sandbox.base import Sandbox, Snapshot
+from shadowrl.sandbox.base import PoolConfig, Sandbox, Snapshot
 
 log = logging.getLogger(__name__)
-
-
-class PoolConfig(BaseModel):
-    """Warm pools of started sandboxes per prepared snapshot (`sandbox.pool:`)."""
-
-    model_config = ConfigDict(extra="forbid")
-    enabled: bool = Field(
-        False, description="Keep started forks of each prepared task ready to claim."
-    )
-    min_ready: int = Field(1, ge=0, description="Started forks kept ready even when idle.")
-    max_ready: int = Field(16, ge=1, description="Most started forks kept ready per snapshot.")
-    idle_s: float = Field(
-        5.0, gt=0, description="Seconds a surplus may go unclaimed before the target halves."
-    )
-    max_snapshots: int = Field(
-        8, ge=1, description="Pools kept at once; the least recently claimed one is closed."
-    )
 
 
 @dataclass

@@ -20,7 +20,21 @@ class ServeConfig(BaseModel):
     )
     admin_token: str | None = Field(
         default=None,
-        description="Bearer token required by /admin/*; None leaves admin open (localhost only!).",
+        description="Bearer token required by /admin/* (load weights); None: admin is refused.",
+    )
+    api_keys: str | None = Field(
+        default=None,
+        description=(
+            "Key file (`shadowrl keys add`; digests only), relative to run_dir: every route then "
+            "needs `Authorization: Bearer <key>` and a key sees only its own sessions; None: "
+            "open, loopback only unless `serve --insecure`."
+        ),
+    )
+    policy_version: int = Field(
+        default=0,
+        ge=0,
+        description="Policy version stamped on tokens of the weights served at start (the "
+        "registry's version of model.path; a hot swap sets the next one).",
     )
     max_context_tokens: int | None = Field(
         default=None,

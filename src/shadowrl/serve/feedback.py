@@ -4,7 +4,8 @@ A signal names a session (`session_id`) or one response (`response_id`, the id t
 client saw; stored with that response's session). It is validated (400: neither or
 both ids, an unknown signal, `keep` without a `value` in [0, 1], a `value` on any
 other signal), refused with 404 when the store holds no such session or response,
-and written through the trace writer; the reply comes after the commit. With an
+and written through the trace writer, under the caller's key (with API keys a
+session of another key is a 404 too); the reply comes after the commit. With an
 `Idempotency-Key` header a repeat is stored once: it gets the first row back (same
 id, 200), whatever its body says. Turning signals into rewards is not done here.
 
@@ -17,18 +18,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from shadowrl.serve.auth import ANONYMOUS, Caller
 from shadowrl.serve.openai_api import APIError
 from shadowrl.serve.store import FeedbackRecord, TraceWriter
 from shadowrl.serve.store.queries import (
     finalize_silent,
     get_feedback,
-    session_exists,
     session_of_response,
+    session_owner,
 )
 from shadowrl.serve.store.schema import utcnow
 
@@ -90,8 +94,11 @@ def as_utc(at: datetime | None) -> datetime:
     return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
 
 
-async def give_feedback(writer: TraceWriter, body: FeedbackIn, key: str | None) -> dict[str, Any]:
-    """Store one signal (once per idempotency key) and return the stored row."""
+async def give_feedback(
+    writer: TraceWriter, body: FeedbackIn, key: str | None, caller: Caller = ANONYMOUS
+) -> dict[str, Any]:
+    """Store one signal (once per idempotency key) and return the stored row; a session
+    that is not the caller's is a 404, as if it did not exist."""
     if key is not None and not 0 < len(key) <= IDEMPOTENCY_KEY_MAX:
         msg = f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters"
         raise APIError(400, msg, "Idempotency-Key")
@@ -102,9 +109,15 @@ async def give_feedback(writer: TraceWriter, body: FeedbackIn, key: str | None) 
             raise APIError(404, f"no response {body.response_id!r}", "response_id", "not_found")
     else:
         sid = body.session_id
-        if sid is None or not await asyncio.to_thread(session_exists, engine, sid):
-            raise APIError(404, f"no session {sid!r}", "session_id", "not_found")
-    record = FeedbackRecord(sid, body.signal, body.value, body.response_id, key, at=as_utc(body.at))
+        assert sid is not None  # FeedbackIn holds exactly one of the two
+    found, owner = await asyncio.to_thread(session_owner, engine, sid)
+    if not (found and caller.may_see(owner)):
+        if body.response_id is not None:
+            raise APIError(404, f"no response {body.response_id!r}", "response_id", "not_found")
+        raise APIError(404, f"no session {sid!r}", "session_id", "not_found")
+    record = FeedbackRecord(
+        sid, body.signal, body.value, body.response_id, key, caller.key_id, at=as_utc(body.at)
+    )
     await writer.write(record)
     row = await asyncio.to_thread(get_feedback, engine, record.stored[0])
     assert row is not None  # committed before the write returned
@@ -130,6 +143,26 @@ async def silence_loop(writer: TraceWriter, window_s: float, period_s: float) ->
             continue
         if done:
             log.info("%d sessions final as silent", len(done))
+
+
+def silence_lifespan(
+    writer: TraceWriter | None, window_s: float | None
+) -> Callable[[Any], AbstractAsyncContextManager[None]]:
+    """An app lifespan that runs `silence_loop` while the app does (given a store and window)."""
+
+    @asynccontextmanager
+    async def lifespan(_: Any) -> AsyncIterator[None]:
+        task = None
+        if writer is not None and window_s is not None:
+            task = asyncio.create_task(silence_loop(writer, window_s, silence_period(window_s)))
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    return lifespan
 
 
 def silence_period(window_s: float) -> float:

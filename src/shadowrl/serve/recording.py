@@ -17,6 +17,10 @@ for token whenever the client echoes a turn in other words (compact JSON, say). 
 request whose history holds an assistant turn the server did not generate (edited or
 made up) is rendered from its messages and recorded with `token_exact=False`.
 A completions call joins a session only by the header; otherwise it is its own.
+With API keys (`auth.py`) everything is per key: a session is recorded under the key
+that opened it, a conversation extends only that key's replies, an `X-Session-Id` of
+another key's session is a 404 (before anything is generated), and a private key's
+requests are not recorded at all (`Recorder.trace` gives None).
 If a write fails the request fails with it (a 500, or a stream that ends without
 `[DONE]`): nothing is delivered that the store does not hold.
 
@@ -41,10 +45,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from shadowrl.agent.prompt import Renderer
+from shadowrl.serve.auth import ANONYMOUS, Caller
 from shadowrl.serve.openai_api import APIError, Served, tool_call_json
 from shadowrl.serve.prepare import Job
 from shadowrl.serve.store import NewSession, RequestRecord, TraceWriter
-from shadowrl.serve.store.queries import session_exists
+from shadowrl.serve.store.queries import session_owner
 from shadowrl.serve.store.schema import Endpoint, utcnow
 from shadowrl.types import Message
 
@@ -69,9 +74,12 @@ def message_key(m: Message) -> str:
     )
 
 
-def prefix_keys(tools: Sequence[dict[str, Any]], messages: Sequence[Message]) -> list[str]:
-    """A hash for each prefix of `messages` (entry k: the first k+1), chained from the tools."""
-    h = hashlib.sha256(json.dumps(list(tools), sort_keys=True).encode()).hexdigest()
+def prefix_keys(
+    tools: Sequence[dict[str, Any]], messages: Sequence[Message], scope: str | None = None
+) -> list[str]:
+    """A hash for each prefix of `messages` (entry k: the first k+1), chained from the tools
+    and the API key id (`scope`), so one key's conversations never match another's."""
+    h = hashlib.sha256(json.dumps([scope, list(tools)], sort_keys=True).encode()).hexdigest()
     out = []
     for m in messages:
         h = hashlib.sha256(f"{h}\0{message_key(m)}".encode()).hexdigest()
@@ -86,18 +94,18 @@ class ConversationIndex:
         self.size = size
         self.turns: OrderedDict[str, Turn] = OrderedDict()
 
-    def add(self, tools: Sequence[dict[str, Any]], turn: Turn) -> None:
-        key = prefix_keys(tools, turn.messages)[-1]
+    def add(self, tools: Sequence[dict[str, Any]], turn: Turn, scope: str | None = None) -> None:
+        key = prefix_keys(tools, turn.messages, scope)[-1]
         self.turns[key] = turn
         self.turns.move_to_end(key)
         while len(self.turns) > self.size:
             self.turns.popitem(last=False)
 
     def longest(
-        self, tools: Sequence[dict[str, Any]], messages: Sequence[Message]
+        self, tools: Sequence[dict[str, Any]], messages: Sequence[Message], scope: str | None = None
     ) -> tuple[int, Turn] | None:
         """The longest prefix of `messages` ending in a recorded reply: (its length, turn)."""
-        keys = prefix_keys(tools, messages)
+        keys = prefix_keys(tools, messages, scope)
         for k in range(len(messages), 0, -1):
             turn = self.turns.get(keys[k - 1]) if messages[k - 1].role == "assistant" else None
             if turn is not None:
@@ -118,40 +126,67 @@ class Recorder:
     ) -> None:
         self.writer, self.model, self.checkpoint = writer, model, checkpoint
         self.index = ConversationIndex(index_size)
-        self.sessions: OrderedDict[str, asyncio.Future[None]] = OrderedDict()
+        # session id -> (a future of) the key id it belongs to, once it is known to exist
+        self.sessions: OrderedDict[str, asyncio.Future[str | None]] = OrderedDict()
         self.index_size = index_size
 
-    def trace(self, session_header: str | None) -> Trace:
+    async def trace(self, session_header: str | None, caller: Caller = ANONYMOUS) -> Trace | None:
+        """A request's record in the making (None: a private key's, never recorded); a named
+        session is opened, or checked to be the caller's (404 otherwise), before any work."""
+        if caller.private:
+            return None
         if session_header is not None and not 0 < len(session_header) <= SESSION_ID_MAX:
             msg = f"X-Session-Id must be 1 to {SESSION_ID_MAX} characters"
             raise APIError(400, msg, "X-Session-Id")
-        return Trace(self, session_header)
+        if session_header is not None:
+            await self.check_owner(session_header, caller)
+        return Trace(self, session_header, caller)
 
-    async def open_session(self, sid: str, fresh: bool) -> None:
-        """Make sure session `sid` exists before its requests land (once per id)."""
+    async def check_owner(self, sid: str, caller: Caller) -> None:
+        """404 unless session `sid` is new or the caller's (it is created at the first write,
+        so a request refused as invalid leaves no empty session behind)."""
+        task = self.sessions.get(sid)
+        if task is not None and task.done() and not task.cancelled() and not task.exception():
+            found, owner = True, task.result()
+        else:
+            found, owner = await asyncio.to_thread(session_owner, self.writer.engine, sid)
+        if found and not caller.may_see(owner):
+            raise APIError(404, f"no session {sid!r}", "X-Session-Id", "not_found")
+
+    async def open_session(self, sid: str, fresh: bool, caller: Caller) -> None:
+        """Make sure session `sid` exists before its requests land (once per id), and that
+        the caller may add to it."""
         task = self.sessions.get(sid)
         if task is None:
-            task = self.sessions[sid] = asyncio.ensure_future(self._open(sid, fresh))
+            task = self.sessions[sid] = asyncio.ensure_future(self._open(sid, fresh, caller))
             while len(self.sessions) > self.index_size:
                 self.sessions.popitem(last=False)
         try:
-            await task
+            owner = await task
         except Exception:
             self.sessions.pop(sid, None)  # the next request tries again
             raise
+        if not caller.may_see(owner):  # another key named it first
+            raise APIError(404, f"no session {sid!r}", "X-Session-Id", "not_found")
 
-    async def _open(self, sid: str, fresh: bool) -> None:
-        if not fresh and await asyncio.to_thread(session_exists, self.writer.engine, sid):
-            return
+    async def _open(self, sid: str, fresh: bool, caller: Caller) -> str | None:
+        if not fresh:
+            found, owner = await asyncio.to_thread(session_owner, self.writer.engine, sid)
+            if found:
+                return owner
         # not awaited: the writer applies in submission order, so it precedes its requests
-        self.writer.submit(NewSession(sid, "chat", checkpoint=self.checkpoint))
+        new = NewSession(sid, "chat", api_key_id=caller.key_id, checkpoint=self.checkpoint)
+        self.writer.submit(new)
+        return caller.key_id
 
 
 class Trace:
     """The record of one request in the making: its session, parent and timings."""
 
-    def __init__(self, recorder: Recorder, session_header: str | None) -> None:
-        self.rec, self.named = recorder, session_header
+    def __init__(
+        self, recorder: Recorder, session_header: str | None, caller: Caller = ANONYMOUS
+    ) -> None:
+        self.rec, self.named, self.caller = recorder, session_header, caller
         self.new_id = f"sess-{uuid.uuid4().hex}"  # if it neither names nor extends one
         self.t0, self.created = time.perf_counter(), utcnow()
         self.first: dict[int, float] = {}
@@ -162,7 +197,7 @@ class Trace:
     def render(self, renderer: Renderer, messages: Sequence[Message]) -> list[int]:
         """Prompt ids for a chat request: reused ids where it extends a recorded reply."""
         self.messages = tuple(messages)
-        found = self.rec.index.longest(renderer.tools, messages)
+        found = self.rec.index.longest(renderer.tools, messages, self.caller.key_id)
         k, self.parent = found if found is not None else (0, None)
         later = list(messages[k:])
         if any(m.role == "assistant" for m in later):  # history the server did not generate
@@ -189,7 +224,7 @@ class Trace:
             reply = Message("assistant", s.text, s.calls)
             ids = (*r.prompt_ids, *r.generated_ids)
             turn = Turn(r.id, r.session_id, (*self.messages, reply), ids, tuple(r.generated_ids))
-            self.rec.index.add(job.tools or [], turn)
+            self.rec.index.add(job.tools or [], turn, self.caller.key_id)
 
     async def record_completions(
         self, jobs: Sequence[Job], served: Sequence[Served], response_id: str
@@ -210,7 +245,7 @@ class Trace:
 
     async def _write(self, records: list[RequestRecord]) -> None:
         fresh = self.named is None and self.parent is None
-        await self.rec.open_session(self.session_id, fresh)
+        await self.rec.open_session(self.session_id, fresh, self.caller)
         futures = [self.rec.writer.submit(r) for r in records]
         await asyncio.gather(*(asyncio.wrap_future(f) for f in futures))
 
@@ -239,6 +274,7 @@ class Trace:
             tool_calls=[tool_call_json(c) for c in s.calls] if job.tools is not None else None,
             token_exact=self.token_exact,
             parent_id=None if self.parent is None else self.parent.request_id,
+            api_key_id=self.caller.key_id,
             checkpoint=self.rec.checkpoint,
             first_token_s=self.first.get(i),
             total_s=time.perf_counter() - self.t0,

@@ -135,8 +135,14 @@ class WeightsLoaded(BaseModel):
     delta: bool
 
 
+class RolledBack(BaseModel):
+    rolled_back: str
+    deployed: str
+    version: int
+
+
 ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorResponse} for status in (400, 401, 404)
+    status: {"model": ErrorResponse} for status in (400, 401, 403, 404, 409)
 }
 # with "stream": true. Before OpenAPI 3.2 (FastAPI writes 3.1) `schema` describes one event
 EVENT = {
@@ -155,7 +161,8 @@ def responses(model: type[BaseModel], streams: bool = False) -> dict[int | str, 
 
 def document_limits(app: FastAPI, model_name: str, max_n: int, max_tokens_cap: int) -> None:
     """Write what this server accepts into the request schemas: the one `model` it answers
-    to (an enum) and its caps on `n` and `max_tokens` (maxima)."""
+    to (an enum) and its caps on `n` and `max_tokens` (maxima); serve it at /openapi.json
+    as an ordinary route (so the app's key check covers it)."""
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -171,6 +178,10 @@ def document_limits(app: FastAPI, model_name: str, max_n: int, max_tokens_cap: i
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+    @app.get("/openapi.json", include_in_schema=False)
+    async def schema() -> dict[str, Any]:
+        return app.openapi()
 
 
 def _maximum(prop: dict[str, Any], value: int) -> None:

@@ -14,6 +14,7 @@ batches whatever is in flight; a client that hangs up, streaming or not, cancels
 generation. Client mistakes get OpenAI-shaped 4xx errors (`prepare.py` checks them).
 Given the trace store's writer, every choice is recorded before its response ends and
 continuations are served token-in/token-out (`recording.py`); feedback is `feedback.py`.
+The routes around it are `app.py`.
 """
 
 from __future__ import annotations
@@ -23,27 +24,12 @@ import time
 import uuid
 from bisect import bisect_right
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import aclosing, asynccontextmanager
+from contextlib import aclosing
 from typing import Any
-
-from fastapi import FastAPI, Header, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException
 
 from shadowrl.agent.parsing import parse_tool_calls
 from shadowrl.inference.requests import TokenDelta
-from shadowrl.serve import responses as docs
-from shadowrl.serve.agent_routes import agent_off_router, agent_router
-from shadowrl.serve.agent_sessions import AgentSessions, AgentSettings
-from shadowrl.serve.disconnect import unless_disconnected
-from shadowrl.serve.feedback import (
-    FeedbackIn,
-    FeedbackOut,
-    give_feedback,
-    silence_loop,
-    silence_period,
-)
+from shadowrl.serve.auth import ANONYMOUS, Caller
 from shadowrl.serve.generation import as_delta, concat, read_safetensors, stream_generate
 from shadowrl.serve.openai_api import (
     APIError,
@@ -58,11 +44,10 @@ from shadowrl.serve.openai_api import (
     token_extras,
     tool_call_json,
     usage,
-    validation_error,
 )
 from shadowrl.serve.prepare import TOOL_TAG, Job, Limits, Preparer, forced_delta
 from shadowrl.serve.recording import Recorder, Trace
-from shadowrl.serve.store import TraceWriter
+from shadowrl.serve.store import CheckpointUpdate, registry
 from shadowrl.serve.text import (
     IncrementalDetokenizer,
     cut_at_stop,
@@ -91,12 +76,11 @@ class OpenAIServer:
         tokenizer: Any,
         model_name: str,
         limits: Limits,
-        admin_token: str | None = None,
         version: int = 0,
         recorder: Recorder | None = None,
     ) -> None:
         self.policy, self.tokenizer, self.model_name = policy, tokenizer, model_name
-        self.limits, self.admin_token, self.version = limits, admin_token, version
+        self.limits, self.version = limits, version
         self.recorder = recorder
         self.prep = Preparer(tokenizer, model_name, limits)
         self.swap_lock = asyncio.Lock()
@@ -137,11 +121,15 @@ class OpenAIServer:
 
     # -------------------------------------------------- /v1/chat/completions
 
-    def trace(self, session_header: str | None) -> Trace | None:
-        return None if self.recorder is None else self.recorder.trace(session_header)
+    async def trace(self, session_header: str | None, caller: Caller) -> Trace | None:
+        if self.recorder is None:
+            return None
+        return await self.recorder.trace(session_header, caller)
 
-    async def chat(self, req: ChatRequest, session_header: str | None = None) -> Any:
-        trace = self.trace(session_header)
+    async def chat(
+        self, req: ChatRequest, session_header: str | None = None, caller: Caller = ANONYMOUS
+    ) -> Any:
+        trace = await self.trace(session_header, caller)
         job = self.prep.chat(req, None if trace is None else trace.render)
         head = self.head("chatcmpl")
         if req.stream:
@@ -247,9 +235,9 @@ class OpenAIServer:
     # -------------------------------------------------------- /v1/completions
 
     async def complete(
-        self, req: CompletionRequest, session_header: str | None = None
+        self, req: CompletionRequest, session_header: str | None = None, caller: Caller = ANONYMOUS
     ) -> dict[str, Any]:
-        trace = self.trace(session_header)
+        trace = await self.trace(session_header, caller)
         jobs = self.prep.completion(req)
         served = await asyncio.gather(*(self.run(j, sp) for j in jobs for sp in j.samplings))
         head = self.head("cmpl")
@@ -261,27 +249,50 @@ class OpenAIServer:
 
     # ------------------------------------------------------------------ admin
 
-    async def load_weights(
-        self, req: LoadWeightsRequest, authorization: str | None
-    ) -> dict[str, Any]:
-        """Swap weights in flight: running requests continue, later tokens get the new version."""
-        if self.admin_token and authorization != f"Bearer {self.admin_token}":
-            raise APIError(
-                401, "admin needs `Authorization: Bearer <token>`", None, "invalid_api_key"
-            )
-        if not isinstance(self.policy, WeightSink):
-            raise APIError(400, "this policy cannot swap weights in flight", "path", "unsupported")
+    async def load_weights(self, req: LoadWeightsRequest) -> dict[str, Any]:
+        """Swap weights in flight: running requests continue, later tokens get the new version.
+        (Only admin reaches it: the route depends on `Auth.admin`.)"""
+        self.check_swappable()
         async with self.swap_lock:
             version = self.version + 1 if req.version is None else req.version
-            state = await asyncio.to_thread(read_safetensors, req.path)
-            try:  # the engine applies it between two decode steps; wait off the event loop
-                await asyncio.to_thread(self.policy.update_weights, state, version, delta=req.delta)
-            except (KeyError, ValueError, RuntimeError) as e:  # wrong names or shapes
-                raise APIError(400, f"weights do not fit this model: {e}", "path") from e
-            self.version = version
-            if self.recorder is not None:
-                self.recorder.checkpoint = req.path
-        return {"version": version, "tensors": len(state), "delta": req.delta}
+            tensors = await self.swap(req.path, version, req.delta)
+        return {"version": version, "tensors": tensors, "delta": req.delta}
+
+    def check_swappable(self) -> None:
+        if not isinstance(self.policy, WeightSink):
+            raise APIError(400, "this policy cannot swap weights in flight", "path", "unsupported")
+
+    async def swap(self, path: str, version: int, delta: bool = False) -> int:
+        """Load `path` into the live policy as `version` (the caller holds `swap_lock`)."""
+        assert isinstance(self.policy, WeightSink)
+        state = await asyncio.to_thread(read_safetensors, path)
+        try:  # the engine applies it between two decode steps; wait off the event loop
+            await asyncio.to_thread(self.policy.update_weights, state, version, delta=delta)
+        except (KeyError, ValueError, RuntimeError) as e:  # wrong names or shapes
+            raise APIError(400, f"weights do not fit this model: {e}", "path") from e
+        self.version = version
+        if self.recorder is not None:
+            self.recorder.checkpoint = path
+        return len(state)
+
+    async def rollback(self) -> dict[str, Any]:
+        """Restore the checkpoint deployed before the live one (the registry's), in flight.
+        (Only admin reaches it: the route depends on `Auth.admin`.)"""
+        self.check_swappable()
+        if self.recorder is None:
+            raise APIError(
+                400, "rollback needs the trace store (serve.traces)", None, "unsupported"
+            )
+        writer = self.recorder.writer
+        async with self.swap_lock:
+            target = await asyncio.to_thread(registry.rollback_target, writer.engine)
+            if target is None:
+                raise APIError(409, "no earlier deployed checkpoint to roll back to", None)
+            current, previous = target
+            await self.swap(previous.path, previous.version)
+            why = "rolled back by hand (POST /admin/rollback)"
+            await writer.write(CheckpointUpdate(current.path, "rolled_back", reason=why))
+        return {"rolled_back": current.path, "deployed": previous.path, "version": self.version}
 
 
 # ----------------------------------------------- glue to harness, engine, disk
@@ -291,107 +302,3 @@ def parse_reply(text: str, tools: Sequence[dict[str, Any]]) -> tuple[str, tuple[
     """The harness's own Hermes parser; if a call is malformed the client sees the raw text."""
     reply = parse_tool_calls(text, tools, id_prefix=f"call_{uuid.uuid4().hex[:8]}")
     return (text.strip() if reply.errors else reply.content), reply.calls
-
-
-def create_app(
-    policy: Policy,
-    tokenizer: Any,
-    model_name: str,
-    *,
-    max_context_tokens: int,
-    max_n: int = 16,
-    max_tokens_cap: int = 4096,
-    admin_token: str | None = None,
-    version: int = 0,
-    traces: TraceWriter | None = None,
-    checkpoint: str | None = None,
-    feedback_window: float | None = None,
-    agent: AgentSettings | None = None,
-) -> FastAPI:
-    """The ASGI app; serve it with uvicorn (`shadowrl serve`) or `serve_in_thread`.
-
-    `max_n` and `max_tokens_cap` are `ServeConfig`'s caps (same defaults). With
-    `traces` (the store's writer, which the caller opens and closes) every completion
-    is recorded (`recording.py`), `/v1/feedback` exists (`feedback.py`) and, with a
-    `feedback_window` (seconds), silent sessions are finalized while the app runs.
-    With `agent`, `/v1/agent/sessions` runs the agent loop on `policy` (`agent_routes.py`).
-    """
-
-    @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        task = None
-        if traces is not None and feedback_window is not None:
-            loop = silence_loop(traces, feedback_window, silence_period(feedback_window))
-            task = asyncio.create_task(loop)
-        try:
-            yield
-        finally:
-            if sessions is not None:
-                await sessions.close()
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-
-    app = FastAPI(title="shadowrl", docs_url=None, redoc_url=None, lifespan=lifespan)
-    limits = Limits(max_context_tokens, max_n, max_tokens_cap)
-    recorder = None if traces is None else Recorder(traces, model_name, checkpoint)
-    srv = app.state.server = OpenAIServer(
-        policy, tokenizer, model_name, limits, admin_token, version, recorder
-    )
-    docs.document_limits(app, model_name, max_n, max_tokens_cap)
-    sessions = None
-    if agent is not None:  # the harness as a service, on the very policy served here
-        ckpt = lambda: None if recorder is None else recorder.checkpoint  # noqa: E731
-        sessions = AgentSessions(agent, lambda: srv.policy, tokenizer, model_name, traces, ckpt)
-    app.include_router(agent_off_router() if sessions is None else agent_router(sessions))
-
-    @app.exception_handler(APIError)
-    async def api_error(_: Request, e: APIError) -> JSONResponse:
-        return e.response()
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(_: Request, e: RequestValidationError) -> JSONResponse:
-        return validation_error(e.errors()).response()
-
-    @app.exception_handler(HTTPException)
-    async def http_error(_: Request, e: HTTPException) -> JSONResponse:
-        # FastAPI's own: a body that is not UTF-8 or JSON, an unknown route or method.
-        return APIError(e.status_code, str(e.detail)).response()
-
-    @app.post("/v1/chat/completions", responses=docs.responses(docs.ChatCompletion, True))
-    async def chat(
-        body: ChatRequest, request: Request, x_session_id: str | None = Header(None)
-    ) -> Any:
-        return await unless_disconnected(request, srv.chat(body, x_session_id))
-
-    @app.post("/v1/completions", responses=docs.responses(docs.Completion))
-    async def complete(
-        body: CompletionRequest, request: Request, x_session_id: str | None = Header(None)
-    ) -> Any:
-        return await unless_disconnected(request, srv.complete(body, x_session_id))
-
-    if traces is not None:
-        writer = traces
-
-        @app.post("/v1/feedback", responses=docs.responses(FeedbackOut))
-        async def feedback(
-            body: FeedbackIn, idempotency_key: str | None = Header(None)
-        ) -> dict[str, Any]:
-            return await give_feedback(writer, body, idempotency_key)
-
-    @app.get("/v1/models", responses=docs.responses(docs.ModelList))
-    async def models() -> dict[str, Any]:
-        card = {"id": model_name, "object": "model", "created": 0, "owned_by": "shadowrl"}
-        return {"object": "list", "data": [{**card, "max_model_len": max_context_tokens}]}
-
-    @app.get("/health", responses=docs.responses(docs.Health))
-    async def health() -> dict[str, Any]:
-        return {"status": "ok", "model": model_name, "version": srv.version}
-
-    @app.post("/admin/load_weights", responses=docs.responses(docs.WeightsLoaded))
-    async def load_weights(
-        req: LoadWeightsRequest, authorization: str | None = Header(None)
-    ) -> dict[str, Any]:
-        return await srv.load_weights(req, authorization)
-
-    return app

@@ -10,7 +10,7 @@ Read in this order:
     verify.py     grading in a fork: restore tests, apply hidden tests, outcomes by nonce
     runner.py     the one test run and its outcome reader (run status), shared by all
     pytest_args.py  the maintainers' pytest options kept, a denylist stripped, pythonpath merged
-    plugin/shadowrl_grader.py  the grader's pytest plugin: each node id's outcome, as reported
+    plugin/shadowrl_grader/ the grader's pytest plugin: each node id's outcome, as reported
     patch.py      unified diffs as git writes them, applied in pure Python
     mutate.py     AST bug injection operators (pure)
     make.py       generating validated tasks in a process pool

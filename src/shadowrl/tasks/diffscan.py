@@ -10,68 +10,25 @@ The tables say which names count; `diffrules` documents them as rules.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from shadowrl import pyast
-
-
-def _rules(table: dict[str, str]) -> dict[str, str]:
-    """{"name1 name2": rule} -> {"name1": rule, "name2": rule}."""
-    return {name: rule for names, rule in table.items() for name in names.split()}
-
-
-_MODULES = _rules({
-    "code codeop timeit trace pdb bdb": "exec",
-    "importlib imp pkgutil runpy pydoc zipimport site _imp": "dynamic-import",
-    "gc inspect ctypes _ctypes cffi": "introspection",
-    "builtins __builtin__": "builtins",
-    "base64 codecs marshal pickle _pickle zlib bz2 lzma binascii shelve copyreg dill cloudpickle": "decoding",
-    "signal _signal": "signal",
-    "subprocess multiprocessing _posixsubprocess pty posix nt": "process",
-    "_thread concurrent.futures": "thread",
-    "atexit": "atexit",
-    "pytest _pytest pluggy unittest doctest py iniconfig nose xdist hypothesis": "test-framework",
-})  # fmt: skip
-# Fully qualified names (after import aliases are resolved), as fnmatch patterns.
-_DOTTED = _rules({
-    "sys._getframe sys._current_frames sys.modules sys.settrace sys.setprofile sys.meta_path"
-    " sys.path_hooks sys.path_importer_cache sys.path sys.argv sys.orig_argv sys.addaudithook"
-    " sys.excepthook sys.unraisablehook sys.displayhook sys.breakpointhook sys.call_tracing"
-    " sys.monitoring": "sys-tables",
-    "os._exit": "exit",
-    "os.fork os.forkpty os.system os.popen os.register_at_fork os.exec* os.spawn* os.posix_spawn*"
-    " asyncio.create_subprocess_*": "process",
-    "os.listdir os.scandir os.walk os.fwalk glob.*": "dir-listing",
-    "threading.Thread threading.Timer": "thread",
-    "types.CodeType": "exec",
-    "weakref.finalize": "atexit",
-})  # fmt: skip
-_ATTRS = _rules({
-    "f_back f_globals f_locals f_builtins f_code f_trace tb_frame tb_next gi_frame cr_frame"
-    " ag_frame gi_code cr_code": "frame",
-    "__subclasses__ __globals__ __code__ __closure__ cell_contents __self__ __reduce__"
-    " __reduce_ex__": "dunder",
-    "__builtins__": "builtins",
-    "__import__ __loader__ __spec__": "dynamic-import",
-})  # fmt: skip
-_DUNDER_WRITES = {"__class__", "__bases__", "__code__", "__defaults__", "__kwdefaults__"}
-_NAMES = _rules({  # builtins, flagged where no local binding shadows them
-    "exec eval compile breakpoint": "exec",
-    "__import__ __loader__ __spec__": "dynamic-import",
-    "__builtins__": "builtins",
-})  # fmt: skip
-_ATTR_FUNCS = {"getattr", "setattr", "delattr"}
-_NAMESPACES = {"globals", "locals", "vars"}
-_EXITS = {"exit", "quit", "SystemExit"}
-_DUNDER_ACCESS = {"__getattribute__": -1, "__getattr__": -1, "__delattr__": -1, "__setattr__": -2}
-_LISTING_METHODS = {"glob", "rglob", "iterdir"}
-_TEST_TEXT = re.compile(
-    r"(^|[/\\])(tests?|testing)[/\\]|(^|[/\\])test_[^/\\\s]*\.py|_test\.py\b"
-    r"|conftest|junit|PYTEST_|/proc/|\.pytest_cache",
-    re.IGNORECASE,
+from shadowrl.tasks.diffnames import (
+    ATTR_FUNCS,
+    ATTRS,
+    COMPARISON,
+    COMPARISON_DEFS,
+    DOTTED,
+    DUNDER_ACCESS,
+    DUNDER_WRITES,
+    EXITS,
+    LISTING_METHODS,
+    MODULES,
+    NAMES,
+    NAMESPACES,
+    TEST_TEXT,
 )
 
 
@@ -206,6 +163,10 @@ class _Scanner(ast.NodeVisitor):
         return line is not None and (not self.import_time or line < node.lineno)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if node.name in COMPARISON_DEFS:  # keyed by its signature: a body edit is layer 2's
+            self._add(
+                "comparison", f"def {node.name}", node, f"def {node.name}({ast.unparse(node.args)})"
+            )
         for outer in [*node.decorator_list, node.args, node.returns]:  # run at def time
             if outer is not None:
                 self.visit(outer)
@@ -254,8 +215,8 @@ class _Scanner(ast.NodeVisitor):
     def _module(self, name: str, node: ast.stmt, exact: bool = False) -> None:
         parts = name.split(".")
         for prefix in [name] if exact else [".".join(parts[:i]) for i in range(len(parts), 0, -1)]:
-            if prefix in _MODULES:
-                self._add(_MODULES[prefix], f"import of {prefix}", node, context="")
+            if prefix in MODULES:
+                self._add(MODULES[prefix], f"import of {prefix}", node, context="")
                 return
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -279,7 +240,7 @@ class _Scanner(ast.NodeVisitor):
         return None
 
     def _dotted(self, full: str, node: ast.AST) -> None:
-        rule = next((r for pat, r in _DOTTED.items() if fnmatchcase(full, pat)), None)
+        rule = next((r for pat, r in DOTTED.items() if fnmatchcase(full, pat)), None)
         if rule:
             self._add(rule, full, node)
         if full == "sys.exit" and self.import_time:
@@ -295,6 +256,8 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         if not isinstance(node.ctx, ast.Load):
+            if node.id in COMPARISON_DEFS:  # `__eq__ = lambda self, other: True` in a class body
+                self._add("comparison", f"assignment of {node.id}", node)
             return
         if (full := self.imports.get(node.id)) is not None:
             self._dotted(full, node)
@@ -302,14 +265,14 @@ class _Scanner(ast.NodeVisitor):
             self._builtin(node.id, node)
 
     def _builtin(self, name: str, node: ast.Name) -> None:
-        if rule := _NAMES.get(name):
+        if rule := NAMES.get(name):
             self._add(rule, name, node)
         call = self._call_of(node)
-        if name in _ATTR_FUNCS:
+        if name in ATTR_FUNCS:
             self._getattr(name, call, node)
-        elif name in _NAMESPACES and (call is None or not self._read_only(call)):
+        elif name in NAMESPACES and (call is None or not self._read_only(call)):
             self._add("namespace", f"{name}() beyond a literal-key read", node)
-        elif name in _EXITS and self.import_time and not self._caught(node):
+        elif name in EXITS and self.import_time and not self._caught(node):
             self._add("exit", f"{name} at import time", node)
 
     def _caught(self, node: ast.Name) -> bool:  # `except SystemExit:` raises nothing
@@ -334,21 +297,21 @@ class _Scanner(ast.NodeVisitor):
             self._dotted(full, node)
         self._attr_name(node.attr, node, store=not isinstance(node.ctx, ast.Load))
         call = self._call_of(node)
-        if node.attr in _DUNDER_ACCESS:
-            index = _DUNDER_ACCESS[node.attr]
+        if node.attr in DUNDER_ACCESS:
+            index = DUNDER_ACCESS[node.attr]
             name = _literal(call.args[index]) if call and len(call.args) >= -index else None
             if name is None:
                 self._add("getattr", f"{node.attr} with a computed name", node)
             else:
                 self._attr_name(name, node, store=node.attr in ("__setattr__", "__delattr__"))
-        if node.attr in _LISTING_METHODS and call is not None:
+        if node.attr in LISTING_METHODS and call is not None:
             self._add("dir-listing", f".{node.attr}()", node)
         self.generic_visit(node)
 
     def _attr_name(self, attr: str, node: ast.expr, store: bool) -> None:
-        if rule := _ATTRS.get(attr):
+        if rule := ATTRS.get(attr):
             self._add(rule, attr, node)
-        if store and attr in _DUNDER_WRITES:
+        if store and attr in DUNDER_WRITES:
             self._add("dunder", f"write of {attr}", node)
         if attr == "__dict__" and (store or not self._read_only(node)):
             self._add("namespace", "__dict__ beyond a literal-key read", node)
@@ -366,7 +329,7 @@ class _Scanner(ast.NodeVisitor):
         return False
 
     def _safe_key(self, key: str | None) -> bool:
-        risky = {*self.imported, *_ATTRS, *_NAMES, *_MODULES}
+        risky = {*self.imported, *ATTRS, *NAMES, *MODULES}
         return key is not None and not key.startswith("__") and key.split(".")[0] not in risky
 
     def _writes(self, targets: list[ast.expr]) -> None:
@@ -394,5 +357,12 @@ class _Scanner(ast.NodeVisitor):
         value = node.value
         text = value.decode("latin-1") if isinstance(value, bytes) else value
         docstring = isinstance(self.parent.get(node), ast.Expr)
-        if isinstance(text, str) and not docstring and _TEST_TEXT.search(text):
+        if isinstance(text, str) and not docstring and TEST_TEXT.search(text):
             self._add("test-read", f"string {text[:40]!r}", node)
+        if text in COMPARISON:  # `type("X", (), {"__eq__": f})`, `setattr(C, "__eq__", f)`
+            self._add("comparison", f"string {text!r}", node)
+
+    def visit_keyword(self, node: ast.keyword) -> None:  # `dict(__eq__=f)`
+        if node.arg in COMPARISON:
+            self._add("comparison", f"keyword {node.arg}", node)
+        self.generic_visit(node)

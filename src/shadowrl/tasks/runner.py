@@ -4,7 +4,7 @@ The same command line and the same reader serve validation (when a suite is
 generated) and grading (after an episode), so "validated" means exactly what the
 grader will later check. The command is the task's `test_cmd` with the maintainers'
 pytest options kept (`tasks/pytest_args.py`) plus the grader's plugin
-(`tasks/plugin/shadowrl_grader.py`), which writes each node id's outcome to a file
+(`tasks/plugin/shadowrl_grader/`), which writes each node id's outcome to a file
 under a directory named by a random nonce: a file the agent wrote in advance cannot
 be mistaken for it, and a test id only counts as passed if pytest reported it passed
 there. Every run also gets a status saying how it ended:
@@ -12,11 +12,12 @@ there. Every run also gets a status saying how it ended:
     ran               pytest finished its session (tests may have failed)
     collection_error  a module did not import, an id does not exist, or nothing was collected
     timeout           killed at `task.timeout_s`
-    crashed           pytest never finished: the process died (os._exit, a signal) or
+    crashed           pytest never finished: the process died (a signal, a crash) or
                       pytest hit an internal error (a SystemExit escaping collection)
     tampered          the grader voided the episode before running anything (`verify.py`),
                       or the plugin's guard vetoed something the code under test did
-                      (a `{"tamper": ...}` line, `tamper_reasons`): that beats every other
+                      (a `{"tamper": ...}` record; a line without the run key's MAC; pytest
+                      exiting 0 without finishing its session): that beats every other
 
 Test ids may contain spaces and brackets, so every argument is quoted with
 `shlex.quote`, never concatenated into a shell string.
@@ -25,6 +26,8 @@ Test ids may contain spaces and brackets, so every argument is quoted with
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import os
 import shlex
@@ -48,9 +51,10 @@ from shadowrl.tasks.task import Task
 
 Outcome = Literal["passed", "failed", "error", "skipped", "missing"]
 RunStatus = Literal["ran", "collection_error", "timeout", "crashed", "tampered"]
-PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"  # holds only the plugin module
+PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"  # holds only the plugin package
 PLUGIN = "shadowrl_grader"
 OUTCOMES_FILE = "outcomes.jsonl"
+KEY_FILE = "key"  # beside it: the run's MAC key, which the plugin reads and deletes
 # pytest exit codes: 2 interrupted (collection errors), 3 internal error, 4 usage error
 # (an id that does not exist), 5 nothing collected.
 _COLLECTION_EXITS = {2, 4, 5}
@@ -133,17 +137,56 @@ def _fold(phases: Mapping[str, str]) -> Outcome:
     return call if call in ("passed", "failed", "skipped") else "missing"  # type: ignore[return-value]
 
 
-def read_outcomes(text: str, timed_out: bool) -> tuple[dict[str, Outcome], RunStatus]:
-    """Outcomes and status from the plugin's file (`text` is '' if it was never written)."""
+def record_line(key: bytes, seq: int, record: Mapping[str, object]) -> str:
+    """One line of the outcome file as the plugin signs it (`plugin/shadowrl_grader/records.py`)."""
+    head = f"{seq} {json.dumps(record)}"
+    return f"{hmac.new(key, head.encode(), hashlib.sha256).hexdigest()} {head}\n"
+
+
+def authentic_records(text: str, key: bytes) -> tuple[list[dict[str, object]], list[str]]:
+    """The records of the plugin's file whose MAC checks, in order, and what was wrong with
+    the rest: a line without a valid MAC was not written by the plugin, a gap in the
+    sequence means lines were cut out. Text after the last newline (a line torn by a
+    process killed mid-write) is ignored."""
+    records: list[dict[str, object]] = []
+    forged, expected, problems = 0, 0, []
+    for line in text.split("\n")[:-1]:
+        mac, _, head = line.partition(" ")
+        seq, _, payload = head.partition(" ")
+        good = hmac.new(key, head.encode(), hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(mac.encode(), good.encode()):
+            forged += 1
+            continue
+        if seq != str(expected):
+            problems.append(f"outcome record {seq} follows {expected - 1}: lines were removed")
+        expected = int(seq) + 1
+        record = json.loads(payload)
+        records.append(record if isinstance(record, dict) else {})
+    if forged:
+        problems.append(
+            f"{forged} outcome line(s) without the grader's MAC: written by the tests' code"
+        )
+    return records, problems
+
+
+@dataclass(frozen=True)
+class OutcomeFile:
+    """What the plugin's file says: each reported id's outcome, the status, why it is void."""
+
+    outcomes: dict[str, Outcome]
+    status: RunStatus
+    tampered: tuple[str, ...]
+
+
+def read_outcomes(
+    text: str, key: bytes, timed_out: bool, exit_code: int | None = None
+) -> OutcomeFile:
+    """Outcomes and status from the plugin's file (`text` is '' if it was never written);
+    `exit_code` is pytest's, when known: 0 without a finished session is a hard exit."""
+    records, tampered = authentic_records(text, key)
     phases: dict[str, dict[str, str]] = {}
     collect_errors, exitstatus = False, None
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:  # a line torn by a process killed mid-write
-            continue
-        if not isinstance(record, dict):
-            continue
+    for record in records:
         if "nodeid" in record:
             seen = phases.setdefault(str(record["nodeid"]), {})
             when, outcome = str(record.get("when")), str(record.get("outcome"))
@@ -152,9 +195,13 @@ def read_outcomes(text: str, timed_out: bool) -> tuple[dict[str, Outcome], RunSt
             collect_errors = True
         elif "exitstatus" in record:
             exitstatus = record["exitstatus"]
+        elif "tamper" in record:
+            tampered.append(str(record["tamper"]))
+    if exitstatus is None and exit_code == 0 and not timed_out:
+        tampered.append("pytest exited with status 0 without finishing its session: a hard exit")
     outcomes = {nodeid: _fold(p) for nodeid, p in phases.items()}
     status: RunStatus
-    if tamper_reasons(text):
+    if tampered:
         status = "tampered"
     elif timed_out:
         status = "timeout"
@@ -164,20 +211,12 @@ def read_outcomes(text: str, timed_out: bool) -> tuple[dict[str, Outcome], RunSt
         status = "collection_error"
     else:
         status = "ran"
-    return outcomes, status
+    return OutcomeFile(outcomes, status, tuple(tampered))
 
 
-def tamper_reasons(text: str) -> tuple[str, ...]:
-    """Why the plugin's guard voided the run, one entry per vetoed event (none: not voided)."""
-    reasons = []
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and "tamper" in record:
-            reasons.append(str(record["tamper"]))
-    return tuple(reasons)
+def new_key() -> bytes:
+    """A fresh key for one run's outcome file (hex: it travels as a file's text)."""
+    return os.urandom(32).hex().encode()
 
 
 def directory_reader(root: Path) -> Reader:
@@ -198,6 +237,8 @@ def run_tests_local(
     nonce = out_dir / f"shadowrl-run-{os.urandom(8).hex()}"
     nonce.mkdir()
     out = nonce / OUTCOMES_FILE
+    key = new_key()
+    (nonce / KEY_FILE).write_bytes(key)
     # Suite validation runs the generator's own code (buggy or gold): no line is the agent's.
     argv, dropped = test_argv(task, python, directory_reader(workdir), str(out), ids, blame={})
     proc = subprocess.Popen(
@@ -219,6 +260,6 @@ def run_tests_local(
             os.killpg(proc.pid, signal.SIGKILL)  # stragglers the tests spawned
     text = out.read_text(errors="replace") if out.is_file() else ""
     shutil.rmtree(nonce, ignore_errors=True)
-    outcomes, status = read_outcomes(text, timed_out)
+    found = read_outcomes(text, key, timed_out, proc.returncode)
     log_text = log.decode(errors="replace")
-    return TestRun(outcomes, status, log_text, tuple(dropped), tamper_reasons(text))
+    return TestRun(found.outcomes, found.status, log_text, tuple(dropped), found.tampered)

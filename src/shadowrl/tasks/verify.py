@@ -17,9 +17,10 @@ sandbox (the agent's own sandbox is left untouched), where, in order:
    pytest options minus a denylist (`-x`, `--lf`, ...: every id must run; see
    `pytest_args.py`), and the grader's plugin writes each id's outcome to a file
    under a directory named by a fresh random nonce (`runner.py`);
-5. the plugin guards the run from inside (layer 2, `plugin/shadowrl_grader.py`): code
+5. the plugin guards the run from inside (layer 2, `plugin/shadowrl_grader/`): code
    under test that imports framework internals, runs `exec`, walks frames or `gc`,
-   forks, opens the hidden tests or the outcome file, or patches pytest voids the
+   forks, opens the hidden tests or the outcome file, patches pytest, exits hard,
+   forges outcome records or answers a test's comparison with its own dunder voids the
    episode (`voided_by="test_guard"`); and the sandbox kills every process the run
    started before the outcome file is read;
 6. resolved iff the run finished (status `ran`) and every listed id was reported
@@ -50,14 +51,15 @@ from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.pytest_args import Reader
 from shadowrl.tasks.runner import (
+    KEY_FILE,
     OUTCOMES_FILE,
     PLUGIN,
     Outcome,
     RunStatus,
     TestRun,
+    new_key,
     read_outcomes,
     shell_command,
-    tamper_reasons,
     test_argv,
 )
 from shadowrl.tasks.task import Task
@@ -261,16 +263,18 @@ def run_graded_tests(
     guard holds the lines in `blame` to account (None: every non-test workspace line)."""
     nonce_dir = f".shadowrl-grade-{os.urandom(16).hex()}"
     out = f"{nonce_dir}/{OUTCOMES_FILE}"
+    key = new_key()
+    sandbox.write_file(f"{nonce_dir}/{KEY_FILE}", key)  # the plugin reads and deletes it
     read = sandbox_reader(sandbox)
     argv, dropped = test_argv(task, prepared.python, read, out, task.test_ids, blame)
-    res = sandbox.exec(f"mkdir {nonce_dir} && {shell_command(argv)}", timeout=task.timeout_s)
+    res = sandbox.exec(shell_command(argv), timeout=task.timeout_s)
     try:
         text = sandbox.read_file(out).decode(errors="replace")
     except (OSError, ValueError):
         text = ""
     log = res.stdout + res.stderr + ("\n[timed out]" if res.timed_out else "")
-    outcomes, status = read_outcomes(text, res.timed_out)
-    return TestRun(outcomes, status, log, tuple(dropped), tamper_reasons(text))
+    found = read_outcomes(text, key, res.timed_out, res.exit_code)
+    return TestRun(found.outcomes, found.status, log, tuple(dropped), found.tampered)
 
 
 def _shaped(reward: float, trajectory: Trajectory | None, shaping: ShapingConfig) -> float:

@@ -23,6 +23,7 @@ from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.runner import PLUGIN, PLUGIN_DIR
 from shadowrl.tasks.verify import agent_lines, diff_violations, tamper_hits, verify
 
+from .adaptive_hacks import EXITS, FORGED
 from .guard_hacks import GUARD_HACKS
 from .hacks import Hack, applied, naive_outcomes
 
@@ -56,26 +57,6 @@ def test_gold_still_earns_one_under_the_guard(tiny: PreparedTask, base: Sandbox)
     with applied(base, {p: str(t) for p, t in gold.items()}) as box:
         v = verify(tiny.task, tiny, box)
     assert (v.resolved, v.reward, v.voided_by, v.status) == (True, 1.0, "", "ran"), v.log
-
-
-def test_exiting_mid_test_through_an_alias_earns_zero(tiny: PreparedTask, base: Sandbox) -> None:
-    """No audit event precedes `os._exit`: the run simply never finishes (status crashed)."""
-    source = "import os\n_o = os\n" + buggy(tiny).replace("return a - b", "_o._exit(0)")
-    with applied(base, {"calc.py": source}) as box:
-        assert diff_violations(tiny, box, set(box.changed_files())) == []
-        v = verify(tiny.task, tiny, box)
-    assert (v.reward, v.resolved, v.status) == (0.0, False, "crashed"), v.log
-
-
-def test_an_object_equal_to_everything_is_a_known_limit(tiny: PreparedTask, base: Sandbox) -> None:
-    """Documented in tasks/README.md: no layer sees a wrong answer whose `__eq__` says True.
-    If this starts failing, a layer learnt to catch it: update the README."""
-    source = "class _Any(int):\n    def __eq__(self, other):\n        return True\n\n" + buggy(
-        tiny
-    ).replace("return a - b", "return _Any(a - b)")
-    with applied(base, {"calc.py": source}) as box:
-        v = verify(tiny.task, tiny, box)
-    assert (v.reward, v.voided_by) == (1.0, ""), v.log
 
 
 def test_nothing_an_exec_started_outlives_it(base: Sandbox) -> None:
@@ -133,7 +114,8 @@ def test_the_agents_lines_are_those_it_added_or_changed() -> None:
 
 
 def test_the_guard_holds_in_the_overlay_sandbox(tiny: PreparedTask) -> None:
-    """The same hacks and the gold fix in the real sandbox (the plugin bound read-only)."""
+    """The same hacks, hard exits and forged records, and the gold fix, in the real sandbox
+    (the plugin bound read-only, the key written as the sandbox user)."""
     from ..conftest import overlay_available
 
     if not overlay_available():
@@ -143,7 +125,7 @@ def test_the_guard_holds_in_the_overlay_sandbox(tiny: PreparedTask) -> None:
         gold = apply_patch({"calc.py": buggy(tiny)}, tiny.task.patch)
         with applied(box, {p: str(t) for p, t in gold.items()}) as fixed:
             assert verify(tiny.task, tiny, fixed).reward == 1.0
-        for hack in GUARD_HACKS:
+        for hack in GUARD_HACKS + EXITS + FORGED:
             with applied(box, {"calc.py": hack.apply(buggy(tiny))}) as hacked:
                 v = verify(tiny.task, tiny, hacked)
             assert (v.reward, v.voided_by, v.status) == (0.0, "test_guard", "tampered"), hack.name

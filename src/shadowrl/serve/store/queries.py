@@ -111,9 +111,12 @@ class SessionView:
 
 
 def list_sessions(
-    engine: Engine, since: datetime | None = None, limit: int | None = 50
+    engine: Engine,
+    since: datetime | None = None,
+    limit: int | None = 50,
+    api_key_id: str | None = None,
 ) -> list[SessionSummary]:
-    """Sessions updated at or after `since`, most recent first."""
+    """Sessions updated at or after `since`, most recent first (only `api_key_id`'s if given)."""
     per_session = (
         select(
             TraceRequest.session_id,
@@ -131,6 +134,8 @@ def list_sessions(
     )
     if since is not None:
         stmt = stmt.where(TraceSession.updated_at >= since)
+    if api_key_id is not None:
+        stmt = stmt.where(TraceSession.api_key_id == api_key_id)
     with Session(engine) as db:
         rows = db.execute(stmt).all()
         signals = _signals(db, [r[0].id for r in rows])
@@ -226,6 +231,14 @@ def iter_sessions(engine: Engine, since: datetime | None = None) -> Iterator[Ses
 def session_exists(engine: Engine, session_id: str) -> bool:
     with engine.connect() as conn:
         return conn.scalar(select(TraceSession.id).where(TraceSession.id == session_id)) is not None
+
+
+def session_owner(engine: Engine, session_id: str) -> tuple[bool, str | None]:
+    """(whether session `session_id` exists, the API key id it was recorded under)."""
+    stmt = select(TraceSession.api_key_id).where(TraceSession.id == session_id)
+    with engine.connect() as conn:
+        row = conn.execute(stmt).first()
+    return (False, None) if row is None else (True, row[0])
 
 
 def session_of_response(engine: Engine, response_id: str) -> str | None:

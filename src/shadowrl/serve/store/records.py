@@ -183,6 +183,9 @@ class CheckpointRecord:
     status: CheckpointStatus = "candidate"
     gate: dict[str, Any] | None = None
     reason: str | None = None
+    parent: str | None = None
+    cycle: int | None = None
+    deployed_at: datetime | None = None
     created_at: datetime = field(default_factory=utcnow)
 
     def apply(self, conn: Connection) -> None:
@@ -192,7 +195,8 @@ class CheckpointRecord:
 
 @dataclass(frozen=True)
 class CheckpointUpdate:
-    """A registry decision: deployed, rejected or rolled back, with the gate's result."""
+    """A registry decision: deployed, rejected or rolled back, with the gate's result.
+    A deploy also stamps `deployed_at` (the live checkpoint is the latest deployed)."""
 
     path: str
     status: CheckpointStatus
@@ -202,6 +206,8 @@ class CheckpointUpdate:
 
     def apply(self, conn: Connection) -> None:
         changes: dict[str, Any] = {"status": self.status, "updated_at": self.at}
+        if self.status == "deployed":
+            changes["deployed_at"] = self.at
         changes |= {
             k: v for k, v in (("gate", self.gate), ("reason", self.reason)) if v is not None
         }

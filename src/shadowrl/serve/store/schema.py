@@ -189,3 +189,8 @@ class Checkpoint(Base):
     reason: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
+    parent: Mapped[str | None] = mapped_column(
+        String(1024), doc="the checkpoint it was trained from"
+    )
+    cycle: Mapped[int | None] = mapped_column(doc="the real-time cycle that made it")
+    deployed_at: Mapped[datetime | None] = mapped_column(doc="when it last went live")

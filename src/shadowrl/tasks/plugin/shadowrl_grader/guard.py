@@ -1,69 +1,45 @@
-"""The grader's pytest plugin: each test id's outcome, recorded the moment pytest reports it.
+"""The guard's audit hook (PEP 578): what the code under test may not do, and who did it.
 
-`tasks/runner.py` loads this module with `-p shadowrl_grader` from its own directory,
-which is outside the workspace and on PYTHONPATH for the pytest process only, and
-names a fresh file under a random nonce directory with `--shadowrl-outcomes`. The
-file is created exclusively (one the agent planted makes the run fail) and gets one
-JSON line per event, flushed at once, so a run that dies half-way still leaves what
-it did:
+The hook is installed before any workspace module is imported and cannot be removed.
+For the events in `_ACTOR_EVENTS` it walks the stack from the caller outwards; if it
+meets a blamed line of a workspace source file (one the agent added or changed; every
+line when no blame is given) before it meets a test file (`test_*.py`, `*_test.py`,
+`conftest.py`, anything under `tests/`, `test/`, `testing/`), the event is vetoed: a
+tamper record is written and the event raises. Library and stdlib frames in between do
+not launder it (`multiprocessing` forking for calc.py is calc.py forking). `exec`,
+`compile`, `sys._getframe` and frame/code attribute access are judged by the frame
+that made the call only: the stdlib runs them for ordinary code (dataclasses `exec`,
+namedtuple and warnings `sys._getframe`), so a walk would void honest fixes;
+`inspect`/`traceback` frames are skipped, they only hand frames on.
 
-    {"nodeid": ..., "when": "setup"|"call"|"teardown", "outcome": "passed"|"failed"|"skipped"}
-    {"collect_error": <nodeid of the collector>}
-    {"exitstatus": <int>}                       (pytest finished its session)
-    {"tamper": <why>}                           (the guard vetoed something: the run is void)
+The hook also owns the outcome file (`records.Sink`): every record reaches it as the
+audit event `RECORD`. A tamper record is accepted from anyone (it only voids the run);
+an outcome record only from the plugin's own `Recorder._emit`, on the main thread,
+with no workspace source frame on the stack and not after the session's exit status,
+so code under test can neither forge a record nor get one signed.
 
-Node ids are pytest's own, so no mapping (JUnit class names, rootdir-relative file
-names) can lose or confuse one. Outcomes are written from `pytest_runtest_logreport`
-with `tryfirst=True`: that is the first moment a phase's report is final (every
-`pytest_runtest_makereport` implementation has run) and it comes before any other
-`logreport` implementation (the terminal reporter, junitxml, a conftest hook) sees
-or could alter it. Test files and conftests are restored to pristine before grading
-(`tasks/verify.py`), so a `makereport` wrapper of the agent's never runs here.
-
-The guard (issue 18, layer 2; `tasks/README.md` has the whole picture). The code under
-test runs in this interpreter, so before any workspace module is imported (a tryfirst
-`pytest_load_initial_conftests`, which a `-p` plugin gets before any conftest) the
-plugin installs a PEP 578 audit hook, which cannot be removed. For the events in
-`_ACTOR_EVENTS` it walks the stack from the caller outwards; if it meets a blamed
-line of a workspace file (one the agent added or changed, `--shadowrl-blame`; every
-line when the option is absent) that is not a test file
-(`test_*.py`, `*_test.py`, `conftest.py`, anything under `tests/`, `test/`,
-`testing/`) before it meets a test file, the event is vetoed: a
-`{"tamper": ...}` line is written and the event raises. Library and stdlib frames in
-between do not launder it (`multiprocessing` forking for calc.py is calc.py forking).
-`exec`, `compile`, `sys._getframe` and frame/code attribute access are judged by the
-frame that made the call only: the stdlib runs them for ordinary code (dataclasses
-`exec`, namedtuple and warnings `sys._getframe`), so a walk would void honest
-fixes; `inspect`/`traceback` frames are skipped, they only hand frames on.
-At session end the plugin compares the functions and classes of pytest's, pluggy's
-and its own modules with a snapshot taken when the hook was installed (a report class
-patched through a road the hook cannot see, an aliased `sys.modules`, shows up here)
-and its failure count with
-`session.testsfailed`; a difference is tampering. A task may allow primitives its
-gold patch needs (`--shadowrl-allow`, the layer-1 rule names of `Task.allowed_primitives`).
-
-It imports only the standard library and pytest: it runs in the task's env, not ours.
+`snapshot`/`changed` compare the framework's functions and classes at the end of the
+session with those when the hook was installed (a report class patched through a road
+the hook cannot see shows up there).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
 import sysconfig
 import threading
 import types
-from collections.abc import Callable
-from typing import IO, Any
+from collections.abc import Callable, Collection
+from typing import Any
 
-import pytest
+from .records import Sink
 
-OPTION = "--shadowrl-outcomes"
-ALLOW_OPTION = "--shadowrl-allow"
-BLAME_OPTION = "--shadowrl-blame"
+RECORD = "shadowrl_grader.record"  # the audit event every record of the outcome file goes by
 _FRAMEWORK = ("pytest", "_pytest", "pluggy", "shadowrl_grader")
 _TEST_DIRS = {"tests", "test", "testing"}
+_MOCKS = {"unittest.mock", "mock", "pytest_mock", "dirty_equals"}
 # Event -> the layer-1 rule that allows it (`Task.allowed_primitives`).
 _ACTOR_EVENTS = {
     "import": "dynamic-import",  # only of framework modules, and only when not yet loaded
@@ -78,7 +54,11 @@ _ACTOR_EVENTS = {
     "os.exec": "process",
     "os.spawn": "process",
     "subprocess.Popen": "process",
-    "open": "test-read",  # only of test files and of the outcome file's directory
+    "open": "test-read",  # only of test files, the outcome file's directory, /proc/*/mem
+    "os.kill": "signal",  # only of this process, its group, or every process
+    "os.killpg": "signal",
+    "signal.pthread_kill": "signal",
+    "sys.setprofile": "sys-tables",  # it would switch off `watch`
 }
 _CALLER_EVENTS = {
     "exec": "exec",
@@ -95,19 +75,6 @@ _MUTABLE = {
     ("_pytest.assertion.util", "_assertion_pass"),
 }  # fmt: skip  (pytest sets these)
 _HANDS_ON = ("inspect.py", "traceback.py")  # stdlib modules that only pass frames along
-
-
-class Writer:
-    """One JSON line per record to the outcome file, flushed at once; thread-safe."""
-
-    def __init__(self, path: str) -> None:
-        self._file: IO[str] = open(path, "x", encoding="utf-8")  # noqa: SIM115  (open for the run)
-        self._lock = threading.Lock()
-
-    def write(self, record: dict[str, Any]) -> None:
-        with self._lock:
-            self._file.write(json.dumps(record) + "\n")
-            self._file.flush()
 
 
 class Places:
@@ -155,10 +122,15 @@ class Places:
         ):  # an fd; `open` converts a path-like before the event
             return False
         target = os.path.realpath(os.fsdecode(path))
+        if target.startswith("/proc/") and target.endswith("/mem"):
+            return True  # the key is in this process's memory, and code can be patched there
         return target.startswith(self.nonce + os.sep) or self._kind(target) == "test"
 
+    def rel(self, filename: str) -> str:
+        return os.path.relpath(filename, self.root)
 
-def _culprit(places: Places, frame: types.FrameType | None, walk: bool) -> str | None:
+
+def culprit(places: Places, frame: types.FrameType | None, walk: bool) -> str | None:
     """The workspace source file to blame for an event raised in `frame`, if any."""
     while frame is not None:
         filename = frame.f_code.co_filename
@@ -172,25 +144,64 @@ def _culprit(places: Places, frame: types.FrameType | None, walk: bool) -> str |
 
 
 def _relevant(event: str, args: tuple[Any, ...], places: Places) -> bool:
-    if event == "import":
-        return str(args[0]).partition(".")[0] in _FRAMEWORK
+    if event == "import":  # and mock objects, which compare equal as they are told
+        name = str(args[0])
+        return name.partition(".")[0] in _FRAMEWORK or name in _MOCKS
     if event == "open":
         return places.forbidden_open(args[0])
     if event == "object.__getattr__":
         return args[1] in _FRAME_ATTRS
     if event == "object.__setattr__":
         return args[1] == "__code__"
+    if event in ("os.kill", "os.killpg"):
+        return args[0] in (os.getpid(), os.getpgid(0), 0, -1, -os.getpgid(0)) and args[1] != 0
+    if event == "signal.pthread_kill":
+        return args[1] != 0
     return True
 
 
-def make_hook(places: Places, writer: Writer, allowed: frozenset[str]) -> Callable[..., None]:
-    """The audit hook: vetoes the watched events when workspace source code causes them."""
+def make_hook(
+    places: Places, sink: Sink, allowed: frozenset[str], emitters: Collection[types.CodeType]
+) -> Callable[..., None]:
+    """The audit hook: vetoes the watched events when workspace source code causes them,
+    and writes the records that `emitters` (the plugin's own code) hand it."""
     inside: set[int] = set()  # threads in the hook (its own sys._getframe is audited too)
     watched = {e: r for e, r in {**_ACTOR_EVENTS, **_CALLER_EVENTS}.items() if r not in allowed}
+    main = threading.get_ident()
+
+    def forged(frame: types.FrameType) -> str | None:
+        """Why an outcome record asked for by `frame` is not the plugin's own, if it is not."""
+        if frame.f_code not in emitters:
+            return f"{places.rel(frame.f_code.co_filename)}:{frame.f_lineno}"
+        if threading.get_ident() != main or sink.finished:
+            return "a thread or an exit handler"
+        f: types.FrameType | None = frame
+        while f is not None:  # the workspace's code may not call the plugin's either
+            if places.kind(f.f_code.co_filename) in ("source", "seed"):
+                return f"{places.rel(f.f_code.co_filename)}:{f.f_lineno}"
+            f = f.f_back
+        return None
+
+    def record(frame: types.FrameType, entry: object) -> None:
+        # Exact types only: a subclass's `__contains__` or `__str__` would run the caller's
+        # code in here, where this thread's events are not watched.
+        if type(entry) is not dict:
+            entry = {"tamper": "a malformed record"}
+        if "tamper" in entry:
+            why = entry["tamper"]
+            sink.write({"tamper": why[:500] if type(why) is str else "a tamper record"})
+            return
+        if (who := forged(frame)) is not None:
+            sink.write({"tamper": f"{who}: an outcome record not from the grader"})
+            raise RuntimeError("shadowrl grader: outcome records are the grader's")
+        sink.write(entry)
+        sink.finished = sink.finished or "exitstatus" in entry
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event not in watched and not (
-            event.startswith("ctypes.") and "introspection" not in allowed
+        if (
+            event not in watched
+            and event != RECORD
+            and not (event.startswith("ctypes.") and "introspection" not in allowed)
         ):
             return
         me = threading.get_ident()
@@ -198,14 +209,17 @@ def make_hook(places: Places, writer: Writer, allowed: frozenset[str]) -> Callab
             return
         inside.add(me)
         try:
+            if event == RECORD:
+                record(sys._getframe(1), args[0] if args else None)
+                return
             if not _relevant(event, args, places):
                 return
-            culprit = _culprit(places, sys._getframe(1), walk=event not in _CALLER_EVENTS)
+            who = culprit(places, sys._getframe(1), walk=event not in _CALLER_EVENTS)
         finally:
             inside.discard(me)
-        if culprit is not None:
-            why = f"{culprit}: {event} {str(args[:2])[:200]}"
-            writer.write({"tamper": why})
+        if who is not None:
+            why = f"{who}: {event} {str(args[:2])[:200]}"
+            sink.write({"tamper": why})
             raise RuntimeError(f"shadowrl grader: forbidden in the code under test: {why}")
 
     return hook
@@ -258,70 +272,3 @@ def changed(before: dict[tuple[str, str], object]) -> list[str]:
         for (m, a), v in before.items()
         if now.get((m, a)) is not v and not _own_code(now.get((m, a)), dirs)
     )
-
-
-class Recorder:
-    """Writes each report's outcome, and checks at the end that nothing rewrote the framework."""
-
-    def __init__(self, writer: Writer, pristine: dict[tuple[str, str], object]) -> None:
-        self._writer = writer
-        self._pristine = pristine
-        self._failed = 0
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self._writer.write(
-            {"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome}
-        )
-        self._failed += report.outcome == "failed" and not hasattr(report, "wasxfail")
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if report.failed:
-            self._writer.write({"collect_error": report.nodeid})
-            self._failed += 1
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        for what in changed(self._pristine):
-            self._writer.write({"tamper": f"the test framework was changed: {what}"})
-        if session.testsfailed != self._failed:
-            self._writer.write(
-                {
-                    "tamper": f"pytest counted {session.testsfailed} failures, the grader {self._failed}"
-                }
-            )
-        self._writer.write({"exitstatus": int(exitstatus)})
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(OPTION, default=None, help="file the grader reads each test's outcome from")
-    parser.addoption(ALLOW_OPTION, default="", help="comma-separated layer-1 rules the task allows")
-    parser.addoption(
-        BLAME_OPTION, default=None, help="JSON {file: [[first, last] line]} the guard blames"
-    )
-
-
-_STATE: list[tuple[Writer, dict[tuple[str, str], object]]] = []
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
-    """Open the outcome file and install the guard before any conftest (so any workspace
-    module) is imported."""
-    ns = early_config.known_args_namespace
-    path = getattr(ns, "shadowrl_outcomes", None)
-    if not path or _STATE:
-        return
-    writer = Writer(path)
-    allowed = frozenset(filter(None, str(getattr(ns, "shadowrl_allow", "")).split(",")))
-    blame_arg = getattr(ns, "shadowrl_blame", None)
-    blame = None if blame_arg is None else dict(json.loads(blame_arg))
-    _STATE.append((writer, snapshot()))
-    sys.addaudithook(make_hook(Places(os.getcwd(), path, blame), writer, allowed))
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_configure(config: pytest.Config) -> None:
-    if _STATE:
-        config.pluginmanager.register(Recorder(*_STATE[0]), "shadowrl-grader-recorder")

@@ -1,0 +1,199 @@
+"""Speculative decoding with self-distilled MTP heads vs plain decoding, side by side.
+
+One run: distil heads on SmolLM2-135M for a bounded time (`--distill-s`, CPU) on its
+own temperature-1 completions of code prompts from the `easy` suite's train split
+(or reuse `--heads`), then decode code prompts from its held-out split with the same
+engine with and without speculation (exact acceptance, always on), at batch 1 and 8,
+greedy and at temperature 1, and report per setting: tokens/s both ways, the speedup,
+τ (mean tokens a row gains per speculative step, drafts' cost counted since the
+wall clock includes them), the acceptance per draft position, and whether the tokens
+were identical (`exact`: the exact rule promises the non-speculative output). A third
+engine runs the default config (`speculative.auto`: it measures both ways per batch
+size and speculates only where that is cheaper): `auto_tok_s`, `auto_speculated_steps`.
+
+    python benchmarks/speculative.py                      # SmolLM2, ~10 min on 2 cores
+    python benchmarks/speculative.py --heads h.safetensors  # skip the distillation
+    python benchmarks/speculative.py --quick              # tiny random model, smoke
+
+Writes benchmarks/results/speculative.json (`--quick`: a temp-dir path from `--out`);
+the last line (temperature 1) is `tau=.. accept_1=.. speedup_b1=.. speedup_b8=.. exact=..`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from _machine import machine
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def decode(engine: Any, prompts: list[list[int]], batch: int, temp: float, new: int) -> dict:
+    """Generate `new` tokens per prompt, `batch` requests at a time; time and counts."""
+    from shadowrl.types import SamplingParams
+
+    accepted = engine.speculator.accepted if engine.speculator else []
+    before = list(accepted)
+    tokens, start = [], time.perf_counter()
+    for i in range(0, len(prompts), batch):
+        chunk = prompts[i : i + batch]
+        params = [
+            SamplingParams(max_new_tokens=new, temperature=temp, seed=i + j, stop_token_ids=())
+            for j in range(len(chunk))
+        ]
+        tokens += [list(g.token_ids) for g in engine.generate_batch(chunk, params)]
+    seconds = time.perf_counter() - start
+    hist = [a - b for a, b in zip(accepted, before, strict=True)]
+    return {"seconds": seconds, "tokens": tokens, "hist": hist}
+
+
+def acceptance(hist: list[int]) -> tuple[float, list[float]]:
+    """τ and P(draft j accepted) per position from counts of steps by accepted drafts."""
+    steps = sum(hist)
+    if not steps:
+        return 0.0, []
+    tau = sum((n + 1) * c for n, c in enumerate(hist)) / steps
+    per = [sum(hist[j:]) / steps for j in range(1, len(hist))]
+    return tau, per
+
+
+def setting(
+    engines: tuple[Any, Any, Any], prompts: list[list[int]], batch: int, temp: float, new: int
+) -> dict:
+    plain, spec, auto = engines
+    n = len(prompts)
+    base = decode(plain, prompts, batch, temp, new)
+    fast = decode(spec, prompts, batch, temp, new)
+    chosen = decode(auto, prompts, batch, temp, new)
+    tau, per = acceptance(fast["hist"])
+    count = sum(len(t) for t in base["tokens"])
+    return {
+        "batch": batch,
+        "temperature": temp,
+        "requests": n,
+        "tokens": count,
+        "plain_tok_s": round(count / base["seconds"], 2),
+        "spec_tok_s": round(sum(len(t) for t in fast["tokens"]) / fast["seconds"], 2),
+        "speedup": round(base["seconds"] / fast["seconds"], 3),
+        "auto_tok_s": round(sum(len(t) for t in chosen["tokens"]) / chosen["seconds"], 2),
+        "auto_speculated_steps": sum(chosen["hist"]),
+        "tau": round(tau, 3),
+        "accept_per_position": [round(a, 3) for a in per],
+        "exact": base["tokens"] == fast["tokens"] == chosen["tokens"],
+    }
+
+
+def heads_for(model: Any, tok: Any, args: argparse.Namespace) -> tuple[Any, dict]:
+    from shadowrl.inference.engine import Engine
+    from shadowrl.inference.mtp import load_heads, save_heads
+    from shadowrl.rl.mtp_config import DistillConfig
+    from shadowrl.rl.mtp_distill import (
+        backbone_states,
+        distill,
+        fresh_heads,
+        own_generations,
+        split_sequences,
+        suite_prompts,
+    )
+
+    if args.heads and Path(args.heads).is_file():
+        return load_heads(args.heads), {"heads": args.heads, "distilled_here": False}
+    cfg = DistillConfig(
+        prompts=args.distill_prompts, samples_per_prompt=1, new_tokens=args.distill_tokens,
+        steps=10**6, time_budget_s=args.distill_s, k=args.k,
+    )  # fmt: skip
+    start = time.perf_counter()
+    with Engine(model, tok) as engine:
+        seqs = own_generations(engine, suite_prompts(tok, "easy", cfg.prompts), cfg)
+    gen_s = time.perf_counter() - start
+    train_seqs, held = split_sequences(seqs, cfg.heldout_fraction)
+    train, heldout = backbone_states(model, train_seqs, cfg.k), backbone_states(model, held, cfg.k)
+    info: dict[str, Any] = {"distilled_here": True, "generate_s": round(gen_s, 1)}
+    heads = fresh_heads(model, cfg)
+    report = distill(heads, model, train, heldout, cfg)
+    info["distill"] = report.__dict__
+    if args.ablation:  # the same data and the same number of steps for Medusa-style heads
+        medusa_cfg = cfg.model_copy(update={"kind": "medusa", "steps": report.steps,
+                                            "time_budget_s": 0.0})  # fmt: skip
+        medusa = fresh_heads(model, medusa_cfg)
+        info["kind_ablation"] = {
+            "sequential": report.heldout,
+            "medusa": distill(medusa, model, train, heldout, medusa_cfg).heldout,
+            "steps": report.steps,
+        }
+    if args.heads:
+        save_heads(heads, args.heads)
+        info["heads"] = args.heads
+    return heads, info
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="tiny random model, tiny budgets")
+    p.add_argument("--heads", help="heads file: reused if it exists, else written after distilling")
+    p.add_argument("--k", type=int, default=3, help="draft tokens per step")
+    p.add_argument("--distill-s", type=float, default=300.0, help="distillation time budget")
+    p.add_argument("--distill-prompts", type=int, default=24)
+    p.add_argument("--distill-tokens", type=int, default=128)
+    p.add_argument("--ablation", action="store_true", help="also train Medusa-style heads")
+    p.add_argument("--prompts", type=int, default=8, help="held-out prompts decoded")
+    p.add_argument("--new", type=int, default=40, help="tokens generated per request")
+    p.add_argument("--out", type=Path, help="result file (default: results/speculative.json)")
+    args = p.parse_args()
+    if args.quick:
+        args.distill_s, args.distill_prompts, args.distill_tokens = 5.0, 4, 24
+        args.prompts, args.new = 2, 8
+
+    from shadowrl.inference.config import EngineConfig, SpeculativeConfig
+    from shadowrl.inference.engine import Engine
+    from shadowrl.models import ModelConfig, load_model, tiny_model
+    from shadowrl.rl.mtp_distill import suite_prompts
+
+    model, tok = tiny_model(seed=0) if args.quick else load_model(ModelConfig())
+    heads, info = heads_for(model, tok, args)
+    prompts = suite_prompts(tok, "easy", args.prompts, split="heldout")
+    spec_cfg = SpeculativeConfig(k=args.k, max_batch=8, auto=False)  # always on, to measure
+    auto_cfg = SpeculativeConfig(k=args.k, max_batch=8)  # the default: measured on/off
+    engines = (
+        Engine(model, tok, EngineConfig(max_batch=8)).start(),
+        Engine(model, tok, EngineConfig(max_batch=8, speculative=spec_cfg), heads=heads).start(),
+        Engine(model, tok, EngineConfig(max_batch=8, speculative=auto_cfg), heads=heads).start(),
+    )
+    try:
+        rows = [
+            setting(engines, prompts[: 2 if batch == 1 else 8], batch, temp, args.new)
+            for temp in (0.0, 1.0)
+            for batch in (1, 8)
+        ]
+    finally:
+        for engine in engines:
+            engine.stop()
+    result = {
+        "model": "tiny" if args.quick else "smollm2",
+        "k": args.k,
+        "acceptance": "exact",
+        "workload": {k: v for k, v in vars(args).items() if k not in ("quick", "out", "heads")},
+        "heads": info,
+        "settings": rows,
+        "machine": machine(),
+    }
+    out = args.out or RESULTS / "speculative.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    for r in rows:
+        print(json.dumps(r))
+    t1 = {r["batch"]: r for r in rows if r["temperature"] == 1.0}
+    accept_1 = (t1[1]["accept_per_position"] or [0.0])[0]
+    exact = all(r["exact"] for r in rows)
+    print(
+        f"tau={t1[1]['tau']:.2f} accept_1={accept_1:.2f} speedup_b1={t1[1]['speedup']:.2f} "
+        f"speedup_b8={t1[8]['speedup']:.2f} exact={str(exact).lower()}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""`shadowrl realtime`: production sessions → rewards → train → pinned gate → deploy or roll back.
+
+    shadowrl realtime --simulate-users                 # server, simulated users and cycles
+    shadowrl realtime --config configs/realtime-tiny.yaml --simulate-users
+    shadowrl realtime                                  # real users: wait for their sessions
+
+The server runs as its own process (started here, found again on a rerun); the cycle
+logic is `realtime/cycle.py` and `realtime/stages.py`. A rerun resumes the cycle a kill
+interrupted. Writes `<run_dir>/realtime/cycles.jsonl`, `report.md` and `cycles.png`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import yaml
+
+from shadowrl.commands.config import Config, episode_spec
+from shadowrl.commands.errors import UsageError
+
+if TYPE_CHECKING:
+    from shadowrl.realtime.stages import Deps
+    from shadowrl.serve.store import TraceStore
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--simulate-users",
+        action="store_true",
+        help="simulated users (realtime.users) bring the sessions; else wait for real ones",
+    )
+    p.add_argument("--cycles", type=int, help="override realtime.cycles")
+
+
+def traces_url(config: Config) -> str:
+    from shadowrl.serve.store import StoreError, resolve_url
+
+    if config.serve.traces is None:
+        raise UsageError("realtime needs the trace store: set serve.traces")
+    try:
+        return resolve_url(config.serve.traces, config.run_dir)
+    except StoreError as e:
+        raise UsageError(str(e)) from e
+
+
+def server_argv(
+    config_file: Path, traces: str, run_dir: Path, token: str
+) -> Callable[[str, int, int], list[str]]:
+    """The `shadowrl serve` command line of the loop's server, on the same config."""
+
+    def argv(checkpoint: str, version: int, port: int) -> list[str]:
+        return [
+            sys.executable, "-m", "shadowrl.commands.main", "serve", "--config", str(config_file),
+            f"--model.path={checkpoint}", f"--run_dir={run_dir}", f"--serve.traces={traces}",
+            "--serve.host=127.0.0.1", f"--serve.port={port}", f"--serve.policy_version={version}",
+            f"--serve.admin_token={token}", "--serve.log_level=warning",
+        ]  # fmt: skip
+
+    return argv
+
+
+def initial_checkpoint(config: Config) -> Callable[[Path], str]:
+    """Writes `model.path` as an HF directory the server can hot-swap back to."""
+
+    def write(dest: Path) -> str:
+        from shadowrl.models import load_model
+
+        if Path(config.model.path).is_dir():
+            return str(Path(config.model.path).resolve())
+        if not (dest / "config.json").exists():
+            model, tok = load_model(config.model)
+            tmp = dest.with_name(dest.name + ".tmp")
+            model.save_pretrained(tmp, safe_serialization=True)
+            tok.save_pretrained(tmp)
+            tmp.rename(dest)
+        return str(dest.resolve())
+
+    return write
+
+
+def deps_of(config: Config, simulate: bool) -> Deps:
+    from shadowrl.commands.eval import load_eval_tasks
+    from shadowrl.commands.policies import open_policy
+    from shadowrl.eval.pins import config_pins
+    from shadowrl.models import load_tokenizer
+    from shadowrl.realtime.stages import Deps
+
+    rt = config.realtime
+    return Deps(
+        run_dir=Path(config.run_dir).resolve(),
+        rt=rt,
+        eval=config.eval,
+        train=config.train,
+        model=config.model,
+        spec=episode_spec(config),
+        pins=config_pins(config),
+        tokenizer=load_tokenizer(config.model.path),
+        open_policy=lambda spec: open_policy(spec, config),
+        pinned=load_eval_tasks(rt.suite, rt.eval_limit),
+        user_tasks=load_eval_tasks(rt.users.suite, rt.users.limit) if simulate else None,
+        cache_dir=Path(config.tasks.cache_dir).expanduser(),
+        seed=config.seed,
+    )
+
+
+def open_trace_store(url: str) -> TraceStore:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from shadowrl.serve.store import StoreError, TraceStore
+    from shadowrl.serve.store.db import open_engine
+
+    try:
+        return TraceStore(open_engine(url))
+    except (StoreError, OSError, SQLAlchemyError) as e:
+        raise UsageError(f"cannot open the trace store {url!r}: {e}") from e
+
+
+def run(args: argparse.Namespace, config: Config) -> int:
+    import asyncio
+
+    from shadowrl.realtime.cycle import run_cycles
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request drowns progress
+
+    if args.cycles is not None:
+        config = config.model_copy(
+            update={"realtime": config.realtime.model_copy(update={"cycles": args.cycles})}
+        )
+    run_dir = Path(config.run_dir).resolve()
+    root = run_dir / "realtime"
+    root.mkdir(parents=True, exist_ok=True)
+    config_file = root / "config.yaml"  # the server runs on exactly this config
+    config_file.write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
+    url = traces_url(config)
+    deps = deps_of(config, args.simulate_users)
+    argv = server_argv(config_file, url, run_dir, config.realtime.admin_token)
+    with open_trace_store(url) as store:
+        rows = asyncio.run(run_cycles(deps, store, argv, initial_checkpoint(config)))
+    for r in rows:
+        print(
+            f"cycle {r['cycle']}: {r['sessions']} sessions, accept rate {r['accept_rate']}, "
+            f"{r['gate'] or 'no candidate'} ({r['reason']}), {r['cycle_s']:.0f} s"
+        )
+    print(f"wrote {root / 'cycles.jsonl'} and {root / 'report.md'}")
+    return 0

@@ -1,0 +1,229 @@
+"""The engine's speculative decode step: pack the rows, verify, accept, draft, one sync.
+
+The device side is `speculative.py`'s pure functions; this class feeds them from the
+running requests (as `step.EagerStep` does for a plain step) and brings every row's
+accepted tokens, logprobs and next drafts back in one device->host copy. It runs
+eagerly on every device (no CUDA graph: a verify's shapes change with k and the batch).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, MutableMapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from shadowrl.inference.config import EngineConfig
+from shadowrl.inference.forward import Decoder
+from shadowrl.inference.kv import KVCache
+from shadowrl.inference.mtp import MTPHeads
+from shadowrl.inference.requests import Request
+from shadowrl.inference.sampling import top_alternatives
+from shadowrl.inference.speculative import DRAFT_SALT, RULES, draft, per_position, shifted
+from shadowrl.inference.step import StepBuffers, flags, top_count
+from shadowrl.types import TopLogprobs
+
+
+class Payoff:
+    """Measured seconds per generated token, speculating or not, per batch size.
+
+    The engine speculates at a batch size while that is measured to be cheaper per
+    token than plain decoding; each side is (re)measured at first and then once every
+    `probe` steps, so a choice follows the acceptance rate and the machine's load.
+    """
+
+    def __init__(self, probe: int = 32, decay: float = 0.8) -> None:
+        self.cost: dict[tuple[bool, int], float] = {}
+        self.steps: dict[int, int] = {}
+        self.probe, self.decay = probe, decay
+
+    def choose(self, rows: int) -> bool:
+        n = self.steps.get(rows, 0)
+        self.steps[rows] = n + 1
+        spec, plain = self.cost.get((True, rows)), self.cost.get((False, rows))
+        if spec is None or plain is None:
+            return spec is None  # measure speculation first, then plain decoding
+        if n % self.probe == 0:  # refresh the side not taken
+            return spec > plain
+        return spec < plain
+
+    def record(self, speculated: bool, rows: int, tokens: int, seconds: float) -> None:
+        per_token = seconds / max(tokens, 1)
+        key = (speculated, rows)
+        old = self.cost.get(key)
+        self.cost[key] = (
+            per_token if old is None else self.decay * old + (1 - self.decay) * per_token
+        )
+
+
+@dataclass(frozen=True)
+class RowResult:
+    """One row's new tokens (1..k+1) with the main model's logprobs, and its next drafts."""
+
+    ids: list[int]
+    logprobs: list[float]
+    top: list[TopLogprobs] | None
+    draft: tuple[int, ...]
+    draft_logq: Tensor | None
+
+
+class SpeculativeStep:
+    """Verify k drafts per running request and draft the next k, in one forward + heads."""
+
+    def __init__(
+        self,
+        decoder: Decoder,
+        heads: MTPHeads,
+        cache: KVCache,
+        k: int,
+        acceptance: str,
+        *,
+        rows: int,
+        max_batch: int,
+        max_seq_len: int,
+        auto: bool = False,
+    ) -> None:
+        if not 1 <= k <= heads.k:
+            raise ValueError(f"speculative k={k} needs 1 <= k <= the heads' count {heads.k}")
+        self.decoder, self.heads, self.cache, self.k = decoder, heads, cache, k
+        self.rejection = acceptance == "rejection"
+        self.rule = RULES[acceptance]
+        self.host = StepBuffers.allocate(rows, torch.device("cpu"))
+        self.max_batch, self.max_seq_len = max_batch, max_seq_len
+        self.accepted = [0] * (k + 1)  # steps' rows by drafts accepted (0..k)
+        self.payoff = Payoff() if auto else None
+
+    def pays(self, rows: int, span: int) -> bool:
+        """Whether to speculate this step: a batch small enough (`speculative.max_batch`),
+        room for k more positions, and (with `auto`) measured to beat plain decoding."""
+        fits = rows <= self.max_batch and span + self.k <= self.max_seq_len
+        return fits and (self.payoff is None or self.payoff.choose(rows))
+
+    def decode(self, requests: Sequence[Request], span: int, version: int, tokenizer: Any) -> None:
+        """One step for the running requests: their tokens appended (1..k+1 each)."""
+        start = time.perf_counter()
+        self.cache.reserve(span + self.k)
+        results = self.run(requests, span + self.k)
+        for request, result in zip(requests, results, strict=True):
+            append_accepted(request, result, version, self.max_seq_len, tokenizer)
+        if self.payoff is not None:
+            gained = sum(len(r.ids) for r in results)
+            self.payoff.record(True, len(requests), gained, time.perf_counter() - start)
+
+    @contextlib.contextmanager
+    def timing_plain(self, rows: int) -> Iterator[None]:
+        """Times a plain decode step (one token per row), for the `auto` comparison."""
+        start = time.perf_counter()
+        yield
+        if self.payoff is not None:
+            self.payoff.record(False, rows, rows, time.perf_counter() - start)
+
+    def run(self, requests: Sequence[Request], span: int) -> list[RowResult]:
+        """One step for the requests in slots 0..n-1; `span` > every cached length + k."""
+        n, k, top = len(requests), self.k, top_count(requests)
+        device = self.cache.keys[0].device
+        self.host.fill(requests, n)
+        ints, floats = self.host.ints[:n].to(device), self.host.floats[:n].to(device)
+        buffers = StepBuffers(ints, floats)
+        sampled, filtered = flags(requests)
+        _, lengths, params = buffers.inputs(n, sampled=sampled, filtered=filtered)
+        drafts = torch.tensor([self._draft_of(r) for r in requests], device=device)
+        tokens = torch.cat((ints[:, :1], drafts), dim=1)
+        logq = self._draft_logq(requests, drafts) if self.rejection else None
+        hidden = self.decoder.extend(tokens, lengths, self.cache, span)
+        logits = self.decoder.lm_head(hidden)
+        verified = self.rule(drafts, logq, logits, params)
+        rows = torch.arange(n, device=device)
+        last = verified.accepted
+        salt = DRAFT_SALT if self.rejection else 0
+        nxt, nxt_logq = draft(
+            self.heads, self.decoder, hidden[rows, last], verified.ids[rows, last],
+            shifted(params, last + 1), k=k, salt=salt, keep_distributions=self.rejection,
+        )  # fmt: skip
+        parts = [verified.ids, verified.logprobs, last[:, None], nxt]
+        if top:
+            b, t, v = logits.shape
+            alt_ids, alt_lps = top_alternatives(
+                logits.reshape(b * t, v), per_position(params, t), top
+            )
+            parts += [alt_ids.view(b, -1), alt_lps.view(b, -1)]
+        host = torch.cat([p.double() for p in parts], dim=1).cpu()
+        results = [self._row(host[i], nxt_logq, i, top) for i in range(n)]
+        for result in results:
+            self.accepted[len(result.ids) - 1] += 1
+        return results
+
+    def _row(self, host: Tensor, logq: Tensor | None, i: int, top: int) -> RowResult:
+        t, k = self.k + 1, self.k
+        accepted = int(host[2 * t])
+        count = accepted + 1
+        ids = [int(x) for x in host[:count].tolist()]
+        logprobs = host[t : t + count].tolist()
+        draft_ids = tuple(int(x) for x in host[2 * t + 1 : 2 * t + 1 + k].tolist())
+        tops = None
+        if top:
+            base = 2 * t + 1 + k
+            alt_ids = host[base : base + t * top].view(t, top).tolist()
+            alt_lps = host[base + t * top : base + 2 * t * top].view(t, top).tolist()
+            tops = [  # a filtered-out token (-inf) could not have been drawn: not an alternative
+                tuple((int(a), lp) for a, lp in zip(ai, al, strict=True) if lp > float("-inf"))
+                for ai, al in zip(alt_ids[:count], alt_lps[:count], strict=True)
+            ]
+        return RowResult(ids, logprobs, tops, draft_ids, None if logq is None else logq[i])
+
+    def _draft_of(self, request: Request) -> list[int]:
+        """The request's drafts, or its newest token repeated (a guess verified like any)."""
+        if len(request.draft) == self.k:
+            return list(request.draft)
+        return [request.tokens[-1]] * self.k
+
+    def _draft_logq(self, requests: Sequence[Request], drafts: Tensor) -> Tensor:
+        """[n, k, V]: each row's draft distributions; a stand-in draft is a point mass."""
+        v = self.decoder.lm_head.out_features
+        point = torch.full((len(requests), self.k, v), float("-inf"), device=drafts.device)
+        point.scatter_(-1, drafts[..., None], 0.0)
+        rows = [r.draft_logq if r.draft_logq is not None and len(r.draft) == self.k else point[i]
+                for i, r in enumerate(requests)]  # fmt: skip
+        return torch.stack(rows)
+
+
+def speculator(
+    decoder: Decoder,
+    heads: MTPHeads | None,
+    cache: KVCache,
+    config: EngineConfig,
+    tensors: MutableMapping[str, Tensor],
+) -> SpeculativeStep | None:
+    """The engine's speculative step, or None (no heads, or k = 0).
+
+    The heads' tensors join the engine's swappable `tensors` as `mtp.*`, so a weight
+    update (full or delta) carries them along with the model's.
+    """
+    spec = config.speculative
+    if heads is None or spec.k == 0:
+        return None
+    param = decoder.lm_head.weight
+    heads = heads.to(device=param.device, dtype=param.dtype).eval()
+    tensors.update({f"mtp.{k}": v for k, v in heads.state_dict(keep_vars=True).items()})
+    k = min(spec.k, heads.k)
+    return SpeculativeStep(
+        decoder, heads, cache, k, spec.acceptance,
+        rows=config.max_batch, max_batch=spec.max_batch, max_seq_len=config.max_seq_len,
+        auto=spec.auto,
+    )  # fmt: skip
+
+
+def append_accepted(
+    request: Request, result: RowResult, version: int, max_seq_len: int, tokenizer: Any
+) -> None:
+    """Append a row's accepted tokens, stopping at the first that finishes the request."""
+    for i, (token, logprob) in enumerate(zip(result.ids, result.logprobs, strict=True)):
+        top = None if result.top is None else result.top[i][: request.sampling.top_logprobs]
+        request.append(token, logprob, version, top or None)
+        if request.finish_reason(max_seq_len, tokenizer) is not None:
+            return
+    request.draft, request.draft_logq = result.draft, result.draft_logq

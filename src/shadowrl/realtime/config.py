@@ -1,0 +1,121 @@
+"""The `realtime:` section of the config tree: cycle sizes, the gate's checks, rows, users.
+
+Kept free of heavy imports (torch, the harness): the CLI loads every config section
+before it knows which command runs. `RowsConfig` is read by `rows.py`, `UsersConfig` by
+`users.py`, `RewardConfig` lives with the pure reward functions in `rewards.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shadowrl.realtime.rewards import RewardConfig
+
+Cohort = Literal["checkpoint", "task"]
+
+
+class RowsConfig(BaseModel):
+    """Which production sessions become training rows, and how they are grouped."""
+
+    model_config = ConfigDict(extra="forbid")
+    cohort: Cohort = Field(
+        "checkpoint",
+        description="Advantage baseline: the mean of sessions of the same serving checkpoint "
+        "in the cycle ('checkpoint') or of the same task ('task', a prompt cluster).",
+    )
+    max_staleness: int = Field(
+        1,
+        ge=0,
+        description="Drop sessions whose oldest token is more than this many policy versions "
+        "behind the checkpoint being trained.",
+    )
+    temperature: float = Field(
+        1.0,
+        gt=0,
+        description="Training temperature: only sessions served at it with top-p 1 are trained on.",
+    )
+
+
+class UsersConfig(BaseModel):
+    """How simulated users pick tasks and react (see `realtime/users.py`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    suite: str = Field("easy:train", description="Tasks users bring (suite[:split]).")
+    limit: int | None = Field(None, ge=1, description="Only the first N tasks of the suite.")
+    seed: int = Field(0, description="Seed of every user's draws (tasks and reactions).")
+    silent: float = Field(0.1, ge=0, le=1, description="Probability a user gives no feedback.")
+    flip: float = Field(0.1, ge=0, le=1, description="Probability a user flips the decision.")
+    keep_low: float = Field(
+        0.5, ge=0, le=1, description="After an accept, kept-lines fraction ~ U[keep_low, 1]."
+    )
+    followup: float = Field(
+        0.3, ge=0, le=1, description="Probability of a dissatisfied follow-up after a reject."
+    )
+    concurrency: int = Field(4, ge=1, description="Users working at once.")
+
+
+class RealtimeConfig(BaseModel):
+    """`shadowrl realtime`: collect → reward → train → eval → gate → deploy/reject → watch."""
+
+    model_config = ConfigDict(extra="forbid")
+    cycles: int = Field(3, ge=1, description="Cycles to run (a rerun resumes and runs the rest).")
+    sessions: int = Field(
+        16, ge=1, description="Sessions with feedback to collect per cycle before training."
+    )
+    collect_timeout_s: float = Field(
+        3600.0, gt=0, description="Stop collecting after this long even if short of sessions."
+    )
+    suite: str = Field(
+        "easy:heldout", description="The pinned suite the gate compares on (suite[:split])."
+    )
+    eval_limit: int | None = Field(
+        None, ge=1, description="Evaluate only the first N tasks of the pinned suite."
+    )
+    require_power: bool = Field(
+        True,
+        description="Refuse to promote when the smallest regression the pinned suite can "
+        "detect exceeds eval.margin (False: promote anyway, recorded as underpowered).",
+    )
+    power: float = Field(
+        0.8, gt=0, lt=1, description="Power the detectable regression is sized at."
+    )
+    max_malformed_increase: float = Field(
+        0.1,
+        ge=0,
+        description="Alarm: candidate − incumbent share of episodes with a malformed call.",
+    )
+    max_no_edit_increase: float = Field(
+        0.1, ge=0, description="Alarm: candidate − incumbent share of episodes that edit nothing."
+    )
+    max_kl: float = Field(
+        1.0,
+        gt=0,
+        description="Alarm: nats per token from the serving weights to the candidate, on the "
+        "sessions it was trained on.",
+    )
+    watch_sessions: int = Field(
+        8, ge=0, description="Sessions watched after a deploy before it is final (0: no watch)."
+    )
+    watch_alpha: float = Field(
+        0.05, gt=0, lt=1, description="Level of the watch's one-sided tests (roll back below it)."
+    )
+    admin_token: str = Field(
+        "realtime-local", description="Bearer token of the server's /admin routes this loop uses."
+    )
+    port: int = Field(
+        0, ge=0, le=65535, description="Port of the server it starts (0: a free one)."
+    )
+    keep_serving: bool = Field(
+        False, description="Leave the server running after the last cycle (else stop it)."
+    )
+    rewards: RewardConfig = Field(
+        default_factory=RewardConfig, description="Signal → reward weights."
+    )
+    rows: RowsConfig = Field(
+        default_factory=RowsConfig, description="Which sessions become training rows."
+    )
+    users: UsersConfig = Field(
+        default_factory=UsersConfig, description="Simulated users (--simulate-users)."
+    )

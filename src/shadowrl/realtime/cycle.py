@@ -1,0 +1,175 @@
+"""`shadowrl realtime`: the cycle, repeated, surviving its own faults.
+
+    ┌──────────── server (own process, serves the live checkpoint throughout) ───────────┐
+    │ users ──► sessions + feedback ──► trace store ◄── registry (candidate/deployed/...) │
+    └────────────────────────────────────────────────────────────────────────────────────┘
+        collect ─► reward ─► train ─► eval (pinned suite) ─► gate + power + alarms
+              ▲                                                  │ promote     │ refuse
+              │          watch ◄── deploy (hot swap) ◄───────────┘             ▼
+              │            │ significant drop: roll back (hot swap)         rejected
+              └────────────┴──── next cycle: sessions since this one's collect ended
+
+The driver owns no state it cannot lose: the registry and the sessions are in the
+trace store, the cycle's progress in `realtime/state.json` (written after every stage,
+atomically), finished cycles in `realtime/cycles.jsonl`. Killed during any stage, a
+rerun finds the server still serving (`process.py`) and resumes that cycle at that
+stage. Each stage's duration and the cycle's go to `cycles.jsonl`, the run's metrics
+and the report (`report.py`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from shadowrl.metrics import MetricsLogger
+from shadowrl.realtime import stages
+from shadowrl.realtime.process import ServerProcess, find_server, free_port, start_server
+from shadowrl.realtime.report import write_report
+from shadowrl.realtime.stages import STAGES, Ctx, CycleState, Deps, now
+from shadowrl.serve.store import CheckpointRecord, TraceStore, registry
+
+log = logging.getLogger(__name__)
+
+# (checkpoint path, policy version, port) -> the `shadowrl serve` command line
+ServerArgv = Callable[[str, int, int], list[str]]
+
+
+def write_json(path: Path, value: Any) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(value, indent=1))
+    os.replace(tmp, path)
+
+
+def load_state(root: Path) -> CycleState | None:
+    path = root / "state.json"
+    return CycleState(**json.loads(path.read_text())) if path.exists() else None
+
+
+def save_state(root: Path, st: CycleState) -> None:
+    write_json(root / "state.json", dataclasses.asdict(st))
+
+
+def written_cycles(root: Path) -> set[int]:
+    path = root / "cycles.jsonl"
+    if not path.exists():
+        return set()
+    return {json.loads(line)["cycle"] for line in path.read_text().splitlines() if line.strip()}
+
+
+def bootstrap(deps: Deps, store: TraceStore, initial: Callable[[Path], str]) -> None:
+    """Register the first deployed checkpoint (`initial` writes it as an HF directory)."""
+    if registry.live(store.engine) is not None:
+        return
+    path = initial(deps.run_dir / "realtime" / "checkpoints" / "initial")
+    record = CheckpointRecord(
+        path, 0, "deployed", reason="initial checkpoint", cycle=0, deployed_at=now()
+    )
+    if registry.get(store.engine, path) is None:
+        store.writer.submit(record).result()
+
+
+def ensure_server(deps: Deps, store: TraceStore, argv: ServerArgv) -> ServerProcess:
+    """The running server, or a new one serving the registry's live checkpoint."""
+    root = deps.run_dir / "realtime"
+    found = find_server(root / "server.json", deps.rt.admin_token)
+    if found is not None:
+        log.info("reusing the server at %s (pid %d)", found.url, found.pid)
+        return found
+    live = registry.live(store.engine)
+    assert live is not None
+    port = deps.rt.port or free_port()
+    log.info("starting the server on port %d serving %s (v%d)", port, live.path, live.version)
+    return start_server(
+        argv(live.path, live.version, port), port, root / "server.json", root / "server.log",
+        deps.rt.admin_token,
+    )  # fmt: skip
+
+
+def cycle_row(st: CycleState, ctx: Ctx) -> dict[str, Any]:
+    """One line of `cycles.jsonl` (the issue's fields first, then the details)."""
+    out, t = st.out, st.times
+    r, tr, g = out["reward"], out["train"], out["gate"]
+    watch = out["watch"]
+    rolled = bool(watch and watch["roll_back"])
+    return {
+        "cycle": st.cycle,
+        "deployed_before": out["collect"]["live"],
+        "candidate": tr["candidate"],
+        "sessions": r["sessions"],
+        "with_feedback": r["with_feedback"],
+        "reward_mean": r["reward_mean"],
+        "accept_rate": r["accept_rate"],
+        "collect_s": t.get("collect", 0.0),
+        "train_s": t.get("reward", 0.0) + t.get("train", 0.0),
+        "eval_s": t.get("eval", 0.0),
+        "gate": None if g is None else ("promote" if g["promote"] else "reject"),
+        "deployed_after": stages.live_path(ctx),
+        "cycle_s": sum(t.values()),
+        "gate_s": t.get("gate", 0.0),
+        "deploy_s": t.get("deploy", 0.0),
+        "watch_s": t.get("watch", 0.0),
+        "caught_by": None if g is None else g.get("caught_by"),
+        "reason": out["deploy"]["reason"],
+        "rolled_back": rolled,
+        "watch": watch,
+        "rows": tr["rows"],
+        "kl": tr.get("kl"),
+        "clarifying_rate": r["clarifying_rate"],
+        "broken_rate": r["broken_rate"],
+        "no_edit_rate": r["no_edit_rate"],
+        "min_detectable_drop": None if g is None else g.get("min_detectable_drop"),
+    }
+
+
+async def run_cycles(
+    deps: Deps,
+    store: TraceStore,
+    argv: ServerArgv,
+    initial: Callable[[Path], str],
+    stop_after: str | None = None,
+) -> list[dict[str, Any]]:
+    """Run (or resume) cycles until `deps.rt.cycles` are done; the rows written this call.
+
+    `stop_after` (tests): return right after that stage is saved, as a kill would.
+    """
+    root = deps.run_dir / "realtime"
+    root.mkdir(parents=True, exist_ok=True)
+    bootstrap(deps, store, initial)
+    server = ensure_server(deps, store, argv)
+    ctx = Ctx(deps, store, server)
+    st = load_state(root) or CycleState(1, STAGES[0], now().isoformat())
+    rows: list[dict[str, Any]] = []
+    with MetricsLogger(deps.run_dir) as metrics:
+        while st.cycle <= deps.rt.cycles:
+            todo = STAGES[STAGES.index(st.stage) :] if st.stage in STAGES else ()
+            for i, stage in enumerate(todo, start=len(STAGES) - len(todo)):
+                log.info("cycle %d: %s", st.cycle, stage)
+                start = time.perf_counter()
+                await stages.RUN[stage](ctx, st)
+                st.times[stage] = time.perf_counter() - start
+                st.stage = STAGES[i + 1] if i + 1 < len(STAGES) else "done"
+                save_state(root, st)
+                if stop_after == stage:
+                    return rows
+            row = cycle_row(st, ctx)
+            if st.cycle not in written_cycles(root):  # killed after the row, before the state
+                with (root / "cycles.jsonl").open("a") as f:
+                    f.write(json.dumps(row) + "\n")
+                metrics.log("realtime", st.cycle, row)
+            rows.append(row)
+            log.info(
+                "cycle %d: %s in %.0f s (%s)", st.cycle, row["gate"], row["cycle_s"], row["reason"]
+            )
+            st = CycleState(st.cycle + 1, STAGES[0], st.out["collect"]["until"])
+            save_state(root, st)
+            write_report(root, registry.history(store.engine))
+    if not deps.rt.keep_serving:
+        server.stop()
+    return rows

@@ -1,0 +1,91 @@
+"""The real-time loop's report: what each cycle collected, decided and cost, with plots.
+
+Written after every cycle from `cycles.jsonl` and the registry, so a reader sees the
+whole history so far: accept rate and mean reward per cycle, where each cycle's time
+went (collect, train, eval, gate, deploy, watch), and every checkpoint's status.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from shadowrl.serve.store.registry import CheckpointView
+
+TIMES = ("collect_s", "train_s", "eval_s", "gate_s", "deploy_s", "watch_s")
+
+
+def read_cycles(root: Path) -> list[dict[str, Any]]:
+    path = root / "cycles.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def plot(rows: Sequence[dict[str, Any]], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cycles = [r["cycle"] for r in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
+    nan = float("nan")
+    left.plot(cycles, [nan if r["accept_rate"] is None else r["accept_rate"] for r in rows],
+              "o-", label="accept rate")  # fmt: skip
+    left.plot(cycles, [nan if r["reward_mean"] is None else r["reward_mean"] for r in rows],
+              "s--", label="mean reward (labeled)")  # fmt: skip
+    left.set(xlabel="cycle", title="what users said", xticks=cycles)
+    left.legend()
+    bottom = [0.0] * len(rows)
+    for key in TIMES:
+        vals = [float(r.get(key) or 0.0) for r in rows]
+        right.bar(cycles, vals, bottom=bottom, label=key.removesuffix("_s"))
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+    right.set(xlabel="cycle", ylabel="seconds", title="cycle time", xticks=cycles)
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def fmt(x: Any, spec: str = ".3f") -> str:
+    return "—" if x is None else format(x, spec)
+
+
+def write_report(root: Path, checkpoints: Sequence[CheckpointView]) -> Path:
+    """`report.md` and `cycles.png` under `root` (the run's `realtime/` directory)."""
+    rows = read_cycles(root)
+    if rows:
+        plot(rows, root / "cycles.png")
+    lines = [
+        "# Real-time RL report",
+        "",
+        f"{len(rows)} cycle(s). Each: collect sessions with feedback from the live checkpoint, "
+        "turn feedback into rewards, train a candidate, evaluate it on the pinned suite, gate "
+        "(paired test, power, alarms), hot-swap it in or reject it, and watch the first "
+        "sessions after a deploy (a significant drop rolls back).",
+        "",
+        "![accept rate, reward and cycle time](cycles.png)" if rows else "",
+        "",
+        "| cycle | sessions | with feedback | accept rate | reward | gate | caught by | "
+        "rolled back | collect s | train s | eval s | cycle s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['cycle']} | {r['sessions']} | {r['with_feedback']} | {fmt(r['accept_rate'])} "
+            f"| {fmt(r['reward_mean'])} | {r['gate'] or 'no candidate'} | {r['caught_by'] or '—'} "
+            f"| {'yes' if r['rolled_back'] else 'no'} | {r['collect_s']:.0f} | {r['train_s']:.0f} "
+            f"| {r['eval_s']:.0f} | {r['cycle_s']:.0f} |"
+        )
+    lines += ["", "Why each cycle ended as it did:", ""]
+    lines += [f"- cycle {r['cycle']}: {r['reason']}" for r in rows]
+    lines += ["", "## Checkpoint registry", "", "| path | version | status | reason |",
+              "|---|---|---|---|"]  # fmt: skip
+    lines += [f"| `{c.path}` | {c.version} | {c.status} | {c.reason or ''} |" for c in checkpoints]
+    out = root / "report.md"
+    out.write_text("\n".join(lines) + "\n")
+    return out

@@ -1,0 +1,372 @@
+"""The stages of one real-time cycle, each a function of the shared context and the state.
+
+    collect ─► reward ─► train ─► eval ─► gate ─► deploy | reject ─► watch (─► roll back)
+
+Every stage reads what earlier stages left in `CycleState.out` and adds its own
+result there; the driver (`cycle.py`) saves the state after each stage, so a stage is
+the unit of resume and must be safe to run again from its start: collect runs only the
+sessions still missing, train re-saves the same candidate path, eval and deploy check
+what is already on disk and in the registry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from shadowrl.agent.tools import ToolSet
+from shadowrl.episode import EpisodeSpec, PolicyFactory
+from shadowrl.eval import gate as paired_gate
+from shadowrl.eval.config import EvalConfig
+from shadowrl.eval.pins import ConfigPins
+from shadowrl.eval.report import write_report
+from shadowrl.eval.result import EvalResult
+from shadowrl.eval.runner import evaluate
+from shadowrl.models import ModelConfig, load_model
+from shadowrl.realtime import checks
+from shadowrl.realtime.config import RealtimeConfig
+from shadowrl.realtime.process import ServerProcess
+from shadowrl.realtime.rewards import DECISIONS, session_reward, summarize
+from shadowrl.realtime.rows import cohort_groups, production_batch
+from shadowrl.realtime.sessions import ProductionSession, read_sessions
+from shadowrl.realtime.users import Judge, Users, tests_judge
+from shadowrl.rl.batch import TrainBatch
+from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.trainer import Trainer, token_logprobs
+from shadowrl.serve.store import CheckpointRecord, CheckpointUpdate, TraceStore, registry
+from shadowrl.tasks.task import Task
+
+STAGES = ("collect", "reward", "train", "eval", "gate", "deploy", "watch")
+OpenPolicy = Callable[[str], AbstractAsyncContextManager[PolicyFactory]]
+
+
+@dataclass(frozen=True)
+class Deps:
+    """What the command hands the loop: config sections, tasks, and how to open a policy."""
+
+    run_dir: Path
+    rt: RealtimeConfig
+    eval: EvalConfig
+    train: TrainConfig
+    model: ModelConfig
+    spec: EpisodeSpec
+    pins: ConfigPins
+    tokenizer: Any
+    open_policy: OpenPolicy
+    pinned: list[Task]
+    user_tasks: list[Task] | None  # None: real users (wait for their sessions)
+    cache_dir: Path
+    seed: int = 0
+    judge: Judge = tests_judge
+
+
+@dataclass
+class Ctx:
+    deps: Deps
+    store: TraceStore
+    server: ServerProcess
+
+    @property
+    def root(self) -> Path:
+        return self.deps.run_dir / "realtime"
+
+
+@dataclass
+class CycleState:
+    """Where the current cycle is: persisted after every stage (`cycle.py`)."""
+
+    cycle: int
+    stage: str
+    since: str  # ISO time: this cycle's sessions are the ones created after it
+    out: dict[str, Any] = field(default_factory=dict)
+    times: dict[str, float] = field(default_factory=dict)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def schemas(ctx: Ctx) -> list[dict[str, Any]]:
+    return ToolSet.from_names(ctx.deps.spec.agent.tools).schemas()
+
+
+def sessions_between(ctx: Ctx, since: str, until: str | None) -> list[ProductionSession]:
+    end = None if until is None else datetime.fromisoformat(until)
+    found = read_sessions(
+        ctx.store.engine, ctx.deps.tokenizer, schemas(ctx), datetime.fromisoformat(since), end
+    )
+    return list(found)
+
+
+# ----------------------------------------------------------------- collect
+
+
+async def gather_sessions(ctx: Ctx, ids: list[str], since: str) -> None:
+    """Simulated users run the ids not in the store yet; real users are waited for."""
+    deps = ctx.deps
+    if deps.user_tasks is None:
+        deadline = time.monotonic() + deps.rt.collect_timeout_s
+        while time.monotonic() < deadline:
+            got = [s for s in sessions_between(ctx, since, None) if has_feedback(s)]
+            if len(got) >= len(ids):
+                return
+            await asyncio.sleep(5.0)
+        return
+    have = {s.id for s in sessions_between(ctx, since, None)}
+    users = Users(
+        ctx.server.url, deps.user_tasks, deps.spec, deps.tokenizer, deps.rt.users,
+        deps.cache_dir, deps.judge,
+    )  # fmt: skip
+    await users.run([sid for sid in ids if sid not in have])
+
+
+def has_feedback(s: ProductionSession) -> bool:
+    return any(sig.kind != "silent" for sig in s.signals)
+
+
+async def collect(ctx: Ctx, st: CycleState) -> None:
+    ids = [f"c{st.cycle:03d}-u{i:03d}" for i in range(ctx.deps.rt.sessions)]
+    await gather_sessions(ctx, ids, st.since)
+    st.out["collect"] = {"until": now().isoformat(), "live": live_path(ctx)}
+
+
+def live_path(ctx: Ctx) -> str:
+    live = registry.live(ctx.store.engine)
+    if live is None:
+        raise RuntimeError("the registry has no deployed checkpoint")
+    return live.path
+
+
+# ------------------------------------------------------------------ reward
+
+
+def cycle_sessions(ctx: Ctx, st: CycleState) -> list[ProductionSession]:
+    return sessions_between(ctx, st.since, st.out["collect"]["until"])
+
+
+async def reward(ctx: Ctx, st: CycleState) -> None:
+    sessions = cycle_sessions(ctx, st)
+    cfg = ctx.deps.rt.rewards
+    rewards = [session_reward(s.signals, s.conduct, cfg) for s in sessions]
+    summary = summarize([s.signals for s in sessions], [s.conduct for s in sessions], rewards)
+    st.out["reward"] = {
+        **dataclasses.asdict(summary),
+        "with_feedback": sum(has_feedback(s) for s in sessions),
+    }
+
+
+# ------------------------------------------------------------------- train
+
+
+def divergence(model: Any, batch: TrainBatch) -> float:
+    """Mean log π_served − log π_model over the batch's trained tokens (≈ KL per token)."""
+    total, n = 0.0, 0
+    with torch.no_grad():
+        for mb in batch.microbatches:
+            lp = token_logprobs(model, mb.input_ids, mb.loss_mask)
+            total += float(((mb.behaviour_logprobs - lp) * mb.loss_mask).sum())
+            n += mb.num_tokens
+    return total / n if n else 0.0
+
+
+def train_candidate(ctx: Ctx, st: CycleState) -> dict[str, Any]:
+    deps = ctx.deps
+    live = registry.live(ctx.store.engine)
+    assert live is not None
+    sessions = cycle_sessions(ctx, st)
+    rewards = [session_reward(s.signals, s.conduct, deps.rt.rewards) for s in sessions]
+    groups, counts = cohort_groups(
+        sessions, rewards, trainer_version=live.version, cfg=deps.rt.rows
+    )
+    batch = production_batch(
+        groups, trainer_version=live.version, cfg=deps.rt.rows, train=deps.train
+    )
+    out: dict[str, Any] = {"rows": dataclasses.asdict(counts), "parent": live.path}
+    if not batch.microbatches:
+        return out | {"candidate": None, "reason": "no signal: no cohort has unequal rewards"}
+    model, tokenizer = load_model(deps.model.model_copy(update={"path": live.path}))
+    trainer = Trainer(model, deps.train)
+    trainer.version = live.version
+    metrics = trainer.step(batch)
+    kl = divergence(trainer.model, batch)
+    trainer.version = registry.next_version(ctx.store.engine)
+    path = str(trainer.save(ctx.root / f"cycle-{st.cycle:03d}" / "candidate", tokenizer))
+    if registry.get(ctx.store.engine, path) is None:
+        record = CheckpointRecord(
+            path, trainer.version, "candidate", parent=live.path, cycle=st.cycle
+        )
+        ctx.store.writer.submit(record).result()
+    finite = {k: v for k, v in metrics.items() if isinstance(v, float) and math.isfinite(v)}
+    return out | {"candidate": path, "version": trainer.version, "kl": kl, "metrics": finite}
+
+
+async def train(ctx: Ctx, st: CycleState) -> None:
+    st.out["train"] = await asyncio.to_thread(train_candidate, ctx, st)
+
+
+# -------------------------------------------------------------------- eval
+
+
+async def eval_policy(ctx: Ctx, path: str, out: Path) -> EvalResult:
+    """The pinned suite on `path`, through the serving harness; reused if already on disk."""
+    if (out / "eval.json").exists():
+        return EvalResult.load(out / "eval.json")
+    deps = ctx.deps
+    async with deps.open_policy(path) as factory:
+        result = await evaluate(
+            deps.pinned, factory, deps.spec, settings=deps.eval, cache_dir=deps.cache_dir,
+            config_pins=deps.pins, seed=deps.seed, suite=deps.rt.suite,
+        )  # fmt: skip
+    write_report(result, out)
+    return result
+
+
+def incumbent_dir(ctx: Ctx, version: int) -> Path:
+    return ctx.root / "evals" / f"v{version:04d}"
+
+
+async def evaluate_stage(ctx: Ctx, st: CycleState) -> None:
+    cand = st.out["train"]["candidate"]
+    if cand is None:
+        st.out["eval"] = None
+        return
+    live = registry.live(ctx.store.engine)
+    assert live is not None
+    inc_dir = incumbent_dir(ctx, live.version)
+    cand_dir = ctx.root / f"cycle-{st.cycle:03d}" / "eval"
+    await eval_policy(ctx, live.path, inc_dir)
+    await eval_policy(ctx, cand, cand_dir)
+    st.out["eval"] = {"incumbent": str(inc_dir), "candidate": str(cand_dir)}
+
+
+# -------------------------------------------------------------------- gate
+
+
+def decide(ctx: Ctx, st: CycleState) -> dict[str, Any]:
+    deps, ev = ctx.deps, ctx.deps.eval
+    cand = EvalResult.load(st.out["eval"]["candidate"])
+    inc = EvalResult.load(st.out["eval"]["incumbent"])
+    try:
+        d = paired_gate.gate(
+            cand, inc, margin=ev.margin, alpha=ev.alpha, test=ev.test,
+            resamples=ev.resamples, seed=deps.seed,
+        )  # fmt: skip
+    except paired_gate.PinMismatch as e:
+        return {"promote": False, "caught_by": "pins", "reason": f"reject: {e}"}
+    mde = checks.min_detectable_drop(
+        d.incumbent_rate, checks.episodes(inc), alpha=ev.alpha, power=deps.rt.power
+    )
+    underpowered = mde > ev.margin
+    fired = checks.alarms(
+        cand, inc, st.out["train"]["kl"],
+        max_malformed_increase=deps.rt.max_malformed_increase,
+        max_no_edit_increase=deps.rt.max_no_edit_increase, max_kl=deps.rt.max_kl,
+    )  # fmt: skip
+    power_note = (
+        f"smallest detectable drop {mde:.3f}" if math.isfinite(mde)
+        else "not even a collapse to 0 is detectable"
+    )  # fmt: skip
+    if not d.promote:
+        caught, reason = "gate", d.reason
+    elif fired:
+        caught, reason = f"alarm:{fired[0].name}", "reject: alarm " + "; ".join(map(str, fired))
+    elif underpowered and deps.rt.require_power:
+        caught = "power"
+        reason = f"reject: the pinned suite is underpowered ({power_note} > margin {ev.margin})"
+    else:
+        caught, reason = (
+            None,
+            d.reason + ("" if not underpowered else f" (UNDERPOWERED: {power_note})"),
+        )
+    return {
+        "promote": caught is None,
+        "caught_by": caught,
+        "reason": reason,
+        "paired": d.model_dump(),
+        "min_detectable_drop": mde if math.isfinite(mde) else None,
+        "underpowered": underpowered,
+        "alarms": [dataclasses.asdict(a) for a in fired],
+        "rates": {
+            "candidate_malformed": checks.malformed_rate(cand),
+            "incumbent_malformed": checks.malformed_rate(inc),
+            "candidate_no_edit": checks.no_edit_rate(cand),
+            "incumbent_no_edit": checks.no_edit_rate(inc),
+        },
+    }
+
+
+async def gate(ctx: Ctx, st: CycleState) -> None:
+    st.out["gate"] = None if st.out["eval"] is None else decide(ctx, st)
+
+
+# ------------------------------------------------------------------ deploy
+
+
+async def deploy(ctx: Ctx, st: CycleState) -> None:
+    g, train_out = st.out["gate"], st.out["train"]
+    if g is None:
+        st.out["deploy"] = {"deployed": False, "reason": train_out["reason"]}
+        return
+    path, version = train_out["candidate"], train_out["version"]
+    current = registry.get(ctx.store.engine, path)
+    assert current is not None
+    if g["promote"]:
+        if current.status != "deployed":
+            await asyncio.to_thread(ctx.server.load_weights, path, version)
+            await ctx.store.writer.write(CheckpointUpdate(path, "deployed", g, g["reason"]))
+    elif current.status == "candidate":
+        await ctx.store.writer.write(CheckpointUpdate(path, "rejected", g, g["reason"]))
+    st.out["deploy"] = {"deployed": bool(g["promote"]), "reason": g["reason"]}
+
+
+# ------------------------------------------------------------------- watch
+
+
+def live_counts(sessions: list[ProductionSession]) -> checks.LiveCounts:
+    last = [
+        next((x.kind for x in reversed(s.signals) if x.kind in DECISIONS), None) for s in sessions
+    ]
+    return checks.LiveCounts(
+        sessions=len(sessions),
+        accepted=last.count("accept"),
+        decided=sum(x is not None for x in last),
+        broken=sum(s.conduct.broken_end for s in sessions),
+        clarifying=sum(s.conduct.clarifying for s in sessions),
+    )
+
+
+async def watch(ctx: Ctx, st: CycleState) -> None:
+    n = ctx.deps.rt.watch_sessions
+    if not st.out["deploy"]["deployed"] or n == 0:
+        st.out["watch"] = None
+        return
+    path = st.out["train"]["candidate"]
+    start = st.out["collect"]["until"]
+    ids = [f"c{st.cycle:03d}-w{i:03d}" for i in range(n)]
+    await gather_sessions(ctx, ids, start)
+    new = [s for s in sessions_between(ctx, start, None) if s.checkpoint == path]
+    old = [s for s in cycle_sessions(ctx, st) if s.checkpoint == st.out["collect"]["live"]]
+    result = checks.watch(live_counts(new), live_counts(old), alpha=ctx.deps.rt.watch_alpha)
+    if result.roll_back and registry.get(ctx.store.engine, path).status == "deployed":  # type: ignore[union-attr]
+        target = registry.rollback_target(ctx.store.engine)
+        assert target is not None and target[0].path == path
+        await asyncio.to_thread(ctx.server.load_weights, target[1].path, target[1].version)
+        update = CheckpointUpdate(path, "rolled_back", reason=f"watch: {result.reason}")
+        await ctx.store.writer.write(update)
+    st.out["watch"] = result.to_json()
+
+
+RUN = {
+    "collect": collect, "reward": reward, "train": train, "eval": evaluate_stage,
+    "gate": gate, "deploy": deploy, "watch": watch,
+}  # fmt: skip

@@ -1,0 +1,187 @@
+"""The Ray actors: each one owns one real component of the in-process backend.
+
+They are plain classes (`backend.py` wraps them with `ray.remote` when it starts them),
+so nothing here is a second implementation: the trainer actor holds a `Trainer` and a
+publishing `WeightStore`, an engine actor an `Engine` and a reading `WeightStore`, an
+environment worker its own root sandboxes and runs `rollout.forked_episode`, the very
+episode the in-process group runs. What crosses the network is small: trajectories
+(token ids), prompts and generations, version numbers; weights go through the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from shadowrl.episode import EpisodeSpec
+from shadowrl.inference.config import EngineConfig
+from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.rollout import forked_episode
+from shadowrl.rl.roots import SandboxRoots
+from shadowrl.rl.trainer import Trainer
+from shadowrl.rl.weights import WeightStore
+from shadowrl.tasks import PreparedTask, Task
+from shadowrl.types import Generation, SamplingParams, Trajectory
+
+
+class EnginesUnavailable(RuntimeError):
+    """Every engine an episode could ask is dead or restarting: retry the episode later."""
+
+
+def _where() -> dict[str, Any]:
+    import ray
+
+    return {"ip": ray.util.get_node_ip_address(), "pid": os.getpid()}
+
+
+def _threads(n: int) -> None:
+    if n:
+        import torch
+
+        torch.set_num_threads(n)
+
+
+def weight_store(url: str, train: TrainConfig, dtype: str | None) -> WeightStore:
+    """The store as both backends open it (trainer side publishes, engines fetch)."""
+    return WeightStore(
+        url,
+        full_every=train.full_every,
+        shard_bytes=train.shard_bytes,
+        zstd_level=train.zstd_level,
+        dtype=dtype,
+    )
+
+
+class TrainerActor:
+    """The `Trainer`, publishing each version to the weight store and checkpointing."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        ckpt: str | None,
+        train: TrainConfig,
+        store_url: str,
+        store_dtype: str | None,
+        threads: int = 0,
+    ) -> None:
+        _threads(threads)
+        self.tokenizer = tokenizer
+        self.trainer = Trainer.resume(ckpt, train) if ckpt else Trainer(model, train)
+        self.store = weight_store(store_url, train, store_dtype)
+
+    def counters(self) -> tuple[int, int]:
+        """(version, optimizer steps)."""
+        return self.trainer.version, self.trainer.step_count
+
+    def train_groups(self, groups: Sequence[Sequence[Trajectory]]) -> dict[str, float]:
+        return self.trainer.train_groups(groups)
+
+    def publish(self, version: int) -> dict[str, Any]:
+        if version != self.trainer.version:
+            raise ValueError(
+                f"asked to publish v{version}, the trainer is at v{self.trainer.version}"
+            )
+        return self.store.publish(self.trainer.state_dict(), version)
+
+    def save(self, root: str) -> str:
+        return str(self.trainer.save(root, self.tokenizer))
+
+    def weights(self) -> dict[str, Any]:
+        return {k: v.detach().clone() for k, v in self.trainer.model.state_dict().items()}
+
+    def where(self) -> dict[str, Any]:
+        return _where()
+
+
+class EngineActor:
+    """One `Engine`, generating for any environment worker and loading versions by number."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        config: EngineConfig,
+        train: TrainConfig,
+        store_url: str,
+        seed: int,
+        threads: int = 0,
+    ) -> None:
+        from shadowrl.inference.engine import Engine
+
+        _threads(threads)
+        self.store = store = weight_store(store_url, train, None)
+        self.engine = Engine(model.eval(), tokenizer, config, version=-1, seed=seed).start()
+        # the newest published version: also what a restarted engine must catch up to
+        latest = store.latest_version()
+        if latest is not None:
+            self.engine.update_weights(store.fetch(latest), latest)
+
+    async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams) -> Generation:
+        return await self.engine.generate(prompt_ids, sampling)
+
+    async def load(self, version: int) -> float:
+        """Fetch `version` (only the deltas since the last one) and swap it in flight."""
+        state = await asyncio.to_thread(self.store.fetch, version)
+        return await asyncio.to_thread(self.engine.update_weights, state, version)
+
+    def version(self) -> int:
+        return self.engine.version
+
+    def prefix_hit_tokens(self) -> int:
+        return int(self.engine.prefix.hit_tokens)
+
+    def where(self) -> dict[str, Any]:
+        return _where()
+
+
+class EngineClient:
+    """The `Policy` an episode on a worker sees: one engine actor, failing over to the next.
+
+    An episode sticks to its first engine (its prompt prefix is cached there) until that
+    engine dies; a request in flight on a dead engine is sent again to the next one.
+    """
+
+    def __init__(self, engines: Sequence[Any], first: int) -> None:
+        self.engines, self.at = list(engines), first % len(engines)
+        self.failovers = 0  # requests sent again after their engine died
+
+    async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams) -> Generation:
+        from ray.exceptions import RayActorError
+
+        for _ in range(len(self.engines)):
+            try:
+                gen: Generation = await self.engines[self.at].generate.remote(prompt_ids, sampling)
+                return gen
+            except RayActorError:
+                self.at = (self.at + 1) % len(self.engines)
+                self.failovers += 1
+        raise EnginesUnavailable(f"all {len(self.engines)} engines are dead or restarting")
+
+
+class EnvWorker:
+    """Runs graded episodes in forks of its own root sandboxes (one per task, kept open)."""
+
+    def __init__(self, engines: Sequence[Any], tokenizer: Any, spec: EpisodeSpec) -> None:
+        self.engines, self.tokenizer, self.spec = list(engines), tokenizer, spec
+        self.roots = SandboxRoots(spec)
+        self.started = 0
+        self.failovers = 0
+
+    async def episode(self, task: Task, prepared: PreparedTask) -> Trajectory:
+        """One episode of `task` against the engines, graded by the verifier."""
+        fork = await self.roots.forker(prepared)
+        self.started += 1
+        policy = EngineClient(self.engines, first=self.started)
+        try:
+            return await forked_episode(policy, fork, prepared, self.tokenizer, self.spec)
+        finally:
+            self.failovers += policy.failovers
+
+    def close(self) -> None:
+        self.roots.close()
+
+    def where(self) -> dict[str, Any]:
+        return {**_where(), "episodes": self.started, "engine_failovers": self.failovers}

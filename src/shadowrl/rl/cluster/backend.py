@@ -1,0 +1,176 @@
+"""Start the RL services as Ray actors and hand the loop its usual interfaces.
+
+    driver (this process)             Ray cluster
+    ───────────────────────           ─────────────────────────────────────────────
+    Orchestrator ── train_groups ──►  TrainerActor: Trainer ── publish ──► WeightStore
+      │  (the same loop as            EngineActor × N: Engine ◄── fetch(version) ──┘
+      │   in one process)                  ▲ generate(prompt ids)
+      └─ rollout(task) ── episode ──► EnvWorker × M: own root sandboxes, forks, verifier
+
+`ray_services` yields a `run.Services` of proxies (`proxies.py`) and kills every
+actor it started on the way out. Actors are named `shadowrl-<run>-j<job>-<role>` in
+the `shadowrl` namespace, so `cluster_actors()` (and a test that kills one) can find
+a run's actors, and a rerun after a killed driver never collides with the dying ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from shadowrl.episode import EpisodeSpec
+from shadowrl.inference.config import EngineConfig
+from shadowrl.rl.cluster.actors import EngineActor, EnvWorker, TrainerActor
+from shadowrl.rl.cluster.config import RayConfig
+from shadowrl.rl.cluster.proxies import (
+    ClusterRollouts,
+    EngineGroup,
+    RemotePublisher,
+    RemoteTrainer,
+    WeightsAt,
+)
+from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.run import Services
+from shadowrl.tasks import PreparedTask, Task
+
+log = logging.getLogger(__name__)
+NAMESPACE = "shadowrl"
+
+
+def connect(cfg: RayConfig) -> None:
+    """Join (or, with address 'local', start) the Ray cluster; a no-op when connected."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    address = None if cfg.address == "local" else cfg.address
+    ray.init(address=address, namespace=NAMESPACE, logging_level=logging.WARNING)
+    log.info("ray: %d nodes, %s", len(ray.nodes()), ray.cluster_resources())
+
+
+def run_id(run_dir: Path) -> str:
+    """A short name for the run's actors, stable across restarts of the same run_dir."""
+    return hashlib.sha1(str(run_dir.resolve()).encode()).hexdigest()[:8]
+
+
+def cluster_actors(prefix: str = "") -> list[dict[str, Any]]:
+    """Live shadowrl actors (name, class, node address, pid), from the cluster's GCS."""
+    from ray._private import state  # the GCS actor table; the public state API needs a dashboard
+
+    rows = []
+    for info in state.actors().values():
+        name = info.get("Name") or ""
+        if info["State"] == "ALIVE" and name.startswith(prefix or "shadowrl"):
+            rows.append(
+                {
+                    "name": name,
+                    "role": name.split("-", 3)[-1],  # trainer, engine-0, env-1, ...
+                    "class": info.get("ActorClassName", ""),
+                    "node": info["Address"]["IPAddress"],
+                    "pid": info.get("Pid"),
+                }
+            )
+    return sorted(rows, key=lambda r: r["name"])
+
+
+def _drop_versions_after(url: str, version: int) -> None:
+    """Remove store versions newer than `version` (published after the checkpoint a
+    restarted trainer resumed from), so every engine's "latest" is the trainer's."""
+    from shadowrl.rl.weights import WeightStore
+
+    store = WeightStore(url)
+    for v in store.versions():
+        if v > version:
+            log.info("dropping weight-store v%d: newer than the resumed trainer", v)
+            store.fs.rm(f"{store.root}/v{v:08d}", recursive=True)
+
+
+@contextmanager
+def ray_services(
+    model: Any,
+    tokenizer: Any,
+    tasks: list[tuple[Task, PreparedTask]],
+    run_dir: Path,
+    cfg: RayConfig,
+    *,
+    ckpt: Path | None,
+    train: TrainConfig,
+    engine_config: EngineConfig,
+    spec: EpisodeSpec,
+    seed: int,
+) -> Iterator[Services]:
+    """The trainer, `cfg.engines` engines and `cfg.env_workers` environment workers as
+    actors, behind the orchestrator's interfaces; every actor is killed on exit."""
+    import ray
+
+    connect(cfg)
+    prefix = f"shadowrl-{run_id(run_dir)}-j{ray.get_runtime_context().get_job_id()}"
+    url = train.weights_url or str(run_dir / "weights")
+    dtype = None if engine_config.dtype == "auto" else engine_config.dtype
+    started: list[Any] = []
+
+    def spawn(
+        cls: type, name: str, cpus: float, gpus: float, res: dict[str, float], **kw: Any
+    ) -> Any:
+        """The actor class `cls`, named and with its reservations (call `.remote(...)`)."""
+        opts = dict(name=f"{prefix}-{name}", num_cpus=cpus, num_gpus=gpus, resources=res)
+        return ray.remote(cls).options(**opts, **kw)
+
+    try:
+        # Put once and held until the end: the trainer (on a fresh start) and every engine
+        # start from `model_ref`, and an actor Ray restarts is built again from these very
+        # arguments (ones Ray put itself are freed after the first construction).
+        model_ref, tok_ref = ray.put(model), ray.put(tokenizer)
+        trainer_actor = spawn(
+            TrainerActor, "trainer", cfg.trainer_cpus, cfg.trainer_gpus, cfg.trainer_resources
+        ).remote(
+            model_ref, tok_ref, str(ckpt) if ckpt else None, train, url, dtype, cfg.torch_threads
+        )
+        started.append(trainer_actor)
+        trainer = RemoteTrainer(trainer_actor)
+        _drop_versions_after(url, trainer.version)  # a lost trainer's future: engines load latest
+        publisher = RemotePublisher(trainer)
+        publisher.publish(WeightsAt(trainer.version), trainer.version)  # the engines' start
+        restarts = dict(max_restarts=cfg.actor_restarts, max_task_retries=0)
+        engines = []
+        for i in range(cfg.engines):
+            engines.append(
+                spawn(
+                    EngineActor, f"engine-{i}", cfg.engine_cpus, cfg.engine_gpus,
+                    cfg.engine_resources, max_concurrency=1000, **restarts,
+                ).remote(model_ref, tok_ref, engine_config, train, url, seed + i, cfg.torch_threads)
+            )  # fmt: skip
+        started += engines
+        workers = []
+        for i in range(cfg.env_workers):
+            workers.append(
+                spawn(
+                    EnvWorker, f"env-{i}", cfg.env_cpus, 0.0, cfg.env_resources,
+                    max_concurrency=1000, **restarts,
+                ).remote(engines, tok_ref, spec)
+            )  # fmt: skip
+        started += workers
+        placed = ray.get([a.where.remote() for a in started])  # every actor is up before step 0
+        log.info("ray actors: %s", [(p["ip"], p["pid"]) for p in placed])
+        sink = EngineGroup(engines)
+        rollouts = ClusterRollouts(workers, train.group_size, cfg.episode_retries)
+
+        def extra_metrics() -> dict[str, Any]:
+            return {
+                "prefix_hit_tokens": sink.prefix_hit_tokens(),
+                "episodes_retried": rollouts.retried,
+                "engine_syncs_missed": sink.skipped,
+            }
+
+        def final_model() -> Any:
+            model.load_state_dict(trainer.weights(), strict=False)
+            return model
+
+        yield Services(trainer, publisher, sink, rollouts, extra_metrics, final_model)
+    finally:
+        for actor in reversed(started):
+            ray.kill(actor, no_restart=True)

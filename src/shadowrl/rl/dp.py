@@ -1,0 +1,219 @@
+"""Data-parallel training on N ranks (torch.distributed over gloo, on CPU): `train.world_size`.
+
+The process that builds the `Trainer` is rank 0; it spawns ranks 1..N-1, each of which
+builds the same architecture from the model's config, takes rank 0's weights by
+broadcast and then runs the very same `Trainer.step` on its share of every batch
+(microbatches r, r+N, …). Gradients are summed across ranks: every microbatch's loss
+is already divided by the batch-wide token budget, so the sum is the batch gradient,
+as on one rank, and every rank clips with the same norm and takes the same AdamW
+step. Replicas stay identical, so checkpoints are written by rank 0 alone. Rank 0
+drives the others with commands broadcast over the same process group.
+
+Why full replicas with a gradient all-reduce rather than FSDP: FSDP2 (`fully_shard`)
+does run on CPU over gloo, but it turns parameters into DTensors, which the rest of
+the trainer's consumers do not take (safetensors checkpoints, the engine's copy of
+the model, tied embeddings, the shared-prefix KV-cache repeat in `decoder_hidden`).
+Sharding pays when a replica plus its optimizer state does not fit a rank; for
+SmolLM2-135M that is ~2.2 GB. What is sharded is the weight sync: each rank writes
+the store shards of the tensors it owns (`weight_codec.owners`), in parallel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch import Tensor
+
+from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.loss import LossStats
+from shadowrl.rl.weight_codec import owners
+from shadowrl.rl.weights import WeightStore
+
+BUCKET = 16 << 20  # gradient elements per all-reduce: bounds the flat buffer's memory
+TIMEOUT = timedelta(minutes=30)  # a collective waits this long for a rank that died
+
+
+class Ranks:
+    """One rank's view of the group: who it is and the collectives the trainer needs."""
+
+    def __init__(self, rank: int, world_size: int) -> None:
+        self.rank, self.world_size = rank, world_size
+
+    def sync_params(self, model: Any) -> None:
+        """Every rank takes rank 0's weights and buffers (as DDP does at construction)."""
+        with torch.no_grad():
+            for t in model.state_dict().values():
+                dist.broadcast(t, src=0)
+
+    def share(self, items: Sequence[Any]) -> list[Any]:
+        """This rank's microbatches: every world_size-th, starting at its rank."""
+        return list(items[self.rank :: self.world_size])
+
+    def all_reduce_grads(self, params: Sequence[Tensor]) -> None:
+        """Sum gradients over ranks; a parameter no rank touched keeps `grad=None`, as on
+        one rank (AdamW skips it)."""
+        has = torch.tensor([p.grad is not None for p in params], dtype=torch.int32)
+        dist.all_reduce(has)
+        live = [p for p, h in zip(params, has.tolist(), strict=True) if h]
+        start = 0
+        while start < len(live):
+            bucket: list[Tensor] = []
+            size = 0
+            while start < len(live) and (not bucket or size + live[start].numel() <= BUCKET):
+                bucket.append(live[start])
+                size, start = size + live[start].numel(), start + 1
+            flat = torch.cat([_grad(p).float().reshape(-1) for p in bucket])
+            dist.all_reduce(flat)
+            offset = 0
+            for p in bucket:
+                p.grad = flat[offset : offset + p.numel()].view_as(p).to(p.dtype).clone()
+                offset += p.numel()
+
+    def all_reduce_stats(self, stats: LossStats, loss: Tensor) -> tuple[LossStats, Tensor]:
+        """Merge every rank's loss statistics, in rank order (metrics only)."""
+        gathered: list[Any] = [None] * self.world_size
+        dist.all_gather_object(gathered, (stats, loss))
+        total_stats, total_loss = LossStats.zero(), torch.zeros(())
+        for s, lo in gathered:
+            total_stats, total_loss = total_stats + s, total_loss + lo
+        return total_stats, total_loss
+
+    def receive(self) -> tuple[Any, ...]:
+        msg: list[Any] = [None]
+        dist.broadcast_object_list(msg, src=0)
+        return tuple(msg[0])
+
+    def gather(self, obj: Any) -> list[Any] | None:
+        out: list[Any] | None = [None] * self.world_size if self.rank == 0 else None
+        dist.gather_object(obj, out, dst=0)
+        return out
+
+
+def _grad(p: Tensor) -> Tensor:
+    return p.grad if p.grad is not None else torch.zeros_like(p)
+
+
+def owned(state: Mapping[str, Tensor], rank: int, world_size: int) -> dict[str, Tensor]:
+    """The tensors of `state` that `rank` publishes."""
+    owner = owners({k: t.numel() * t.element_size() for k, t in state.items()}, world_size)
+    return {k: t for k, t in state.items() if owner[k] == rank}
+
+
+class Leader(Ranks):
+    """Rank 0: spawns the other ranks, sends them each command, gathers their parts."""
+
+    def __init__(self, world_size: int, procs: list[Any]) -> None:
+        super().__init__(0, world_size)
+        self.procs = procs
+
+    @classmethod
+    def start(cls, model: Any, cfg: TrainConfig, objective: str) -> Leader:
+        if dist.is_initialized():
+            raise RuntimeError("train.world_size > 1 needs a process with no process group yet")
+        port, ctx = _free_port(), mp.get_context("spawn")
+        args = (cfg.world_size, port, torch.get_num_threads(), type(model), model.config)
+        procs = [
+            ctx.Process(target=_follow, args=(r, *args, cfg, objective), daemon=True)
+            for r in range(1, cfg.world_size)
+        ]
+        for p in procs:
+            p.start()
+        _init(0, cfg.world_size, port)
+        return cls(cfg.world_size, procs)
+
+    def command(self, *msg: Any) -> None:
+        dist.broadcast_object_list([msg], src=0)
+
+    def close(self) -> None:
+        self.command("stop")
+        for p in self.procs:
+            p.join(60)
+        dist.destroy_process_group()
+
+
+class ShardedPublisher:
+    """The orchestrator's weight publisher over a rank group: every rank writes the
+    shards of the tensors it owns, in parallel; rank 0 commits the version."""
+
+    def __init__(self, leader: Leader, store: WeightStore) -> None:
+        self.leader, self.store = leader, store
+
+    def publish(self, state: Mapping[str, Tensor], version: int) -> dict[str, Any]:
+        self.leader.command("publish", self.store.spec, version)
+        part = self.store.write_part(owned(state, 0, self.leader.world_size), version, 0)
+        parts = self.leader.gather(part)
+        assert parts is not None
+        return self.store.commit(version, parts)
+
+    def fetch(self, version: int, base: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+        return self.store.fetch(version, base)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _init(rank: int, world_size: int, port: int) -> None:
+    dist.init_process_group(
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=world_size,
+        timeout=TIMEOUT,
+    )
+
+
+def _follow(
+    rank: int,
+    world_size: int,
+    port: int,
+    threads: int,
+    model_cls: Any,
+    model_config: Any,
+    cfg: TrainConfig,
+    objective: Any,
+) -> None:
+    """Ranks 1..N-1: the same trainer, driven by rank 0's commands until "stop"."""
+    from shadowrl.rl.trainer import Trainer  # the trainer imports this module
+
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+    torch.set_num_threads(threads)  # the same kernels' reduction order as rank 0
+    _init(rank, world_size, port)
+    ranks = Ranks(rank, world_size)
+    trainer = Trainer(model_cls(model_config), cfg, objective=objective, ranks=ranks)
+    stores: dict[str, WeightStore] = {}
+    while True:
+        cmd, *args = ranks.receive()
+        if cmd == "step":
+            trainer.step(args[0])
+        elif cmd == "publish":
+            spec, version = args
+            key = json.dumps(spec, sort_keys=True)
+            store = stores.get(key) or stores.setdefault(key, WeightStore(**spec))
+            ranks.gather(
+                store.write_part(owned(trainer.state_dict(), rank, world_size), version, rank)
+            )
+        elif cmd == "load":
+            trainer.load_state(args[0])
+        elif cmd == "stop":
+            break
+    dist.destroy_process_group()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A rank blocked in a collective would outlive a killed rank 0 by `TIMEOUT`."""
+    while os.getppid() == parent:
+        time.sleep(1)
+    os._exit(1)

@@ -1,0 +1,44 @@
+"""Settings of MTP self-distillation (`shadowrl mtp distill`, `rl/mtp_distill.py`)."""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class DistillConfig(BaseModel):
+    """How the draft heads are trained on the model's own generations."""
+
+    model_config = ConfigDict(extra="forbid")
+    k: int = Field(3, ge=1, le=8, description="Draft heads to train (tokens t+2..t+k+1).")
+    kind: Literal["sequential", "medusa"] = Field(
+        "sequential",
+        description="'sequential': each head also reads the token drafted before it "
+        "(default, see inference/mtp.py); 'medusa': every head reads only the backbone's state.",
+    )
+    data: Literal["sft", "traces", "rollouts"] = Field(
+        "sft",
+        description="Where prompts come from: 'sft' = code prompts built from the task "
+        "suites' train split (`suite`); 'traces' = a `shadowrl traces export --format "
+        "training` JSONL; 'rollouts' = a demo-store JSONL of RL/eval trajectories (`source`). "
+        "Completions are always the model's own, generated fresh.",
+    )
+    suite: str = Field("easy", description="Task suite for data='sft'.")
+    source: str = Field("", description="JSONL file for data='traces' or 'rollouts'.")
+    prompts: int = Field(64, ge=1, description="Prompts to generate from.")
+    samples_per_prompt: int = Field(2, ge=1, description="Completions generated per prompt.")
+    new_tokens: int = Field(192, ge=8, description="Tokens generated per completion.")
+    temperature: float = Field(
+        1.0, ge=0.0, description="Sampling temperature of the generations (rollouts use 1)."
+    )
+    steps: int = Field(600, ge=1, description="Optimizer steps at most.")
+    time_budget_s: float = Field(
+        0.0, ge=0.0, description="Stop training after this many seconds (0 = no limit)."
+    )
+    batch_windows: int = Field(
+        128, ge=1, description="Training windows (a position and its k future tokens) per step."
+    )
+    lr: float = Field(2e-3, gt=0.0, description="AdamW learning rate (constant).")
+    heldout_fraction: float = Field(
+        0.1, ge=0.0, lt=1.0, description="Generations kept out of training for the report."
+    )
+    seed: int = Field(0, description="Seed of generation, initialisation and batching.")

@@ -1,0 +1,236 @@
+"""Who may do what: API keys for every route, an admin token for `/admin/*`.
+
+Keys live in a JSON file (`serve.api_keys`) that holds only their SHA-256 digests,
+never a key itself; `shadowrl keys add` prints a new key once and stores its digest.
+A key is a random 256-bit secret, so a plain digest is as hard to reverse as the key
+is to guess (no slow password hash needed). The file looks like:
+
+    {"keys": [{"id": "key-1f2e3d4c", "name": "alice", "sha256": "<64 hex>",
+               "private": false, "created_at": "2026-12-01T12:00:00+00:00"}]}
+
+With keys on, every API route needs `Authorization: Bearer <key>` (401 otherwise) and
+the caller is the key's `id`: sessions, requests and feedback are recorded under it,
+and a key sees only its own sessions (another key's id is a 404, as if it did not
+exist). A `private` key's traffic is served but never recorded, so it can never be
+exported for training. The server re-reads the file when it changes (looked at most
+once a second), so `keys add` and `keys revoke` take effect without a restart.
+Without a key file the server is open and every caller is anonymous (`key_id=None`).
+
+`/admin/*` needs `serve.admin_token`; without one, admin is refused (403), never open.
+The admin token is also taken wherever a key is: the operator's requests are recorded
+without a key id and it sees every session (what a reviewer on `/ui` needs).
+Both are FastAPI dependencies (`Auth.caller`, `Auth.admin`), so any router mounted on
+the app, the agent sessions' included, gets the same checks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import threading
+import time
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from shadowrl.serve.openai_api import APIError
+
+KEY_PREFIX = "srl-"
+RELOAD_EVERY_S = 1.0
+
+
+class KeyFileError(ValueError):
+    """The key file is not what `shadowrl keys` writes."""
+
+
+@dataclass(frozen=True)
+class StoredKey:
+    """One entry of the key file: a key's identity and digest, never the key."""
+
+    id: str
+    name: str
+    sha256: str
+    private: bool = False
+    created_at: str = ""
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who sent a request: a key's id (None: keys are off) and whether it is private."""
+
+    key_id: str | None = None
+    private: bool = False
+
+    def may_see(self, owner: str | None) -> bool:
+        """Whether a session recorded under key `owner` is this caller's to see."""
+        return self.key_id is None or owner == self.key_id
+
+
+ANONYMOUS = Caller()  # keys off: every caller sees every session
+ADMIN = Caller()  # the admin token, accepted wherever a key is: the operator sees all
+
+
+def digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def read_keys(path: Path) -> list[StoredKey]:
+    """The keys in `path` (a missing file holds none)."""
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise KeyFileError(f"{path}: not a key file: {e}") from e
+    try:
+        return [StoredKey(**entry) for entry in raw["keys"]]
+    except (KeyError, TypeError) as e:
+        raise KeyFileError(f"{path}: expected {{'keys': [{{id, name, sha256, ...}}]}}") from e
+
+
+def write_keys(path: Path, keys: list[StoredKey]) -> None:
+    """Replace the file atomically (a reader never sees half of it), readable by owner only."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"keys": [asdict(k) for k in keys]}, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def add_key(path: Path, name: str, private: bool = False) -> tuple[StoredKey, str]:
+    """Create a key, store its digest in `path`; returns (entry, the key: shown once)."""
+    keys = read_keys(path)
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    entry = StoredKey(
+        f"key-{secrets.token_hex(4)}", name, digest(key), private, datetime.now(UTC).isoformat()
+    )
+    write_keys(path, [*keys, entry])
+    return entry, key
+
+
+def revoke_key(path: Path, key_id: str) -> StoredKey:
+    """Remove key `key_id` from `path`; KeyError if there is none."""
+    keys = read_keys(path)
+    gone = [k for k in keys if k.id == key_id]
+    if not gone:
+        raise KeyError(key_id)
+    write_keys(path, [k for k in keys if k.id != key_id])
+    return gone[0]
+
+
+class KeyRing:
+    """The key file as the server sees it: digests in memory, reloaded when it changes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._mtime: int | None = None
+        self._checked = 0.0
+        self._by_digest: dict[str, StoredKey] = {}
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            mtime: int | None = self.path.stat().st_mtime_ns
+        except FileNotFoundError:
+            mtime = None
+        if mtime != self._mtime:
+            self._by_digest = {k.sha256: k for k in read_keys(self.path)}
+            self._mtime = mtime
+
+    def lookup(self, key: str) -> StoredKey | None:
+        with self._lock:
+            now = time.monotonic()
+            if now - self._checked >= RELOAD_EVERY_S:
+                self._checked = now
+                with contextlib.suppress(KeyFileError):  # mid-edit: keep the last good keys
+                    self._load()
+            return self._by_digest.get(digest(key))
+
+
+_bearer = HTTPBearer(auto_error=False, description="An API key (`shadowrl keys add`).")
+Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+
+class Auth:
+    """The app's two checks, as dependencies: `caller` (every route), `admin` (/admin/*)."""
+
+    def __init__(self, keys: KeyRing | None, admin_token: str | None) -> None:
+        self.keys, self.admin_token = keys, admin_token
+        self.caller = self._caller_dependency()
+
+    def _caller_dependency(self) -> Any:
+        if self.keys is None:  # open server: no security scheme in the schema either
+
+            async def anonymous() -> Caller:
+                return ANONYMOUS
+
+            return anonymous
+        ring = self.keys
+
+        async def caller(request: Request, cred: Bearer) -> Caller:
+            request.state.caller = self.check(ring, cred)
+            return request.state.caller
+
+        return caller
+
+    def check(self, ring: KeyRing, cred: HTTPAuthorizationCredentials | None) -> Caller:
+        if cred is not None and self.is_admin(cred.credentials):
+            return ADMIN
+        found = None if cred is None else ring.lookup(cred.credentials)
+        if found is None:
+            what = "missing" if cred is None else "not a valid key"
+            raise APIError(
+                401,
+                f"this server needs `Authorization: Bearer <key>` ({what})",
+                None,
+                "invalid_api_key",
+            )
+        return Caller(found.id, found.private)
+
+    def is_admin(self, token: str) -> bool:
+        return self.admin_token is not None and hmac.compare_digest(
+            token.encode(), self.admin_token.encode()
+        )
+
+    async def admin(self, cred: Bearer) -> None:
+        if self.admin_token is None:
+            raise APIError(
+                403,
+                "admin is off: set serve.admin_token to enable /admin/*",
+                None,
+                "admin_disabled",
+            )
+        if cred is None or not self.is_admin(cred.credentials):
+            raise APIError(
+                401,
+                "admin needs `Authorization: Bearer <serve.admin_token>`",
+                None,
+                "invalid_api_key",
+            )
+
+
+def request_caller(request: Request) -> Caller:
+    """The caller the app's key check found (it runs before any route's own dependencies)."""
+    caller = getattr(request.state, "caller", ANONYMOUS)
+    assert isinstance(caller, Caller)
+    return caller
+
+
+# what a route handler (the server's, an agent router's) declares to know its caller
+CallerDep = Annotated[Caller, Depends(request_caller)]
+
+
+def request_key_id(request: Request) -> str | None:
+    """The caller's key id (None: keys off, or the admin token): an `owner` dependency."""
+    return request_caller(request).key_id

@@ -1,0 +1,123 @@
+"""The grader's pytest plugin: each test id's outcome, recorded the moment pytest reports it.
+
+`tasks/runner.py` loads this package with `-p shadowrl_grader` from its own directory,
+which is outside the workspace and on PYTHONPATH for the pytest process only, and
+names a fresh file under a random nonce directory with `--shadowrl-outcomes`, with the
+run's key in `key` beside it (`records.py`: every line is signed, the key is read and
+deleted before any workspace module is imported). The file is created exclusively (one
+the agent planted makes the run fail) and gets one record per event, flushed at once,
+so a run that dies half-way still leaves what it did:
+
+    {"nodeid": ..., "when": "setup"|"call"|"teardown", "outcome": "passed"|"failed"|"skipped"}
+    {"collect_error": <nodeid of the collector>}
+    {"exitstatus": <int>}                       (pytest finished its session)
+    {"tamper": <why>}                           (the guard caught something: the run is void)
+
+Node ids are pytest's own, so no mapping (JUnit class names, rootdir-relative file
+names) can lose or confuse one. Outcomes are written from `pytest_runtest_logreport`
+with `tryfirst=True`: that is the first moment a phase's report is final (every
+`pytest_runtest_makereport` implementation has run) and it comes before any other
+`logreport` implementation (the terminal reporter, junitxml, a conftest hook) sees
+or could alter it. Test files and conftests are restored to pristine before grading
+(`tasks/verify.py`), so a `makereport` wrapper of the agent's never runs here.
+
+The guard (issue 18, layer 2; `tasks/README.md` has the whole picture), installed in a
+tryfirst `pytest_load_initial_conftests` (which a `-p` plugin gets before any conftest,
+so before any workspace module is imported): the audit hook of `guard.py`, which also
+owns the outcome file, and the profile function of `watch.py` (comparisons decided by
+the agent's dunders, hard exits). At session end the plugin compares the framework's
+functions and classes with a snapshot taken at install time and its failure count with
+`session.testsfailed`; a difference is tampering. A task may allow primitives its gold
+patch needs (`--shadowrl-allow`, the layer-1 rule names of `Task.allowed_primitives`).
+
+It imports only the standard library and pytest: it runs in the task's env, not ours.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from typing import Any
+
+import pytest
+
+from .guard import RECORD, Places, changed, make_hook, snapshot
+from .records import Sink, load_key
+from .watch import make_watch
+
+OPTION = "--shadowrl-outcomes"
+ALLOW_OPTION = "--shadowrl-allow"
+BLAME_OPTION = "--shadowrl-blame"
+
+
+class Recorder:
+    """Records each report's outcome, and checks at the end that nothing rewrote the framework."""
+
+    def __init__(self, pristine: dict[tuple[str, str], object]) -> None:
+        self._pristine = pristine
+        self._failed = 0
+
+    @staticmethod
+    def _emit(record: dict[str, Any]) -> None:
+        """The one way an outcome reaches the file: the audit hook signs what this code asks."""
+        sys.audit(RECORD, record)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self._emit({"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome})
+        self._failed += report.outcome == "failed" and not hasattr(report, "wasxfail")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self._emit({"collect_error": report.nodeid})
+            self._failed += 1
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        for what in changed(self._pristine):
+            self._emit({"tamper": f"the test framework was changed: {what}"})
+        if session.testsfailed != self._failed:
+            why = f"pytest counted {session.testsfailed} failures, the grader {self._failed}"
+            self._emit({"tamper": why})
+        self._emit({"exitstatus": int(exitstatus)})
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(OPTION, default=None, help="file the grader reads each test's outcome from")
+    parser.addoption(ALLOW_OPTION, default="", help="comma-separated layer-1 rules the task allows")
+    parser.addoption(
+        BLAME_OPTION, default=None, help="JSON {file: [[first, last] line]} the guard blames"
+    )
+
+
+_STATE: list[dict[tuple[str, str], object]] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Read the key, open the outcome file and install the guard before any conftest (so
+    any workspace module) is imported."""
+    ns = early_config.known_args_namespace
+    path = getattr(ns, "shadowrl_outcomes", None)
+    if not path or _STATE:
+        return
+    sink = Sink(path, load_key(path))
+    allowed = frozenset(filter(None, str(getattr(ns, "shadowrl_allow", "")).split(",")))
+    blame_arg = getattr(ns, "shadowrl_blame", None)
+    blame = None if blame_arg is None else dict(json.loads(blame_arg))
+    places = Places(os.getcwd(), path, blame)
+    _STATE.append(snapshot())
+    emitters = {Recorder._emit.__code__}
+    sys.addaudithook(make_hook(places, sink, allowed, emitters))
+    watch = make_watch(places, allowed)
+    threading.setprofile(watch)
+    sys.setprofile(watch)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if _STATE:
+        config.pluginmanager.register(Recorder(_STATE[0]), "shadowrl-grader-recorder")
