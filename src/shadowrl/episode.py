@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.loop import run_episode
+from shadowrl.agent.state import Checkpoints, EpisodeCheckpoint
 from shadowrl.sandbox.base import Sandbox, SandboxConfig
 from shadowrl.search import SemanticIndex, build_or_load_index, directory_texts, get_embedder
 from shadowrl.search.config import SearchConfig
@@ -99,10 +100,13 @@ async def graded_episode(
     tokenizer: Any,
     spec: EpisodeSpec,
     on_step: Callable[[Step], None] | None = None,
+    start: EpisodeCheckpoint | None = None,
+    checkpoints: Checkpoints | None = None,
 ) -> tuple[Trajectory, Verdict]:
     """Run the harness on `prepared.task` in `sandbox`, grade it; reward and `resolved` set.
 
-    The semantic-search index is built only if the agent has that tool.
+    The semantic-search index is built only if the agent has that tool. `start` and
+    `checkpoints` are `run_episode`'s (tree rollouts branch with them).
     """
     task = prepared.task
     index, index_error = None, None
@@ -117,6 +121,8 @@ async def graded_episode(
         task_id=task.instance_id,
         index=index,
         on_step=on_step,
+        start=start,
+        checkpoints=checkpoints,
     )
     verdict = await asyncio.to_thread(
         verify, task, prepared, sandbox, shaping=spec.shaping, trajectory=traj

@@ -127,6 +127,19 @@ def test_vs_trl(tmp_path: Path) -> None:
     assert result["machine"]["trl"]  # the TRL version the comparison ran against
 
 
+def test_branching(tmp_path: Path) -> None:
+    result = run_benchmark("branching.py", tmp_path, "--quick")
+    has_keys(result, "model", "settings", "runs", "ratio_resolved_per_1k", "machine")
+    flat, tree = result["runs"]
+    assert (flat["mode"], tree["mode"]) == ("flat", "tree")
+    for run in (flat, tree):
+        assert run["generated_tokens"] >= 200 and run["episodes"] == 6 * run["groups"]
+    # --quick: 2 roots x 3 leaves of 2 turns x 24 tokens, branched after turn 1, so a
+    # tree generates 2 x (24 + 3 x 24) tokens where a flat group of 6 generates 6 x 48
+    assert flat["generated_tokens"] / flat["groups"] == 288
+    assert tree["generated_tokens"] / tree["groups"] == 192
+
+
 def test_serve_traces(tmp_path: Path) -> None:
     postgres = bool(glob.glob("/usr/lib/postgresql/*/bin/initdb") or shutil.which("initdb"))
     sessions, turns, repeats = 2, 1, 1

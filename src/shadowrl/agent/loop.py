@@ -16,6 +16,10 @@ With `agent.summary.enabled`, a context that would pass `trigger_tokens` (or a c
 to `summarize`) gets a summary request appended; the reply closes the segment and
 the next one starts from system prompt + task + summary + last tool result
 (`agent/summary.py`), so an episode is a chain of segments sharing one reward.
+
+`checkpoints=` freezes the episode between turns (`EpisodeCheckpoint`: tokens, messages,
+counters, budgets used, a sandbox snapshot) and `start=` continues one, mid-episode:
+tree rollouts branch this way and `shadowrl replay` restarts a recorded turn.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.parsing import ParsedReply, parse_tool_calls
 from shadowrl.agent.prompt import Renderer
-from shadowrl.agent.state import Chain, EpisodeState, Tokens
+from shadowrl.agent.state import Chain, Checkpoints, EpisodeCheckpoint, EpisodeState, Tokens
 from shadowrl.agent.summary import (
     SUMMARY_REQUEST,
     carried_result,
@@ -70,12 +74,16 @@ class _Episode:
         index: SemanticIndex | None,
         on_step: Callable[[Step], None] | None,
         state: EpisodeState | None = None,
+        start: EpisodeCheckpoint | None = None,
+        checkpoints: Checkpoints | None = None,
     ):
         self.policy, self.tokenizer, self.config, self.tools = policy, tokenizer, config, tools
         self.task, self.on_step = task, on_step
         self.schemas = tools.schemas()
         self.renderer = Renderer(tokenizer, self.schemas)
-        deadline = time.monotonic() + config.episode_timeout_s
+        elapsed = start.elapsed_s if start is not None else 0.0
+        self.started = time.monotonic() - elapsed
+        deadline = self.started + config.episode_timeout_s
         self.ctx = ToolContext(sandbox, config, index=index, deadline=deadline)
         self.messages = [Message("system", config.system_prompt), Message("user", task)]
         self.history: list[Message] = []  # messages of the finished segments
@@ -88,9 +96,34 @@ class _Episode:
         self.summaries: list[dict[str, Any]] = []
         self.last_gen: tuple[int, ...] = ()
         self.gen_end = 0
+        self.checkpoints, self.start_turns = checkpoints, 0
         if state is not None and state.messages:
             self._resume(state, task)
         self.base_generated = self.chain.num_generated
+        if start is not None:
+            self._restore(start)
+
+    def _load(self, state: EpisodeState) -> None:
+        self.task, self.messages, self.steps = state.task, state.messages, state.steps
+        self.history, self.summaries = state.history, state.summaries
+        self.tool_errors, self.tool_failures, self.nudges = state.counters
+        self.chain, self.last_results = state.chain, state.last_results
+        self.last_gen, self.gen_end = state.last_generated, state.generated_end
+
+    def _restore(self, cp: EpisodeCheckpoint) -> None:
+        """Continue `cp` exactly where it stopped: its tokens end with a generation prompt."""
+        self._load(cp.state.copy())
+        self.turns = self.start_turns = cp.turns
+        self.segment_turns = cp.segment_turns
+        self.base_generated = self.chain.num_generated - cp.generated
+
+    def checkpoint(self) -> EpisodeCheckpoint:
+        state = EpisodeState()
+        self.save(state)
+        return EpisodeCheckpoint(
+            state.copy(), self.ctx.sandbox.snapshot(), self.turns, self.segment_turns,
+            self._generated(), time.monotonic() - self.started,
+        )  # fmt: skip
 
     def _resume(self, state: EpisodeState, user: str) -> None:
         """Continue `state`'s conversation with a user message: the tokens after the last
@@ -139,6 +172,9 @@ class _Episode:
     async def run(self) -> EpisodeEnd:
         cfg = self.config
         while self.turns < cfg.max_turns:
+            cps = self.checkpoints
+            if cps is not None and self.turns > self.start_turns and cps.when(self.steps):
+                cps.taken.append(self.checkpoint())
             if self._room(cfg.max_new_tokens) <= 0:
                 left = cfg.max_episode_tokens - self._generated()
                 return "max_tokens" if left <= 0 else "context_full"
@@ -301,24 +337,28 @@ async def run_episode(
     index: SemanticIndex | None = None,
     on_step: Callable[[Step], None] | None = None,
     state: EpisodeState | None = None,
+    start: EpisodeCheckpoint | None = None,
+    checkpoints: Checkpoints | None = None,
 ) -> Trajectory:
     """Run one episode of `policy` on `task` inside `sandbox` and return what happened.
 
     `index` is the prepared snapshot's semantic index (built lazily if None);
     `on_step` is called after every turn (the CLI prints the transcript with it).
     `state` (see `EpisodeState`) continues an earlier episode, `task` being the user's
-    next message, and is left holding where this one ended.
+    next message, and is left holding where this one ended. `start` continues a
+    checkpoint mid-episode (`sandbox` should be `start.fork()`, `task` is ignored);
+    `checkpoints` collects one at each turn boundary its `when` accepts.
     """
     episode = _Episode(
         policy, sandbox, task, tokenizer, config,
-        tools or ToolSet.from_names(config.tools), index, on_step, state,
+        tools or ToolSet.from_names(config.tools), index, on_step, state, start, checkpoints,
     )  # fmt: skip
-    start = time.monotonic()
+    began = time.monotonic()
     try:
-        async with asyncio.timeout(config.episode_timeout_s):
+        async with asyncio.timeout(config.episode_timeout_s - (began - episode.started)):
             end = await episode.run()
     except TimeoutError:
         end = "timeout"
     if state is not None:
         episode.save(state)
-    return episode.trajectory(end, task_id, time.monotonic() - start)
+    return episode.trajectory(end, task_id, time.monotonic() - began)

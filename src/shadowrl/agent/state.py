@@ -3,14 +3,17 @@
 `Tokens` is one context as the model saw it, grown in place; `Chain` is the episode's
 contexts in order (a summary closes one and opens the next); `EpisodeState` is what a
 later `run_episode` needs to continue a finished episode (serve's follow-up messages).
+`EpisodeCheckpoint` freezes a running episode between two turns (state + sandbox
+snapshot + budgets used) so that any number of branches can continue it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from shadowrl.sandbox.base import Sandbox, Snapshot
 from shadowrl.types import Generation, Message, Segment, Step, ToolResult
 
 
@@ -42,6 +45,11 @@ class Tokens:
             tuple(self.ids), tuple(self.mask), tuple(self.logprobs), tuple(self.versions)
         )
 
+    def copy(self) -> Tokens:
+        return Tokens(
+            [*self.ids], [*self.mask], [*self.logprobs], [*self.versions], self.num_generated
+        )
+
 
 @dataclass
 class Chain:
@@ -65,6 +73,9 @@ class Chain:
 
     def segments(self) -> tuple[Segment, ...]:
         return (*self.done, self.current.segment())
+
+    def copy(self) -> Chain:
+        return Chain(self.current.copy(), [*self.done])
 
 
 @dataclass
@@ -93,3 +104,51 @@ class EpisodeState:
     def tokens(self) -> Tokens:
         """The current segment's tokens (the whole conversation when it never summarised)."""
         return self.chain.current
+
+    def copy(self) -> EpisodeState:
+        """An independent copy (the loop grows lists and tokens in place)."""
+        return replace(
+            self,
+            messages=[*self.messages],
+            history=[*self.history],
+            steps=[*self.steps],
+            chain=self.chain.copy(),
+            summaries=[dict(s) for s in self.summaries],
+            last_results=[*self.last_results],
+        )
+
+
+@dataclass(frozen=True)
+class EpisodeCheckpoint:
+    """A running episode frozen between two turns, to branch from or to replay.
+
+    `state.tokens` ends with the generation prompt of the next turn, so a continuation
+    (`run_episode(..., start=checkpoint)`) generates straight away: no message is added
+    and nothing is re-rendered. Budgets continue: `turns`, `generated` and `elapsed_s`
+    are what the episode had used. The snapshot stays valid until `release()`; each
+    `fork()` is an independent sandbox in the state the workspace had at this turn.
+    """
+
+    state: EpisodeState
+    snapshot: Snapshot
+    turns: int  # policy calls so far (summaries included), against max_turns
+    segment_turns: int  # work turns in the current segment
+    generated: int  # tokens generated so far, against max_episode_tokens
+    elapsed_s: float  # wall time used so far, against episode_timeout_s
+
+    def fork(self) -> Sandbox:
+        return self.snapshot.fork()
+
+    def release(self) -> None:
+        self.snapshot.release()
+
+
+@dataclass
+class Checkpoints:
+    """Which turns to freeze (`when(steps so far)`), and the checkpoints taken.
+
+    The caller owns `taken` and releases each checkpoint's snapshot when done.
+    """
+
+    when: Callable[[Sequence[Step]], bool]
+    taken: list[EpisodeCheckpoint] = field(default_factory=list)

@@ -23,6 +23,7 @@ from shadowrl.commands import (
     keys,
     mtp,
     realtime,
+    replay,
     run,
     serve,
     sft,
@@ -51,6 +52,7 @@ class Command:
 
 COMMANDS = (
     Command("run", "run one graded agent episode and print its transcript", run.add_args, run.run),
+    Command("replay", "continue a saved episode (`run --save`) from one of its turns", replay.add_args, replay.run),
     Command("serve", "serve the policy behind an OpenAI-compatible HTTP API", serve.add_args, serve.run),
     Command("keys", "add, list and revoke the server's API keys", keys.add_args, keys.run),
     Command("eval", "run a pinned benchmark and write eval.json + report.md", eval_command.add_args, eval_command.run),

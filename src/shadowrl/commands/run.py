@@ -41,6 +41,11 @@ def add_args(parser: argparse.ArgumentParser) -> None:
         "(default: config model.path)",
     )  # fmt: skip
     parser.add_argument("--greedy", action="store_true", help="decode greedily (temperature 0)")
+    parser.add_argument(
+        "--save", type=Path, metavar="TRAJECTORY.json",
+        help="write the episode (messages, steps, token segments, the changed files after "
+        "each turn) for `shadowrl replay`",
+    )  # fmt: skip
 
 
 def _pick(tasks: list[Task], wanted: str | None, where: str) -> Task:
@@ -160,6 +165,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
 
     from rich.console import Console
 
+    from shadowrl.agent import record
     from shadowrl.commands.policies import open_policy, policy_kind
     from shadowrl.episode import graded_episode
     from shadowrl.tasks import prepare
@@ -182,12 +188,22 @@ def run(args: argparse.Namespace, config: Config) -> int:
                 stack.push_async_callback(asyncio.to_thread, sandbox.close)
             console.rule(f"[bold]{task.instance_id}")
             console.print(task.problem_statement)
-            steps = iter(range(1, spec.agent.max_turns + 1))
+            steps, files = iter(range(1, spec.agent.max_turns + 1)), []
+
+            def on_step(step: Step) -> None:
+                _print_step(console, step, next(steps))
+                if args.save is not None:
+                    files.append(record.changed_files(sandbox))
+
             traj, verdict = await graded_episode(
                 _WithSpinner(factory(task, prepared), console), sandbox, prepared,
-                tokenizer=factory.tokenizer, spec=spec,
-                on_step=lambda step: _print_step(console, step, next(steps)),
+                tokenizer=factory.tokenizer, spec=spec, on_step=on_step,
             )  # fmt: skip
+            if args.save is not None:
+                meta = {"task": args.task, "id": task.instance_id, "model": model}
+                record.save(
+                    args.save, traj, files, **meta, agent=spec.agent.model_dump(mode="json")
+                )
             return traj, verdict, workspace_diff(sandbox, prepared.workspace)
 
     traj, verdict, diff = asyncio.run(episode())

@@ -84,6 +84,12 @@ def rows_from_groups(groups: Sequence[Sequence[Trajectory]]) -> tuple[list[Row],
             raise ValueError(f"group of task {group[0].task_id!r} has an unscored trajectory")
         rewards = torch.tensor([t.reward for t in group], dtype=torch.float64)
         flat += zero_advantage_groups(rewards[None])
+        if tree := getattr(group, "subtrees", None):  # a tree rollout (rl/tree.py)
+            from shadowrl.rl.credit_tree import tree_rows  # it imports Row from here
+
+            rows += tree_rows(tree, first_chain=chain)
+            chain += len(tree)
+            continue
         for traj, adv in zip(group, group_advantages(rewards).tolist(), strict=True):
             rows.extend(Row(seg, adv, chain) for seg in traj.segments if seg.num_generated > 0)
             chain += 1

@@ -9,12 +9,40 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class BranchingConfig(BaseModel):
+    """`train.branching`: tree rollouts instead of flat groups (off by default)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(
+        False, description="Roll out trees (roots x branches) instead of flat groups."
+    )
+    roots: int = Field(
+        2, ge=1, description="G1: episodes started from the prepared root per group."
+    )
+    branches: int = Field(
+        2, ge=1, description="G2: continuations per branch point, the root episode's own included."
+    )
+    rule: Literal["first_edit", "turn"] = Field(
+        "first_edit",
+        description="Where to branch: right after the first turn that edits or writes a "
+        "file, or after `turn` turns.",
+    )
+    turn: int = Field(
+        2, ge=1, description="The branch point of rule 'turn' (turns done before it)."
+    )
+
+
 class TrainConfig(BaseModel):
     """The trainer, the batcher, the weight store and the orchestrator."""
 
     model_config = ConfigDict(extra="forbid")
 
     # -- rollouts and batching
+    branching: BranchingConfig = Field(
+        default_factory=BranchingConfig,
+        description="Tree rollouts (rl/tree.py): roots x branches per group instead of group_size.",
+    )
     group_size: int = Field(4, ge=1, description="Rollouts per task (G of GRPO).")
     groups_per_step: int = Field(
         2, ge=1, description="Rollout groups gathered into one optimizer step."

@@ -122,6 +122,13 @@ def local_services(
     ):
 
         async def rollout(task: Any, prep: Any, version: int) -> Group:
+            if train.branching.enabled:  # tree rollouts (rl/tree.py)
+                from shadowrl.rl.tree import rollout_tree
+
+                return await rollout_tree(
+                    engine, task, prep, branching=train.branching, tokenizer=tokenizer,
+                    spec=spec, version=version,
+                )  # fmt: skip
             return await rollout_group(
                 engine,
                 task,

@@ -1,0 +1,172 @@
+"""A recorded episode on disk, and the checkpoint at any of its turns rebuilt from it.
+
+`shadowrl run --save` writes one JSON file: the messages, steps and token segments of
+the trajectory, and after each turn the files the agent had changed so far (path →
+text, null when deleted). `checkpoint_at(record, k, sandbox)` rebuilds the
+`EpisodeCheckpoint` right before turn k: the token state is cut from the recorded
+segments (nothing re-rendered), the workspace is the task's fresh one with turn k-1's
+files written in. `shadowrl replay` continues it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from shadowrl.agent.loop import CUT_OFF, NUDGE
+from shadowrl.agent.parsing import parse_tool_calls
+from shadowrl.agent.state import Chain, EpisodeCheckpoint, EpisodeState, Tokens
+from shadowrl.agent.summary import SUMMARY_REQUEST, degeneracy, touched_files
+from shadowrl.sandbox.base import Sandbox
+from shadowrl.types import Message, Segment, Step, ToolCall, ToolResult, Trajectory
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Record:
+    """A trajectory as saved, plus the workspace after each turn and where it came from."""
+
+    trajectory: Trajectory
+    files_after: tuple[dict[str, str | None], ...]  # per step: changed path → text
+    meta: dict[str, Any]  # task spec and id, model, config: what replay reopens
+
+
+def changed_files(sandbox: Sandbox) -> dict[str, str | None]:
+    present = set(sandbox.list_files())
+    return {
+        p: sandbox.read_file(p).decode(errors="replace") if p in present else None
+        for p in sandbox.changed_files()
+        if not p.endswith(".pyc") and "__pycache__" not in p
+    }
+
+
+def save(
+    path: Path, traj: Trajectory, files_after: list[dict[str, str | None]], **meta: Any
+) -> None:
+    data = {
+        "format": FORMAT, "meta": meta, "task_id": traj.task_id, "end": traj.end,
+        "reward": traj.reward, "tool_errors": traj.tool_errors, "info": traj.info,
+        "messages": [asdict(m) for m in traj.messages],
+        "steps": [asdict(s) for s in traj.steps],
+        "segments": [asdict(s) for s in traj.segments],
+        "files_after": files_after,
+    }  # fmt: skip
+    path.write_text(json.dumps(data, default=str))
+
+
+def _call(d: dict[str, Any]) -> ToolCall:
+    return ToolCall(d["id"], d["name"], d["arguments"])
+
+
+def _message(d: dict[str, Any]) -> Message:
+    return Message(**{**d, "tool_calls": tuple(_call(c) for c in d["tool_calls"])})
+
+
+def _step(d: dict[str, Any]) -> Step:
+    return Step(
+        d["text"], tuple(_call(c) for c in d["tool_calls"]),
+        tuple(ToolResult(**r) for r in d["results"]), tuple(d["parse_errors"]), d["num_generated"],
+    )  # fmt: skip
+
+
+def load(path: Path) -> Record:
+    """Read a saved episode; a file that is not one raises ValueError with the reason."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a saved trajectory ({e})") from e
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a shadowrl trajectory (format {FORMAT})")
+    segs = tuple(Segment(**{k: tuple(v) for k, v in s.items()}) for s in data["segments"])
+    traj = Trajectory(
+        task_id=data["task_id"], messages=tuple(_message(m) for m in data["messages"]),
+        steps=tuple(_step(s) for s in data["steps"]), segments=segs, end=data["end"],
+        tool_errors=data["tool_errors"], reward=data["reward"], info=data["info"],
+    )  # fmt: skip
+    return Record(traj, tuple(data["files_after"]), data["meta"])
+
+
+def generated_runs(segments: tuple[Segment, ...]) -> list[tuple[int, int, int]]:
+    """(segment, start, end) of every generation in order: one per step."""
+    runs: list[tuple[int, int, int]] = []
+    for s, seg in enumerate(segments):
+        start = None
+        for i, m in enumerate((*seg.loss_mask, False)):
+            if m and start is None:
+                start = i
+            elif not m and start is not None:
+                runs, start = [*runs, (s, start, i)], None
+    return runs
+
+
+def _tokens(seg: Segment, end: int) -> Tokens:
+    t = Tokens(
+        list(seg.token_ids[:end]), list(seg.loss_mask[:end]),
+        list(seg.logprobs[:end]), list(seg.versions[:end]),
+    )  # fmt: skip
+    t.num_generated = sum(t.mask)
+    return t
+
+
+def _summaries(traj: Trajectory, replies: list[int], turn: int) -> list[dict[str, Any]]:
+    """The loop's summary notes before `turn`, recomputed (a summary cut at its token
+    budget is not marked over budget: the record does not say why a generation ended)."""
+    task, out = traj.messages[1].content, []
+    for k in range(turn):
+        if traj.messages[replies[k] - 1].content == SUMMARY_REQUEST:
+            text = parse_tool_calls(traj.steps[k].text).content
+            bad = degeneracy(
+                text, prompt=task + "\n" + SUMMARY_REQUEST, over_budget=False,
+                files=touched_files(traj.steps[:k]),
+            )  # fmt: skip
+            out.append({"tokens": traj.steps[k].num_generated, "degenerate": bad, "text": text})
+    return out
+
+
+def checkpoint_at(record: Record, turn: int, sandbox: Sandbox) -> EpisodeCheckpoint:
+    """The checkpoint right before step `turn` (0-based; 0 is the first generation).
+
+    `sandbox` is the task's fresh workspace; turn-1's files are written into it and it
+    is snapshotted (the caller closes it). Counters and budgets are recounted from the
+    steps before `turn`; summary notes are recomputed (see `_summaries`).
+    """
+    traj, runs = record.trajectory, generated_runs(record.trajectory.segments)
+    if not 0 < turn < len(traj.steps) or len(runs) != len(traj.steps):
+        raise ValueError(
+            f"--from-turn must be in 1..{len(traj.steps) - 1} (the record has {len(traj.steps)} turns)"
+        )
+    replies = [i for i, m in enumerate(traj.messages) if m.role == "assistant"]
+    if traj.messages[replies[turn] - 1].content == SUMMARY_REQUEST:
+        # the loop asks for a summary inside a turn: no checkpoint falls between the two
+        raise ValueError(f"turn {turn} is a summary: replay from turn {turn - 1} or {turn + 1}")
+    seg, start, _ = runs[turn]
+    steps = list(traj.steps[:turn])
+    firsts = [i for i, m in enumerate(traj.messages) if m.role == "system"]
+    before = traj.messages[firsts[seg] : replies[turn]]
+    in_segment = [r for r in runs[:turn] if r[0] == seg]
+    last = [s.results for s in steps if s.results and s.results[0].name != "summarize"]
+    state = EpisodeState(
+        task=traj.messages[1].content, messages=list(before),
+        history=list(traj.messages[: firsts[seg]]), steps=steps,
+        chain=Chain(_tokens(traj.segments[seg], start), list(traj.segments[:seg])),
+        counters=(
+            sum(len(s.parse_errors) for s in steps),
+            sum(r.is_error for s in steps for r in s.results),
+            sum(m.role == "user" and m.content in (NUDGE, CUT_OFF) for m in traj.messages[: replies[turn]]),
+        ),
+        summaries=_summaries(traj, replies, turn),
+        last_results=list(last[-1]) if last else [],
+        last_generated=tuple(traj.segments[seg].token_ids[in_segment[-1][1] : in_segment[-1][2]]) if in_segment else (),
+        generated_end=in_segment[-1][2] if in_segment else 0,
+    )  # fmt: skip
+    for path, text in record.files_after[turn - 1].items():
+        if text is None:
+            sandbox.exec(f"rm -f -- {shlex.quote(path)}")
+        else:
+            sandbox.write_file(path, text)
+    generated = sum(s.num_generated for s in steps)
+    return EpisodeCheckpoint(state, sandbox.snapshot(), turn, len(in_segment), generated, 0.0)
