@@ -224,8 +224,14 @@ def test_generated_records_carry_the_allowance_the_generator_records(
         (bug,) = parse_patch(task.bug_patch)
         original = (seed_dir(task.seed, cache_dir) / bug.path).read_text()
         mutated = str(apply_patch({bug.path: original}, task.bug_patch)[bug.path])
-        rules = tuple(sorted({v.rule for v in check_file(bug.path, mutated, original)}))
-        assert rules == task.allowed_primitives, task.instance_id
+        rules = {v.rule for v in check_file(bug.path, mutated, original)}
+        rules |= {"comparison"} if task.instance_id in FIX_INSIDE_EQ else set()
+        assert tuple(sorted(rules)) == task.allowed_primitives, task.instance_id
+
+
+# Gold fixes inside an existing `__eq__`: layer 1 sees no new dunder, but the layer-2 watch
+# voids the gold, so these allow `comparison` by hand (`tasks make` does not add it yet).
+FIX_INSIDE_EQ = {"toolz__functoolz-c006cbee", "more-itertools__more-8a862085"}
 
 
 def test_gold_violations_name_what_a_gold_patch_adds(tmp_path: Path) -> None:
