@@ -32,6 +32,7 @@ with its shape in the file's metadata so it loads alone (`load_heads`).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -74,9 +75,15 @@ class _Head(nn.Module):
 
 
 class MTPHeads(nn.Module):
-    """K draft heads over a decoder's final (normed) hidden state."""
+    """K draft heads over a decoder's final (normed) hidden state.
 
-    def __init__(self, hidden: int, k: int, kind: Kind = "sequential", width: int = 0) -> None:
+    `vocab` > 0: the heads draft only from that many tokens (`self.vocab`, ascending ids,
+    filled by `set_vocab`), scored by those rows of the LM head; 0 = the full vocabulary.
+    """
+
+    def __init__(
+        self, hidden: int, k: int, kind: Kind = "sequential", width: int = 0, vocab: int = 0
+    ) -> None:
         super().__init__()
         if k < 1:
             raise ValueError(f"need at least one head, got k={k}")
@@ -85,6 +92,28 @@ class MTPHeads(nn.Module):
         self.hidden, self.k, self.kind, self.width = hidden, k, kind, width or hidden
         takes = kind == "sequential"
         self.heads = nn.ModuleList(_Head(hidden, self.width, takes) for _ in range(k))
+        self.vocab: Tensor
+        self.register_buffer("vocab", torch.arange(vocab, dtype=torch.int64))
+
+    @property
+    def truncated(self) -> bool:
+        return self.vocab.numel() > 0
+
+    def set_vocab(self, ids: Tensor) -> None:
+        """Draft only from token ids `ids` (kept sorted: see `frequency_vocab`)."""
+        if ids.numel() != self.vocab.numel():
+            raise ValueError(
+                f"draft vocab of {ids.numel()} ids for heads sized {self.vocab.numel()}"
+            )
+        self.vocab.copy_(ids.sort().values)
+
+    def draft_rows(self, weight: Tensor) -> Tensor:
+        """The LM head's rows the heads score ([V', H]; all of `weight` when not truncated)."""
+        return weight.index_select(0, self.vocab) if self.truncated else weight
+
+    def to_full(self, ids: Tensor) -> Tensor:
+        """Draft-vocabulary indices -> token ids."""
+        return self.vocab[ids] if self.truncated else ids
 
     @property
     def sequential(self) -> bool:
@@ -108,14 +137,28 @@ class MTPHeads(nn.Module):
 
     def metadata(self) -> dict[str, str]:
         return {"shape": json.dumps({"hidden": self.hidden, "k": self.k, "kind": self.kind,
-                                     "width": self.width})}  # fmt: skip
+                                     "width": self.width, "vocab": self.vocab.numel()})}  # fmt: skip
 
 
-def for_model(model: Any, k: int, kind: Kind = "sequential") -> MTPHeads:
+def for_model(model: Any, k: int, kind: Kind = "sequential", vocab: int = 0) -> MTPHeads:
     """Fresh heads sized for a Hugging Face decoder, on its device and dtype."""
     param = next(model.parameters())
-    heads = MTPHeads(model.config.hidden_size, k, kind)
+    heads = MTPHeads(model.config.hidden_size, k, kind, vocab=vocab)
     return heads.to(device=param.device, dtype=param.dtype)
+
+
+def frequency_vocab(sequences: Sequence[Sequence[int]], size: int, vocab_size: int) -> Tensor:
+    """The `size` most frequent token ids of `sequences` (FR-Spec), ascending.
+
+    Ties and tokens never seen rank by id: BPE gives frequent merges low ids, so that
+    is a corpus-frequency prior where the data is too small to rank everything.
+    """
+    counts = torch.zeros(vocab_size, dtype=torch.float64)
+    for ids in sequences:
+        counts.index_add_(0, torch.tensor(list(ids), dtype=torch.int64),
+                          torch.ones(len(ids), dtype=torch.float64))  # fmt: skip
+    rank = counts - torch.arange(vocab_size, dtype=torch.float64) / vocab_size  # ties: low id
+    return rank.topk(min(size, vocab_size)).indices.sort().values
 
 
 def heads_path(checkpoint: str | Path) -> Path:
@@ -145,8 +188,10 @@ def load_heads(path: str | Path, device: str | torch.device = "cpu") -> MTPHeads
         raise FileNotFoundError(f"no MTP heads at {p}; train them: shadowrl mtp distill")
     with safe_open(str(p), framework="pt") as f:
         shape = json.loads((f.metadata() or {})["shape"])
-    heads = MTPHeads(shape["hidden"], shape["k"], shape["kind"], shape["width"])
+    heads = MTPHeads(shape["hidden"], shape["k"], shape["kind"], shape["width"],
+                     shape.get("vocab", 0))  # fmt: skip
     state = load_file(str(p))
+    state.setdefault("vocab", heads.vocab)  # heads saved before draft vocabularies existed
     heads.load_state_dict(state)
-    dtype = next(iter(state.values())).dtype
+    dtype = state["heads.0.up.weight"].dtype
     return heads.to(device=device, dtype=dtype).eval()

@@ -15,6 +15,14 @@ class DistillConfig(BaseModel):
         description="'sequential': each head also reads the token drafted before it "
         "(default, see inference/mtp.py); 'medusa': every head reads only the backbone's state.",
     )
+    draft_vocab: int = Field(
+        4096,
+        ge=0,
+        description="Draft only from this many tokens, the most frequent in the distillation "
+        "data (FR-Spec): a draft step then scores V' rows of the LM head instead of all "
+        "49,152 (SmolLM2). Verification stays exact over the full vocabulary; a token "
+        "outside is never drafted, only produced by the main model. 0 = full vocabulary.",
+    )
     data: Literal["sft", "traces", "rollouts"] = Field(
         "sft",
         description="Where prompts come from: 'sft' = code prompts built from the task "
