@@ -41,6 +41,7 @@ from torch import Tensor, nn
 
 Kind = Literal["sequential", "medusa"]
 FILENAME = "mtp.safetensors"
+PREFIX = "mtp."  # the heads' tensor names in an engine and in a published weight state
 
 
 class _RMSNorm(nn.Module):

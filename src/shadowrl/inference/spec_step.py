@@ -20,7 +20,7 @@ from torch import Tensor
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.forward import Decoder
 from shadowrl.inference.kv import KVCache
-from shadowrl.inference.mtp import MTPHeads
+from shadowrl.inference.mtp import PREFIX, MTPHeads
 from shadowrl.inference.requests import Request
 from shadowrl.inference.sampling import top_alternatives
 from shadowrl.inference.speculative import DRAFT_SALT, RULES, draft, per_position, shifted
@@ -216,7 +216,7 @@ def speculator(
         return None
     param = decoder.lm_head.weight
     heads = heads.to(device=param.device, dtype=param.dtype).eval()
-    tensors.update({f"mtp.{k}": v for k, v in heads.state_dict(keep_vars=True).items()})
+    tensors.update({PREFIX + k: v for k, v in heads.state_dict(keep_vars=True).items()})
     k = min(spec.k, heads.k)
     return SpeculativeStep(
         decoder, heads, cache, k, spec.acceptance,

@@ -50,3 +50,33 @@ class DistillConfig(BaseModel):
         0.1, ge=0.0, lt=1.0, description="Generations kept out of training for the report."
     )
     seed: int = Field(0, description="Seed of generation, initialisation and batching.")
+
+
+class RLDistillConfig(BaseModel):
+    """`train.mtp`: re-distilling the draft heads during RL, after policy updates."""
+
+    model_config = ConfigDict(extra="forbid")
+    every: int = Field(
+        1,
+        ge=0,
+        description="Re-distil the heads after every N-th policy update (0 = never). Active "
+        "only when the run has heads: `heads`, else mtp.safetensors beside the starting "
+        "checkpoint (model.path) or the RL checkpoint resumed from (`shadowrl mtp distill` "
+        "makes them).",
+    )
+    heads: str = Field(
+        "", description="Heads to start from (a file or a directory holding mtp.safetensors)."
+    )
+    steps: int = Field(
+        4, ge=1, description="Distillation steps each time (M), on windows of the step's batch."
+    )
+    batch_windows: int = Field(
+        128, ge=1, description="Windows per distillation step, and windows scored for acceptance."
+    )
+    rows: int = Field(
+        2,
+        ge=1,
+        description="Batch rows whose hidden states are recomputed for it (one no-grad forward "
+        "of the updated policy over them): bounds the cost of a re-distillation.",
+    )
+    lr: float = Field(1e-3, gt=0.0, description="AdamW learning rate of the heads (constant).")
