@@ -213,6 +213,7 @@ def main() -> None:
     model, tok = tiny_model(seed=0) if args.quick else load_model(ModelConfig())
     heads, info = heads_for(model, tok, args)
     info["draft_cost"] = draft_cost(model, heads.to(next(model.parameters()).dtype), args.k)
+    print(json.dumps({"heads": info}, default=str), flush=True)  # kept if decoding is cut short
     prompts = suite_prompts(tok, "easy", args.prompts, split="heldout")
     spec_cfg = SpeculativeConfig(k=args.k, max_batch=8, auto=False)  # always on, to measure
     auto_cfg = SpeculativeConfig(k=args.k, max_batch=8)  # the default: measured on/off
