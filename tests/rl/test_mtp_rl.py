@@ -132,3 +132,29 @@ def _eval_result():
     from shadowrl.eval.result import EvalResult
 
     return EvalResult.model_construct(tasks=[])
+
+
+def test_a_checkpoints_heads_reach_a_serving_engine_and_one_without_heads_skips_them(
+    tmp_path: Path,
+) -> None:
+    from shadowrl.inference.engine import Engine
+    from shadowrl.inference.mtp import save_heads
+    from shadowrl.serve.generation import read_safetensors
+
+    model, tok = tiny_model(seed=0)
+    new_model, new_heads = random_llama(5), for_model(model, K, vocab=512)
+    with torch.no_grad():
+        for p in new_heads.parameters():
+            p.add_(0.1)  # unlike any fresh heads
+    new_model.save_pretrained(tmp_path)
+    save_heads(new_heads, tmp_path)
+    state = read_safetensors(str(tmp_path))  # what `POST /admin/load_weights` swaps in
+    spec = EngineConfig(speculative=SpeculativeConfig(k=K))
+    served = Engine(copy.deepcopy(model), tok, spec, heads=for_model(model, K, vocab=512))
+    served.update_weights(state, version=1)
+    got = served.speculator.heads.state_dict()
+    assert all(torch.equal(got[k], v) for k, v in new_heads.state_dict().items())
+    plain = Engine(copy.deepcopy(model), tok)  # no heads: it does not speculate
+    plain.update_weights(state, version=1)
+    assert all(torch.equal(plain.model.state_dict()[k], v)
+               for k, v in new_model.state_dict().items())  # fmt: skip
