@@ -39,16 +39,19 @@ from shadowrl.rl.mtp_distill import States, evaluate, head_and_teacher_logits
 from shadowrl.rl.mtp_loss import mtp_distill_loss
 
 
-def starting_heads(cfg: RLDistillConfig, checkpoint: str | Path | None) -> MTPHeads | None:
+def starting_heads(
+    cfg: RLDistillConfig, checkpoint: str | Path | None, *, resumed: bool = False
+) -> MTPHeads | None:
     """The heads an RL run starts from: `cfg.heads`, else `mtp.safetensors` beside
-    `checkpoint`; None when there are none or re-distillation is off."""
+    `checkpoint` (first, when `resumed`: the run's own checkpoint); None when there are
+    none or re-distillation is off."""
     if cfg.every == 0:
         return None
-    if cfg.heads:
-        return load_heads(cfg.heads)
-    if checkpoint is None or not heads_path(checkpoint).is_file():
-        return None
-    return load_heads(checkpoint)
+    beside = checkpoint is not None and heads_path(checkpoint).is_file()
+    if beside and (resumed or not cfg.heads):
+        assert checkpoint is not None
+        return load_heads(checkpoint)
+    return load_heads(cfg.heads) if cfg.heads else None
 
 
 @torch.no_grad()

@@ -346,7 +346,7 @@ class Trainer:
         from transformers import AutoModelForCausalLM
 
         model = AutoModelForCausalLM.from_pretrained(ckpt, dtype=DTYPES[cfg.dtype])
-        kw.setdefault("heads", starting_heads(cfg.mtp, ckpt))  # saved with the checkpoint
+        kw.setdefault("heads", starting_heads(cfg.mtp, ckpt, resumed=True))  # saved with it
         trainer = cls(model, cfg, objective=objective, **kw)
         trainer.load_state(ckpt)
         return trainer
