@@ -22,10 +22,13 @@ the last line (temperature 1) is `tau=.. accept_1=.. speedup_b1=.. speedup_b8=..
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import time
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from _machine import machine
 
@@ -87,6 +90,59 @@ def setting(
     }
 
 
+def timed(f: Any, repeats: int) -> float:
+    """ms per call of `f`, after one warm-up call."""
+    f()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        f()
+    return round((time.perf_counter() - start) / repeats * 1e3, 2)
+
+
+def step_costs(model: Any, heads: Any, k: int, b: int, repeats: int) -> dict[str, float]:
+    """One batch size's draft (draft vocabulary vs full), decode and verify costs in ms."""
+    from shadowrl.inference.forward import Decoder
+    from shadowrl.inference.kv import KVCache
+    from shadowrl.inference.sampling import BatchSampling
+    from shadowrl.inference.speculative import draft
+
+    decoder, full_rows = Decoder(model), model.lm_head.weight.detach()
+    rows = heads.draft_rows(full_rows)
+    untruncated = copy.deepcopy(heads)
+    untruncated.vocab = torch.empty(0, dtype=torch.long)
+    long = torch.long
+    params = BatchSampling(torch.ones(b), torch.zeros(b, dtype=long), torch.ones(b),
+                           torch.arange(b), torch.zeros(b, dtype=long), filtered=False)  # fmt: skip
+    hidden, token = torch.randn(b, model.config.hidden_size), torch.zeros(b, dtype=long)
+    sh = decoder.shape
+    cache = KVCache(layers=sh.layers, slots=b, kv_heads=sh.kv_heads, head_dim=sh.head_dim,
+                    capacity=256, max_capacity=256, dtype=full_rows.dtype,
+                    device=full_rows.device)  # fmt: skip
+    lengths, verify = torch.full((b,), 200, dtype=long), torch.zeros(b, k + 1, dtype=long)
+    with torch.inference_mode():
+        return {
+            "draft_vocab_ms": timed(
+                lambda: draft(heads, decoder, hidden, token, params, k=k, rows=rows), repeats
+            ),
+            "full_vocab_ms": timed(
+                lambda: draft(untruncated, decoder, hidden, token, params, k=k, rows=full_rows),
+                repeats,
+            ),
+            "decode_step_ms": timed(lambda: decoder.decode(token, lengths, cache, 201), repeats),
+            "verify_ms": timed(
+                lambda: decoder.lm_head(decoder.extend(verify, lengths, cache, 201 + k)), repeats
+            ),
+        }
+
+
+def draft_cost(model: Any, heads: Any, k: int, repeats: int = 10) -> dict:
+    """ms per draft of k tokens (the heads + their LM-head products + selection, T=1) with
+    the heads' draft vocabulary vs the full one, beside one plain decode step and one
+    verify of k+1 tokens (logits included), at a 200-token context, at b1 and b8."""
+    costs = {f"b{b}": step_costs(model, heads, k, b, repeats) for b in (1, 8)}
+    return {"draft_vocab": int(heads.vocab.numel()) or None, **costs}
+
+
 def heads_for(model: Any, tok: Any, args: argparse.Namespace) -> tuple[Any, dict]:
     from shadowrl.inference.engine import Engine
     from shadowrl.inference.mtp import load_heads, save_heads
@@ -104,7 +160,7 @@ def heads_for(model: Any, tok: Any, args: argparse.Namespace) -> tuple[Any, dict
         return load_heads(args.heads), {"heads": args.heads, "distilled_here": False}
     cfg = DistillConfig(
         prompts=args.distill_prompts, samples_per_prompt=1, new_tokens=args.distill_tokens,
-        steps=10**6, time_budget_s=args.distill_s, k=args.k,
+        steps=10**6, time_budget_s=args.distill_s, k=args.k, draft_vocab=args.draft_vocab,
     )  # fmt: skip
     start = time.perf_counter()
     with Engine(model, tok) as engine:
@@ -113,13 +169,13 @@ def heads_for(model: Any, tok: Any, args: argparse.Namespace) -> tuple[Any, dict
     train_seqs, held = split_sequences(seqs, cfg.heldout_fraction)
     train, heldout = backbone_states(model, train_seqs, cfg.k), backbone_states(model, held, cfg.k)
     info: dict[str, Any] = {"distilled_here": True, "generate_s": round(gen_s, 1)}
-    heads = fresh_heads(model, cfg)
+    heads = fresh_heads(model, cfg, train_seqs)
     report = distill(heads, model, train, heldout, cfg)
     info["distill"] = report.__dict__
     if args.ablation:  # the same data and the same number of steps for Medusa-style heads
         medusa_cfg = cfg.model_copy(update={"kind": "medusa", "steps": report.steps,
                                             "time_budget_s": 0.0})  # fmt: skip
-        medusa = fresh_heads(model, medusa_cfg)
+        medusa = fresh_heads(model, medusa_cfg, train_seqs)
         info["kind_ablation"] = {
             "sequential": report.heldout,
             "medusa": distill(medusa, model, train, heldout, medusa_cfg).heldout,
@@ -139,6 +195,7 @@ def main() -> None:
     p.add_argument("--distill-s", type=float, default=300.0, help="distillation time budget")
     p.add_argument("--distill-prompts", type=int, default=24)
     p.add_argument("--distill-tokens", type=int, default=128)
+    p.add_argument("--draft-vocab", type=int, default=4096, help="draft vocabulary (0 = full)")
     p.add_argument("--ablation", action="store_true", help="also train Medusa-style heads")
     p.add_argument("--prompts", type=int, default=8, help="held-out prompts decoded")
     p.add_argument("--new", type=int, default=40, help="tokens generated per request")
@@ -155,6 +212,8 @@ def main() -> None:
 
     model, tok = tiny_model(seed=0) if args.quick else load_model(ModelConfig())
     heads, info = heads_for(model, tok, args)
+    info["draft_cost"] = draft_cost(model, heads.to(next(model.parameters()).dtype), args.k)
+    print(json.dumps({"heads": info}, default=str), flush=True)  # kept if decoding is cut short
     prompts = suite_prompts(tok, "easy", args.prompts, split="heldout")
     spec_cfg = SpeculativeConfig(k=args.k, max_batch=8, auto=False)  # always on, to measure
     auto_cfg = SpeculativeConfig(k=args.k, max_batch=8)  # the default: measured on/off

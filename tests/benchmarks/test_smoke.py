@@ -218,3 +218,6 @@ def test_speculative(tmp_path: Path) -> None:
     }
     assert all(r["exact"] for r in rows)  # the exact rule: the plain engine's tokens
     assert all(len(r["accept_per_position"]) == result["k"] for r in rows)
+    costs = result["heads"]["draft_cost"]  # measured, never asserted on: wall-clock
+    assert costs["draft_vocab"] == 4096 and {"b1", "b8"} <= costs.keys()
+    assert len(result["heads"]["distill"]["heldout"]["coverage"]) == result["k"]

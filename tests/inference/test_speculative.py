@@ -244,3 +244,53 @@ def test_payoff_speculates_only_where_it_is_measured_cheaper() -> None:
     payoff.choose(8)
     payoff.record(False, 8, tokens=8, seconds=0.4)  # 0.05 s/token
     assert [payoff.choose(8) for _ in range(4)] == [False, False, True, False]  # a probe
+
+
+def test_a_token_outside_the_draft_vocabulary_is_produced_exactly_never_drafted(tiny) -> None:
+    """Heads drafting from a truncated vocabulary (FR-Spec) that leaves out half of what
+    the main model generates: the output is still the plain output, token for token."""
+    model, tok, _ = tiny
+    ps = prompts(7, 13, 10)
+    sampling = SamplingParams(max_new_tokens=30, temperature=0.0)
+    plain = Engine(model, tok).generate_batch(ps, sampling)
+    made = sorted({t for g in plain for t in g.token_ids})
+    left_out = set(made[::2])  # every other generated token cannot be drafted
+    keep = [t for t in range(49152) if t not in left_out][:4096]
+    heads = noisy_heads(model)
+    truncated = for_model(model, 3, vocab=4096)
+    truncated.load_state_dict({**heads.state_dict(), "vocab": truncated.vocab})
+    truncated.set_vocab(torch.tensor(keep))
+    engine = spec_engine(model, tok, truncated)
+    fast = engine.generate_batch(ps, sampling)
+    assert sum(engine.speculator.accepted[1:]) > 0, "no draft accepted: nothing tested"
+    for a, b in zip(plain, fast, strict=True):
+        assert b.token_ids == a.token_ids
+        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) < TOL
+    assert left_out & {t for g in fast for t in g.token_ids}  # produced all the same
+    g = torch.Generator().manual_seed(0)
+    hidden, token = torch.randn(64, 64, generator=g), torch.randint(3, 49152, (64,), generator=g)
+    ids, logq = speculative.draft(truncated, engine.decoder, hidden, token, _params(64),
+                                  keep_distributions=True)  # fmt: skip
+    assert set(ids.flatten().tolist()) <= set(keep)  # ... and never drafted
+    assert torch.isinf(logq[..., sorted(left_out)]).all()  # q = 0 outside: rejection stays exact
+
+
+def _params(b: int):
+    from shadowrl.inference.sampling import BatchSampling
+
+    long = torch.long
+    return BatchSampling(torch.ones(b), torch.zeros(b, dtype=long), torch.ones(b),
+                         torch.arange(b), torch.zeros(b, dtype=long), filtered=False)  # fmt: skip
+
+
+@pytest.mark.parametrize("acceptance", ["exact", "rejection"])
+def test_sampling_from_a_truncated_draft_vocabulary_follows_the_main_model(acceptance) -> None:
+    model = _tiny_vocab_model()
+    heads = noisy_heads(model, k=2, seed=5, std=0.5)
+    truncated = MTPHeads(heads.hidden, 2, vocab=2)
+    truncated.load_state_dict({**heads.state_dict(), "vocab": torch.tensor([1, 3])})
+    prompt = [1, 3, 0, 2]
+    engine = spec_engine(model, None, truncated, acceptance, k=2, max_batch=64)
+    counts = _sample_counts(engine, prompt, 64 * 48)
+    assert sum(engine.speculator.accepted[1:]) > 64 * 48 // 10, "rarely accepted: nothing tested"
+    assert _p_value(counts, _exact_joint(model, prompt)) > 1e-3

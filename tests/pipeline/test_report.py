@@ -175,3 +175,21 @@ def test_one_rl_step_is_reported_as_one(tmp_path):
     run = _run_dir(tmp_path, rows(8, 0, samples=2), rows(8, 0, samples=2), rewards=[0.5])
     report = write_run_report(run).read_text()
     assert "RL's pass rate was 0.50 (one step)" in report
+
+
+def test_mtp_acceptance_per_draft_position_is_tabled_per_step(tmp_path):
+    run = _run_dir(tmp_path, rows(8, 0, samples=2), rows(8, 1, samples=2))
+    assert "MTP draft heads" not in write_run_report(run).read_text()  # no heads: no table
+    accepts = {step: [0.5 - 0.05 * step, 0.2, 0.05] for step in (1, 2, 3)}
+    with MetricsLogger(run, tensorboard=False) as m:  # the last record of a step wins
+        for step, acc in accepts.items():
+            heads = {f"mtp_accept_{j + 1}": a for j, a in enumerate(acc)}
+            m.log("rl", step, {**_rl_row(step, REWARDS[step - 1]), **heads, "spec_tau": 1.25})
+    report = write_run_report(run).read_text()
+    table = report.split("| step | mtp accept 1 |")[1].split("\n\n")[0]
+    cells = [[c.strip() for c in line.split("|")[1:-1]] for line in table.splitlines()[2:]]
+    assert [c[0] for c in cells] == ["1", "2", "3"]
+    assert [[float(x) for x in c[1:4]] for c in cells] == [
+        [round(a, 3) for a in accepts[s]] for s in (1, 2, 3)
+    ]
+    assert all(c[7] == "1.250" and c[8] == "" for c in cells)  # τ logged, accept_1 not

@@ -129,3 +129,29 @@ def test_trajectory_prompts_are_the_contexts_before_each_generated_span(tmp_path
     path = tmp_path / "rollouts.jsonl"
     path.write_text(json.dumps(trajectory_to_json(traj)) + "\n")
     assert trajectory_prompts(str(path), 10) == [[1, 2], [1, 2, 3, 4, 5]]
+
+
+def test_frequency_vocab_ranks_by_count_then_by_id() -> None:
+    from shadowrl.inference.mtp import frequency_vocab
+
+    seqs = [[7, 7, 7, 9, 9, 5], [9, 2]]  # counts 7:3 9:3 5:1 2:1
+    assert frequency_vocab(seqs, 3, 12).tolist() == [2, 7, 9]  # the tie 2/5 goes to the low id
+    assert frequency_vocab(seqs, 6, 12).tolist() == [0, 1, 2, 5, 7, 9]  # then unseen, by id
+
+
+def test_truncated_heads_train_on_their_rows_and_report_against_the_full_head(states) -> None:
+    model, train, heldout = states
+    cfg = DistillConfig(k=3, steps=20, batch_windows=32, lr=5e-3, draft_vocab=256)
+    seqs = [(train.tokens.tolist(), 0)]
+    heads = fresh_heads(model, cfg, seqs)
+    assert heads.vocab.numel() == 256 and bool((heads.vocab.diff() > 0).all())
+    index = torch.arange(len(train.starts))
+    student, teacher = head_and_teacher_logits(heads, model, train, index)
+    assert student.shape[-1] == teacher.shape[-1] == 256  # training: V' rows on both sides
+    full_student, full_teacher = head_and_teacher_logits(heads, model, train, index, full=True)
+    assert full_teacher.shape[-1] == 49152
+    assert bool(torch.isin(full_student.argmax(-1), heads.vocab).all())  # drafts stay inside
+    report = distill(heads, model, train, heldout, cfg)
+    assert all(0.0 < c < 1.0 for c in report.heldout["coverage"])  # most mass lies outside
+    assert all(o <= c + 1e-6 for o, c in zip(report.heldout["overlap"], report.heldout["coverage"],
+                                              strict=True))  # fmt: skip

@@ -60,5 +60,5 @@ def run(args: argparse.Namespace, config: Config) -> int:
     for j in range(cfg.k):
         h = report.heldout
         print(f"position {j + 2}: top1={h['top1'][j]:.3f} chain={h['chain'][j]:.3f} "
-              f"overlap={h['overlap'][j]:.3f}")  # fmt: skip
+              f"overlap={h['overlap'][j]:.3f} coverage={h['coverage'][j]:.3f}")  # fmt: skip
     return 0

@@ -20,7 +20,7 @@ from torch import Tensor
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.forward import Decoder
 from shadowrl.inference.kv import KVCache
-from shadowrl.inference.mtp import MTPHeads
+from shadowrl.inference.mtp import PREFIX, MTPHeads
 from shadowrl.inference.requests import Request
 from shadowrl.inference.sampling import top_alternatives
 from shadowrl.inference.speculative import DRAFT_SALT, RULES, draft, per_position, shifted
@@ -96,6 +96,7 @@ class SpeculativeStep:
         self.max_batch, self.max_seq_len = max_batch, max_seq_len
         self.accepted = [0] * (k + 1)  # steps' rows by drafts accepted (0..k)
         self.payoff = Payoff() if auto else None
+        self._rows: tuple[int, Tensor] | None = None  # (version, the LM-head rows drafts use)
 
     def pays(self, rows: int, span: int) -> bool:
         """Whether to speculate this step: a batch small enough (`speculative.max_batch`),
@@ -107,7 +108,7 @@ class SpeculativeStep:
         """One step for the running requests: their tokens appended (1..k+1 each)."""
         start = time.perf_counter()
         self.cache.reserve(span + self.k)
-        results = self.run(requests, span + self.k)
+        results = self.run(requests, span + self.k, version)
         for request, result in zip(requests, results, strict=True):
             append_accepted(request, result, version, self.max_seq_len, tokenizer)
         if self.payoff is not None:
@@ -122,7 +123,13 @@ class SpeculativeStep:
         if self.payoff is not None:
             self.payoff.record(False, rows, rows, time.perf_counter() - start)
 
-    def run(self, requests: Sequence[Request], span: int) -> list[RowResult]:
+    def draft_rows(self, version: int) -> Tensor:
+        """The LM-head rows the heads score, gathered once per weights version."""
+        if self._rows is None or self._rows[0] != version:
+            self._rows = (version, self.heads.draft_rows(self.decoder.lm_head.weight))
+        return self._rows[1]
+
+    def run(self, requests: Sequence[Request], span: int, version: int = -1) -> list[RowResult]:
         """One step for the requests in slots 0..n-1; `span` > every cached length + k."""
         n, k, top = len(requests), self.k, top_count(requests)
         device = self.cache.keys[0].device
@@ -143,6 +150,7 @@ class SpeculativeStep:
         nxt, nxt_logq = draft(
             self.heads, self.decoder, hidden[rows, last], verified.ids[rows, last],
             shifted(params, last + 1), k=k, salt=salt, keep_distributions=self.rejection,
+            rows=self.draft_rows(version),
         )  # fmt: skip
         parts = [verified.ids, verified.logprobs, last[:, None], nxt]
         if top:
@@ -208,7 +216,7 @@ def speculator(
         return None
     param = decoder.lm_head.weight
     heads = heads.to(device=param.device, dtype=param.dtype).eval()
-    tensors.update({f"mtp.{k}": v for k, v in heads.state_dict(keep_vars=True).items()})
+    tensors.update({PREFIX + k: v for k, v in heads.state_dict(keep_vars=True).items()})
     k = min(spec.k, heads.k)
     return SpeculativeStep(
         decoder, heads, cache, k, spec.acceptance,

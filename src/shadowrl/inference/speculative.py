@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from shadowrl.inference.forward import Decoder
@@ -155,33 +156,40 @@ def draft(
     k: int | None = None,
     salt: int = 0,
     keep_distributions: bool = False,
+    rows: Tensor | None = None,
 ) -> tuple[Tensor, Tensor | None]:
     """k drafts per row [B, k] after `token` [B], from its position's hidden state [B, H].
 
     `params` are the rows' settings at the first drafted position; drafts are drawn
     like the main model's tokens (greedy rows: argmax; others: inverse CDF of the
-    stream salted by `salt`) with the first `k` heads (default all). Also returns
-    their distributions [B, k, V] if asked.
+    stream salted by `salt`) with the first `k` heads (default all), from the heads'
+    draft vocabulary scored by `rows` (default `heads.draft_rows` of the LM head; the
+    engine caches them per weights version). Also returns their distributions
+    [B, k, V] over the full vocabulary (0 outside the draft vocabulary) if asked.
     """
     k = heads.k if k is None else k
+    weight = heads.draft_rows(decoder.lm_head.weight) if rows is None else rows
     if heads.sequential:
         drafts, logits, state, tok = [], [], hidden, token
         for j in range(k):
             state = heads.step(j, state, decoder.embed(tok))
-            step_logits = decoder.lm_head(state)
-            tok = select_tokens(step_logits, shifted(params, j, salt))[0]
+            step_logits = F.linear(state, weight)
+            tok = heads.to_full(select_tokens(step_logits, shifted(params, j, salt))[0])
             drafts.append(tok)
             logits.append(step_logits)
         ids, all_logits = torch.stack(drafts, 1), torch.stack(logits, 1)
     else:  # every head reads the backbone's state: one LM-head product for all k
-        all_logits = decoder.lm_head(
-            torch.stack([heads.step(j, hidden, None) for j in range(k)], 1)
+        all_logits = F.linear(
+            torch.stack([heads.step(j, hidden, None) for j in range(k)], 1), weight
         )
         b, _, v = all_logits.shape
         flat = shifted(per_position(params, k), 0, salt)
-        ids = select_tokens(all_logits.reshape(b * k, v), flat)[0].view(b, k)
+        ids = heads.to_full(select_tokens(all_logits.reshape(b * k, v), flat)[0].view(b, k))
     if not keep_distributions:
         return ids, None
     b, _, v = all_logits.shape
-    flat = per_position(params, k)
-    return ids, token_distribution(all_logits.reshape(b * k, v), flat).view(b, k, v)
+    logq = token_distribution(all_logits.reshape(b * k, v), per_position(params, k)).view(b, k, v)
+    if not heads.truncated:
+        return ids, logq
+    full = logq.new_full((b, k, decoder.lm_head.out_features), float("-inf"))
+    return ids, full.index_copy_(-1, heads.vocab, logq)

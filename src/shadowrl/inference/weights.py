@@ -14,6 +14,8 @@ from typing import Any
 
 from torch import Tensor
 
+from shadowrl.inference.mtp import PREFIX
+
 
 @dataclass(eq=False)
 class Swap:
@@ -31,8 +33,11 @@ def apply_state(tensors: Mapping[str, Tensor], state: Mapping[str, Tensor], *, d
     """Copy `state` into `tensors` (or add it when `delta`), key by key.
 
     `tensors` is the model's `state_dict(keep_vars=True)`. Tied weights appear under two
-    names with one storage; a delta is added once per storage, never twice.
+    names with one storage; a delta is added once per storage, never twice. MTP draft
+    heads (`mtp.*`) are skipped by an engine that has none: it does not speculate.
     """
+    if not any(name.startswith(PREFIX) for name in tensors):
+        state = {k: v for k, v in state.items() if not k.startswith(PREFIX)}
     unknown = sorted(set(state) - set(tensors))
     if unknown:
         raise KeyError(f"not parameters of this model: {unknown[:5]}")

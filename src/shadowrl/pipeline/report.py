@@ -205,6 +205,7 @@ def _rl_lines(
         "",
         *text.step_table(rows, held),
         "",
+        *text.mtp_table(rows),
     ]
 
 

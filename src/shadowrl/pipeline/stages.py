@@ -32,10 +32,12 @@ from shadowrl.eval.result import EvalResult
 from shadowrl.eval.runner import evaluate
 from shadowrl.inference.engine import Engine
 from shadowrl.metrics import MetricsLogger
+from shadowrl.models import checkpoint_dir
 from shadowrl.pipeline.config import PipelineConfig, PipelineError, TrainRun
 from shadowrl.pipeline.report import write_run_report
 from shadowrl.rl.checkpoint import latest_checkpoint
 from shadowrl.rl.demos import dedupe, expert_demonstrations, load_trajectories
+from shadowrl.rl.mtp_rl import starting_heads
 from shadowrl.rl.run import run_rl
 from shadowrl.rl.sft import run_sft
 from shadowrl.rl.trainer import Trainer
@@ -205,6 +207,7 @@ def rl_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
             spec=run.episode,
             seed=run.seed,
             ray=run.ray,
+            heads=starting_heads(run.train.mtp, checkpoint_dir(run.model_path)),
         )
     )
 

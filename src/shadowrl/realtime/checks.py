@@ -16,7 +16,10 @@ it promotes almost anything. Three checks make its verdict mean what it says:
   compare: malformed-tool-call and no-edit rates on the pinned suite (candidate minus
   incumbent), and the divergence of the candidate from the weights that served the
   sessions it was trained on (mean log π_served − log π_candidate over their tokens, an
-  estimate of KL(π_served ‖ π_candidate) per token): an absurd step shows up there first.
+  estimate of KL(π_served ‖ π_candidate) per token): an absurd step shows up there first;
+  and, with MTP draft heads, the drop of their acceptance per draft position from the
+  parent's to the candidate's (`rl/mtp_rl.acceptance`): broken heads would make the
+  engine's speculation stop paying, so they do not ship either.
 * **watch** — after a deploy, the first sessions' accept rate and broken-call rate
   and clarifying-question rate against the previous checkpoint's, by one-sided Fisher
   exact tests; a significant change for the worse rolls back.
@@ -25,6 +28,7 @@ it promotes almost anything. Three checks make its verdict mean what it says:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import Any
@@ -85,8 +89,11 @@ def alarms(
     max_malformed_increase: float,
     max_no_edit_increase: float,
     max_kl: float,
+    mtp: tuple[Sequence[float], Sequence[float]] | None = None,
+    max_mtp_drop: float = 0.1,
 ) -> list[Alarm]:
-    """The alarms that fire (empty: none)."""
+    """The alarms that fire (empty: none). `mtp`: (parent's, candidate's) acceptance per
+    draft position."""
     found = [
         Alarm("malformed_rate_increase", malformed_rate(candidate) - malformed_rate(incumbent),
               max_malformed_increase),
@@ -95,6 +102,9 @@ def alarms(
     ]  # fmt: skip
     if kl is not None:
         found.append(Alarm("kl_to_deployed", kl, max_kl))
+    if mtp is not None:
+        drop = max((p - c for p, c in zip(*mtp, strict=True)), default=0.0)
+        found.append(Alarm("mtp_acceptance_drop", drop, max_mtp_drop))
     return [a for a in found if a.value > a.limit or math.isnan(a.value)]
 
 

@@ -95,6 +95,13 @@ class RealtimeConfig(BaseModel):
         description="Alarm: nats per token from the serving weights to the candidate, on the "
         "sessions it was trained on.",
     )
+    max_mtp_acceptance_drop: float = Field(
+        0.1,
+        ge=0,
+        description="Alarm: the largest drop, over draft positions, of the MTP heads' greedy "
+        "acceptance (parent's heads on the parent vs the candidate's on the candidate, on "
+        "the cycle's sessions). Only when the live checkpoint has heads.",
+    )
     watch_sessions: int = Field(
         8, ge=0, description="Sessions watched after a deploy before it is final (0: no watch)."
     )

@@ -42,6 +42,8 @@ from shadowrl.realtime.sessions import ProductionSession, read_sessions
 from shadowrl.realtime.users import Judge, Users, tests_judge
 from shadowrl.rl.batch import TrainBatch
 from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.mtp_rl import acceptance as mtp_acceptance
+from shadowrl.rl.mtp_rl import starting_heads
 from shadowrl.rl.trainer import Trainer, token_logprobs
 from shadowrl.serve.store import CheckpointRecord, CheckpointUpdate, TraceStore, registry
 from shadowrl.tasks.task import Task
@@ -195,10 +197,15 @@ def train_candidate(ctx: Ctx, st: CycleState) -> dict[str, Any]:
     if not batch.microbatches:
         return out | {"candidate": None, "reason": "no signal: no cohort has unequal rewards"}
     model, tokenizer = load_model(deps.model.model_copy(update={"path": live.path}))
-    trainer = Trainer(model, deps.train)
+    trainer = Trainer(model, deps.train, heads=starting_heads(deps.train.mtp, live.path))
     trainer.version = live.version
-    metrics = trainer.step(batch)
+    heads = trainer.mtp.heads if trainer.mtp is not None else None
+    parent = None if heads is None else mtp_acceptance(model, heads, batch, deps.train.mtp)
+    metrics = trainer.step(batch)  # re-distils the heads too (train.mtp), saved beside
     kl = divergence(trainer.model, batch)
+    if heads is not None:
+        out["mtp"] = {"parent": parent,
+                      "candidate": mtp_acceptance(model, heads, batch, deps.train.mtp)}  # fmt: skip
     trainer.version = registry.next_version(ctx.store.engine)
     path = str(trainer.save(ctx.root / f"cycle-{st.cycle:03d}" / "candidate", tokenizer))
     if registry.get(ctx.store.engine, path) is None:
@@ -267,10 +274,13 @@ def decide(ctx: Ctx, st: CycleState) -> dict[str, Any]:
         d.incumbent_rate, checks.episodes(inc), alpha=ev.alpha, power=deps.rt.power
     )
     underpowered = mde > ev.margin
+    mtp = st.out["train"].get("mtp")
     fired = checks.alarms(
         cand, inc, st.out["train"]["kl"],
         max_malformed_increase=deps.rt.max_malformed_increase,
         max_no_edit_increase=deps.rt.max_no_edit_increase, max_kl=deps.rt.max_kl,
+        mtp=None if mtp is None else (mtp["parent"], mtp["candidate"]),
+        max_mtp_drop=deps.rt.max_mtp_acceptance_drop,
     )  # fmt: skip
     power_note = (
         f"smallest detectable drop {mde:.3f}" if math.isfinite(mde)

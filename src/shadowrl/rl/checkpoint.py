@@ -13,6 +13,7 @@ import json
 import os
 import random
 import shutil
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -66,8 +67,11 @@ def save_checkpoint(
     *,
     tokenizer: Any = None,
     keep: int = 2,
+    extra: Callable[[Path], Any] | None = None,
 ) -> Path:
-    """Write checkpoint `state.step` atomically; keep only the newest `keep`. Returns its path."""
+    """Write checkpoint `state.step` atomically; keep only the newest `keep`. Returns its path.
+
+    `extra(directory)` writes more files into it (the MTP heads) before it is committed."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     final = checkpoint_path(root, state.step)
@@ -80,6 +84,8 @@ def save_checkpoint(
     torch.save(_torch_rng(), tmp / "rng.pt")
     blob = {**asdict(state), "python_rng": _python_rng_json()}
     (tmp / "trainer_state.json").write_text(json.dumps(blob))
+    if extra is not None:
+        extra(tmp)
     _fsync_tree(tmp)
     if final.exists():  # re-saving the same step (e.g. after a resume): replace it
         shutil.rmtree(final)

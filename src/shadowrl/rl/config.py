@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shadowrl.rl.mtp_config import RLDistillConfig
+
 
 class BranchingConfig(BaseModel):
     """`train.branching`: tree rollouts instead of flat groups (off by default)."""
@@ -124,6 +126,12 @@ class TrainConfig(BaseModel):
         64 << 20, ge=1, description="Uncompressed bytes per weight-store shard."
     )
     zstd_level: int = Field(3, ge=1, le=22, description="zstd compression level of weight shards.")
+
+    # -- MTP draft heads
+    mtp: RLDistillConfig = Field(
+        default_factory=RLDistillConfig,
+        description="Re-distilling the MTP draft heads after policy updates (rl/mtp_rl.py).",
+    )
 
     # -- SFT
     sft_lr: float = Field(5e-5, gt=0, description="AdamW learning rate for SFT.")

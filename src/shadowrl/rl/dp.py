@@ -34,6 +34,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch import Tensor
 
+from shadowrl.inference.mtp import PREFIX
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.loss import LossStats
 from shadowrl.rl.weight_codec import owners
@@ -150,7 +151,11 @@ class ShardedPublisher:
 
     def publish(self, state: Mapping[str, Tensor], version: int) -> dict[str, Any]:
         self.leader.command("publish", self.store.spec, version)
-        part = self.store.write_part(owned(state, 0, self.leader.world_size), version, 0)
+        # MTP heads live on rank 0 alone: it writes them, the policy is split as every rank does
+        heads = {k: v for k, v in state.items() if k.startswith(PREFIX)}
+        policy = {k: v for k, v in state.items() if k not in heads}
+        mine = {**owned(policy, 0, self.leader.world_size), **heads}
+        part = self.store.write_part(mine, version, 0)
         parts = self.leader.gather(part)
         assert parts is not None
         return self.store.commit(version, parts)

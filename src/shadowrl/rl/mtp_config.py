@@ -15,6 +15,14 @@ class DistillConfig(BaseModel):
         description="'sequential': each head also reads the token drafted before it "
         "(default, see inference/mtp.py); 'medusa': every head reads only the backbone's state.",
     )
+    draft_vocab: int = Field(
+        4096,
+        ge=0,
+        description="Draft only from this many tokens, the most frequent in the distillation "
+        "data (FR-Spec): a draft step then scores V' rows of the LM head instead of all "
+        "49,152 (SmolLM2). Verification stays exact over the full vocabulary; a token "
+        "outside is never drafted, only produced by the main model. 0 = full vocabulary.",
+    )
     data: Literal["sft", "traces", "rollouts"] = Field(
         "sft",
         description="Where prompts come from: 'sft' = code prompts built from the task "
@@ -42,3 +50,33 @@ class DistillConfig(BaseModel):
         0.1, ge=0.0, lt=1.0, description="Generations kept out of training for the report."
     )
     seed: int = Field(0, description="Seed of generation, initialisation and batching.")
+
+
+class RLDistillConfig(BaseModel):
+    """`train.mtp`: re-distilling the draft heads during RL, after policy updates."""
+
+    model_config = ConfigDict(extra="forbid")
+    every: int = Field(
+        1,
+        ge=0,
+        description="Re-distil the heads after every N-th policy update (0 = never). Active "
+        "only when the run has heads: `heads`, else mtp.safetensors beside the starting "
+        "checkpoint (model.path) or the RL checkpoint resumed from (`shadowrl mtp distill` "
+        "makes them).",
+    )
+    heads: str = Field(
+        "", description="Heads to start from (a file or a directory holding mtp.safetensors)."
+    )
+    steps: int = Field(
+        4, ge=1, description="Distillation steps each time (M), on windows of the step's batch."
+    )
+    batch_windows: int = Field(
+        128, ge=1, description="Windows per distillation step, and windows scored for acceptance."
+    )
+    rows: int = Field(
+        2,
+        ge=1,
+        description="Batch rows whose hidden states are recomputed for it (one no-grad forward "
+        "of the updated policy over them): bounds the cost of a re-distillation.",
+    )
+    lr: float = Field(1e-3, gt=0.0, description="AdamW learning rate of the heads (constant).")

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from shadowrl.agent.prompt import render_prompt
-from shadowrl.inference.mtp import MTPHeads, for_model
+from shadowrl.inference.mtp import MTPHeads, for_model, frequency_vocab
 from shadowrl.rl.mtp_config import DistillConfig
 from shadowrl.rl.mtp_loss import agreement, mtp_distill_loss
 from shadowrl.types import Message, SamplingParams
@@ -123,16 +123,25 @@ def backbone_states(model: Any, sequences: Sequence[tuple[list[int], int]], k: i
 
 
 def head_and_teacher_logits(
-    heads: MTPHeads, model: Any, states: States, index: Tensor
+    heads: MTPHeads, model: Any, states: States, index: Tensor, *, full: bool = False
 ) -> tuple[Tensor, Tensor]:
-    """Heads' logits and the main head's (detached) for windows `index`: [N, k, V] each."""
+    """Heads' logits and the main head's (detached) for windows `index`: [N, k, V] each.
+
+    Both over the heads' draft vocabulary (training: the teacher renormalised there, and
+    a step costs V' rows of the LM head, not V), or with `full` over the whole
+    vocabulary, the heads' -inf outside theirs (the report: true acceptance).
+    """
     k = heads.k
     weight = model.lm_head.weight.detach().float()  # frozen LM head: never in the graph
     embed = model.get_input_embeddings().weight.detach().float()
     h, ahead_ids, teacher_h = states.windows(index, k)
+    rows = heads.draft_rows(weight)
     with torch.no_grad():
-        teacher = F.linear(teacher_h, weight)
-    heads_out = F.linear(heads.unroll(h, F.embedding(ahead_ids, embed)), weight)
+        teacher = F.linear(teacher_h, weight if full else rows)
+    heads_out = F.linear(heads.unroll(h, F.embedding(ahead_ids, embed)), rows)
+    if full and heads.truncated:
+        spread = heads_out.new_full(teacher.shape, float("-inf"))
+        heads_out = spread.index_copy(-1, heads.vocab, heads_out)
     return heads_out, teacher
 
 
@@ -183,15 +192,20 @@ def distill(
 
 @torch.no_grad()
 def evaluate(
-    heads: MTPHeads, model: Any, states: States, chunk: int = 256
+    heads: MTPHeads, model: Any, states: States, chunk: int = 128
 ) -> dict[str, list[float]]:
-    """Agreement per draft position over all windows of `states` (weighted by windows)."""
+    """Agreement per draft position over all windows of `states` (weighted by windows),
+    against the main head's full distribution; `coverage`: its mass inside the draft
+    vocabulary (the ceiling of temperature-1 acceptance)."""
     totals: dict[str, Tensor] = {}
     n = len(states.starts)
     for begin in range(0, n, chunk):
         index = torch.arange(begin, min(begin + chunk, n))
-        head_logits, teacher = head_and_teacher_logits(heads, model, states, index)
-        for name, values in agreement(head_logits, teacher).items():
+        head_logits, teacher = head_and_teacher_logits(heads, model, states, index, full=True)
+        found = agreement(head_logits, teacher)
+        inside = teacher.softmax(-1)[..., heads.vocab] if heads.truncated else None
+        found["coverage"] = [1.0] * heads.k if inside is None else inside.sum(-1).mean(0).tolist()
+        for name, values in found.items():
             totals[name] = totals.get(name, torch.zeros(heads.k)) + torch.tensor(values) * len(
                 index
             )
@@ -209,11 +223,21 @@ def split_sequences(
     return [s for i, s in enumerate(sequences) if i % every != every - 1], held
 
 
-def fresh_heads(model: Any, cfg: DistillConfig) -> MTPHeads:
-    """Heads from scratch (seeded), in float32 for training."""
+def fresh_heads(
+    model: Any, cfg: DistillConfig, sequences: Sequence[tuple[list[int], int]] = ()
+) -> MTPHeads:
+    """Heads from scratch (seeded), in float32 for training, drafting from the
+    `cfg.draft_vocab` most frequent tokens of `sequences` (prompts and completions)."""
+    size = cfg.draft_vocab if sequences else 0
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
-        return for_model(model, cfg.k, cfg.kind).float()
+        heads = for_model(model, cfg.k, cfg.kind, size).float()
+    if size:
+        vocab_size = model.get_input_embeddings().weight.shape[0]
+        if size >= vocab_size:
+            return for_model(model, cfg.k, cfg.kind).float()
+        heads.set_vocab(frequency_vocab([ids for ids, _ in sequences], size, vocab_size))
+    return heads
 
 
 def distill_prompts(tokenizer: Any, cfg: DistillConfig) -> list[list[int]]:
@@ -245,5 +269,5 @@ def self_distill(
     train, heldout = (backbone_states(model, s, cfg.k) for s in (train_seqs, held_seqs))
     if not len(train.starts):
         raise ValueError("generations too short to train on: raise mtp.new_tokens")
-    heads = fresh_heads(model, cfg)
+    heads = fresh_heads(model, cfg, train_seqs)
     return heads, distill(heads, model, train, heldout, cfg, on_step)

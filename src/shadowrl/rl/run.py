@@ -34,6 +34,7 @@ from shadowrl.metrics import MetricsLogger
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.demos import append_trajectories
+from shadowrl.rl.mtp_rl import EngineAcceptance
 from shadowrl.rl.orchestrator import (
     Orchestrator,
     OrchestratorConfig,
@@ -98,9 +99,11 @@ def local_services(
     engine_config: EngineConfig,
     spec: EpisodeSpec,
     seed: int,
+    heads: Any = None,
 ) -> Iterator[Services]:
-    """Trainer, weight store and engine in this process (the default backend)."""
-    trainer = Trainer.resume(ckpt, train) if ckpt else Trainer(model, train)
+    """Trainer, weight store and engine in this process (the default backend); `heads`
+    (MTP) are trained by the trainer and served by the engine, synced with the policy."""
+    trainer = Trainer.resume(ckpt, train) if ckpt else Trainer(model, train, heads=heads)
     # on N data-parallel ranks, each rank writes the shards it owns
     store = trainer.publisher(
         WeightStore(
@@ -113,11 +116,14 @@ def local_services(
     )
     store.publish(trainer.state_dict(), trainer.version)
     policy = copy.deepcopy(trainer.model).eval()
+    served = copy.deepcopy(trainer.mtp.heads) if trainer.mtp is not None else None
     # with warm pools, each task's root and pool outlive its groups (`rl/roots.py`)
     roots = SandboxRoots(spec) if spec.sandbox.pool.enabled else None
     with (
         closing(trainer),  # stops the other data-parallel ranks, if any
-        Engine(policy, tokenizer, engine_config, version=trainer.version, seed=seed) as engine,
+        Engine(
+            policy, tokenizer, engine_config, version=trainer.version, seed=seed, heads=served
+        ) as engine,
         closing(roots) if roots is not None else contextlib.nullcontext(),
     ):
 
@@ -140,12 +146,14 @@ def local_services(
                 roots=roots,
             )
 
+        accepted = EngineAcceptance(engine)  # the engine's own speculation, per step
         yield Services(
             trainer,
             store,
             engine,
             rollout,
-            lambda: {"prefix_hit_tokens": engine.prefix.hit_tokens},  # prompt tokens not prefilled
+            # prompt tokens not prefilled, and what speculation accepted per draft position
+            lambda: {"prefix_hit_tokens": engine.prefix.hit_tokens, **accepted.read()},
             lambda: trainer.model,
         )
 
@@ -163,6 +171,7 @@ async def run_rl(
     seed: int = 0,
     ray: RayConfig | None = None,
     rollout: RolloutFn | None = None,
+    heads: Any = None,
 ) -> Any:
     """Train `train.steps` RL steps on `tasks` (resuming from run_dir/checkpoints); return
     the model.
@@ -170,6 +179,8 @@ async def run_rl(
     `ray` runs the services as actors on a Ray cluster (`rl/cluster/`), the loop staying
     here; a lost trainer restarts from the last checkpoint up to `ray.trainer_restarts`
     times. `rollout` replaces the episodes (recorded groups replayed, to compare backends).
+    `heads`: MTP draft heads of `model`, re-distilled as the policy trains (`train.mtp`;
+    local backend only); a resumed run takes those saved with its checkpoint.
     """
     # every running tool call and sandbox operation holds a worker thread: size the
     # pool for all in-flight episodes, or async rollouts serialise on the default pool
@@ -183,7 +194,7 @@ async def run_rl(
         if ray is None:
             services = local_services(
                 model, tokenizer, ckpt, run_dir,
-                train=train, engine_config=engine_config, spec=spec, seed=seed,
+                train=train, engine_config=engine_config, spec=spec, seed=seed, heads=heads,
             )  # fmt: skip
         else:
             from shadowrl.rl.cluster.backend import ray_services

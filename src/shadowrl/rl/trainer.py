@@ -25,6 +25,7 @@ from typing import Any, Literal
 import torch
 from torch import Tensor
 
+from shadowrl.inference.mtp import MTPHeads, save_heads
 from shadowrl.rl.batch import MicroBatch, TrainBatch, build_rl_batch
 from shadowrl.rl.checkpoint import (
     TrainerState,
@@ -35,6 +36,7 @@ from shadowrl.rl.checkpoint import (
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.dp import Leader, Ranks, ShardedPublisher
 from shadowrl.rl.loss import LossStats, linear_token_logprobs, policy_loss
+from shadowrl.rl.mtp_rl import HeadsTrainer, starting_heads
 from shadowrl.rl.sft import sft_loss, sft_stats
 from shadowrl.rl.weights import WeightStore
 from shadowrl.types import Trajectory
@@ -162,9 +164,11 @@ class Trainer:
         objective: Literal["rl", "sft"] = "rl",
         ref_model: Any = None,
         ranks: Ranks | None = None,
+        heads: MTPHeads | None = None,
     ) -> None:
         """`ranks`: set only on ranks 1..N-1 by `dp.py`; rank 0 spawns them itself when
-        `cfg.world_size > 1`."""
+        `cfg.world_size > 1`. `heads`: MTP draft heads, re-distilled after policy updates
+        (`cfg.mtp`, `mtp_rl.py`) and published with the weights."""
         if cfg.kl_coef > 0 and objective == "rl" and ref_model is None:
             raise ValueError("kl_coef > 0 needs a ref_model")
         if cfg.world_size > 1 and ref_model is not None:
@@ -191,6 +195,7 @@ class Trainer:
             weight_decay=cfg.weight_decay,
             fused=True,  # one kernel over all tensors: ~5x faster than the per-tensor loop on CPU
         )
+        self.mtp = HeadsTrainer(heads, cfg.mtp, cfg.seed) if heads and cfg.mtp.every else None
         self.step_count = 0
         self.version = 0
         self._saved: tuple[Path, int] | None = None  # (root, step) of the last checkpoint written
@@ -222,8 +227,12 @@ class Trainer:
             self.step_count += 1
             self.version += 1
         self.optimizer.zero_grad(set_to_none=True)
+        heads: dict[str, float] = {}  # after the step, detached: the policy never sees it
+        if applied and self.mtp is not None and self.mtp.due(self.step_count):
+            heads = self.mtp.update(self.model, batch)
         return {
             **batch.stats,
+            **heads,
             **stats.to_metrics(),
             "loss": float(loss_sum),
             "grad_norm": grad_norm,
@@ -251,6 +260,7 @@ class Trainer:
         """The weights to publish to the engine (live tensors; the store copies them).
 
         Tied tensors (lm_head = embed_tokens) appear once: loading one name updates both.
+        The MTP heads, if any, come along as `mtp.*`.
         """
         out, seen = {}, set()
         for name, t in self.model.state_dict().items():
@@ -258,7 +268,7 @@ class Trainer:
             if key not in seen:
                 seen.add(key)
                 out[name] = t
-        return out
+        return out | (self.mtp.state_dict() if self.mtp is not None else {})
 
     def publisher(self, store: WeightStore) -> WeightStore | ShardedPublisher:
         """What publishes this trainer's weights to `store`: the store itself on one rank;
@@ -302,6 +312,7 @@ class Trainer:
             state,
             tokenizer=tokenizer,
             keep=self.cfg.keep_checkpoints,
+            extra=None if self.mtp is None else functools.partial(save_heads, self.mtp.heads),
         )
         self._saved = (Path(root), self.step_count)
         return path
@@ -335,6 +346,7 @@ class Trainer:
         from transformers import AutoModelForCausalLM
 
         model = AutoModelForCausalLM.from_pretrained(ckpt, dtype=DTYPES[cfg.dtype])
+        kw.setdefault("heads", starting_heads(cfg.mtp, ckpt, resumed=True))  # saved with it
         trainer = cls(model, cfg, objective=objective, **kw)
         trainer.load_state(ckpt)
         return trainer

@@ -60,9 +60,12 @@ def concat(parts: Sequence[TokenDelta]) -> Generation:
 
 
 def read_safetensors(path: str) -> dict[str, Any]:
-    """A safetensors file, or every `*.safetensors` shard of a checkpoint directory."""
+    """A safetensors file, or every `*.safetensors` shard of a checkpoint directory; the
+    MTP draft heads beside it (`mtp.safetensors`) under the engine's `mtp.*` names."""
     from safetensors import SafetensorError
     from safetensors.torch import load_file
+
+    from shadowrl.inference.mtp import FILENAME, PREFIX
 
     p = Path(path)
     files = sorted(p.glob("*.safetensors")) if p.is_dir() else [p]
@@ -71,7 +74,9 @@ def read_safetensors(path: str) -> dict[str, Any]:
     state: dict[str, Any] = {}
     for f in files:
         try:
-            state.update(load_file(str(f)))
+            tensors = load_file(str(f))
         except (OSError, SafetensorError) as e:  # unreadable, or not a safetensors file
             raise APIError(400, f"cannot read {f} as safetensors: {e}", "path") from e
+        prefix = PREFIX if f.name == FILENAME else ""
+        state.update({prefix + k: v for k, v in tensors.items()})
     return state
