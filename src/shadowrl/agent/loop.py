@@ -187,7 +187,10 @@ class _Episode:
             assistant = Message("assistant", reply.content, reply.calls)
             feedback = self._feedback(reply, results, cut_off=gen.finish_reason == "length")
             self._record(
-                Step(text, reply.calls, tuple(results), tuple(reply.errors), len(gen.token_ids))
+                Step(
+                    text, reply.calls, tuple(results), tuple(reply.errors), len(gen.token_ids),
+                    gen.entropies,
+                )  # fmt: skip
             )
             conv = [*self.messages, assistant]
             self.messages = [*conv, *feedback]
@@ -243,7 +246,7 @@ class _Episode:
             return "error"
         text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=True)
         summary = parse_tool_calls(text, self.schemas).content  # calls in a summary are ignored
-        self._record(Step(text, (), (), (), len(gen.token_ids)))
+        self._record(Step(text, (), (), (), len(gen.token_ids), gen.entropies))
         self._note_summary(summary, len(gen.token_ids), over_budget=gen.finish_reason == "length")
         # The log keeps the results even when only the request fit (they were carried).
         self.history += [*conv, *feedback, request, Message("assistant", summary)]
