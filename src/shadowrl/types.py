@@ -130,7 +130,9 @@ class Step:
     """One assistant turn: what it said, which calls it made, what came back.
 
     `entropies` is the policy's per-token entropy of the turn's generation
-    (`Generation.entropies`; empty when the policy reports none).
+    (`Generation.entropies`; empty when the policy reports none). Float measurements
+    that differ in rounding between a full prefill and incremental decoding, they are
+    left out of equality: two steps are equal when the same thing happened.
     """
 
     text: str
@@ -138,7 +140,7 @@ class Step:
     results: tuple[ToolResult, ...]
     parse_errors: tuple[str, ...] = ()
     num_generated: int = 0
-    entropies: tuple[float, ...] = ()
+    entropies: tuple[float, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

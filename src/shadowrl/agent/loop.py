@@ -172,13 +172,10 @@ class _Episode:
     async def run(self) -> EpisodeEnd:
         cfg = self.config
         while self.turns < cfg.max_turns:
-            cps = self.checkpoints
-            if cps is not None and self.turns > self.start_turns and cps.when(self.steps):
-                cps.taken.append(self.checkpoint())
             if self._room(cfg.max_new_tokens) <= 0:
                 left = cfg.max_episode_tokens - self._generated()
                 return "max_tokens" if left <= 0 else "context_full"
-            gen = await self._generate(cfg.max_new_tokens)
+            gen = await self._generate_from_boundary(cfg.max_new_tokens)
             if gen.finish_reason == "abort":
                 return "error"
             text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=True)
@@ -209,6 +206,21 @@ class _Episode:
                 return "context_full"
             self.tokens.add_context(more)
         return "max_turns"
+
+    async def _generate_from_boundary(self, cap: int) -> Generation:
+        """A work turn's generation; at a boundary `checkpoints.when` accepts, the state
+        before it is frozen first and kept or released once the turn is generated."""
+        cps = self.checkpoints
+        if cps is None or self.turns <= self.start_turns or not cps.when(self.steps):
+            return await self._generate(cap)
+        checkpoint = self.checkpoint()
+        try:
+            gen = await self._generate(cap)
+        except BaseException:  # cancelled or timed out mid-turn: nobody will branch from it
+            checkpoint.release()
+            raise
+        cps.decide(checkpoint, gen)
+        return gen
 
     async def _generate(self, cap: int) -> Generation:
         gen = await self.policy.generate(tuple(self.tokens.ids), self._sampling(self._room(cap)))
