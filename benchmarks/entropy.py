@@ -6,7 +6,9 @@ leave on: on the same logits [B, vocab] it times the sampler that returns only t
 logprobs (`select_tokens`) and the one that adds entropies, and compares the difference
 with one whole decode step of the model at that batch size (forward + sampling, timed
 through the engine's own step). Sampling settings: the agent's default (temperature 1,
-no filter) and a filtered one (top-p 0.95), whose sort dominates either way.
+no filter) and a filtered one (top-p 0.95), whose sort dominates either way. Times are
+the CPU time of the calling thread (torch on one thread), medians of alternating runs,
+so other work on a shared machine does not count.
 
     python benchmarks/entropy.py            # SmolLM2, batch 1, 8, 32
     python benchmarks/entropy.py --quick    # tiny random model
@@ -43,9 +45,9 @@ def paired(fns: list[Callable[[], Any]], repeats: int) -> list[float]:
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
         for fn, ts in zip(fns, times, strict=True):
-            start = time.perf_counter()
+            start = time.thread_time()
             fn()
-            ts.append(time.perf_counter() - start)
+            ts.append(time.thread_time() - start)
     return [statistics.median(ts) for ts in times]
 
 
@@ -94,6 +96,7 @@ def main() -> None:
     from shadowrl.inference.sampling import select_tokens, select_with_entropy
     from shadowrl.models import ModelConfig, load_model, tiny_model
 
+    torch.set_num_threads(1)  # thread CPU time is then all of the work
     model, tok = tiny_model(seed=0) if args.quick else load_model(ModelConfig())
     config = EngineConfig(max_batch=max(args.batches), max_seq_len=args.span + 8)
     engine = Engine(model, tok, config)
