@@ -73,7 +73,7 @@ def test_entropies_match_a_teacher_forced_forward(tiny) -> None:
         expected = reference(model, p, gen, sp).float()
         torch.testing.assert_close(torch.tensor(gen.entropies), expected, atol=TOL, rtol=0)
     # the filtered distribution is narrower than the plain one, and not a point mass
-    assert 0 < sum(sampled.entropies) and sum(sampled.entropies) != sum(greedy.entropies)
+    assert sum(sampled.entropies) > 0 and sum(sampled.entropies) != sum(greedy.entropies)
 
 
 def test_entropies_are_the_same_alone_and_inside_a_batch(tiny) -> None:

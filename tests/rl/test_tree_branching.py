@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -65,7 +66,7 @@ class EntropyScript:
         if self.entropies is None:
             return gen
         h = self.entropies(turn_of(self.tokenizer, prompt_ids), len(gen.token_ids))
-        return Generation(gen.token_ids, gen.logprobs, gen.versions, gen.finish_reason, (), tuple(h))  # fmt: skip
+        return replace(gen, entropies=tuple(h))
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +130,7 @@ def test_entropy_rule_branches_where_the_threshold_is_passed(
             branching=cfg,
             tokenizer=tokenizer,
             spec=spec,
-        )  # fmt: skip
+        )
     )
     assert group.ok, group.errors
     (sub,) = group.subtrees
@@ -198,21 +199,31 @@ def test_the_concurrent_tree_equals_root_first_then_forks(demo: Any) -> None:
 
     async def sequential() -> Subtree:
         pol, root = policy(), spec.open_sandbox(prepared)
+
+        async def graded(sandbox: Any, **kw: Any) -> Any:
+            try:
+                return (
+                    await graded_episode(
+                        pol, sandbox, prepared, tokenizer=tokenizer, spec=spec, **kw
+                    )
+                )[0]
+            finally:
+                sandbox.close()
+
         try:
             rule = branch_rule(cfg)
             cps = Checkpoints(when=lambda steps: not cps.taken and rule(steps))
-            first, _ = await graded_episode(pol, root.snapshot().fork(), prepared,
-                                            tokenizer=tokenizer, spec=spec, checkpoints=cps)  # fmt: skip
+            first = await graded(root.snapshot().fork(), checkpoints=cps)  # runs to its end
             (cp,) = cps.taken
-            rest = [(await graded_episode(pol, cp.fork(), prepared, tokenizer=tokenizer,
-                                          spec=spec, start=cp))[0] for _ in range(2)]  # fmt: skip
+            rest = [await graded(cp.fork(), start=cp) for _ in range(2)]  # then the forks
             cp.release()
             return Subtree((first, *rest), (len(cp.state.chain.done), len(cp.state.tokens.ids)))
         finally:
             root.close()
 
     def rows(subtrees: list[Subtree]) -> list[tuple[Any, ...]]:
-        return sorted((r.segment.token_ids, r.segment.loss_mask, r.advantage) for r in tree_rows(subtrees))  # fmt: skip
+        rows = tree_rows(subtrees)
+        return sorted((r.segment.token_ids, r.segment.loss_mask, r.advantage) for r in rows)
 
     expected = asyncio.run(sequential())
     assert group.ok and sorted(t.reward for t in group.trajectories) == [0.0, 1.0, 1.0]
@@ -229,9 +240,11 @@ def test_root_episodes_come_from_the_warm_pool(demo: Any) -> None:
     cfg = BranchingConfig(enabled=True, roots=2, branches=2, rule="turn", turn=2)
 
     async def two_groups() -> list[Any]:  # the pool outlives each group
-        policy = EntropyScript(tokenizer, None)
-        return [await rollout_tree(policy, task, prepared, branching=cfg, tokenizer=tokenizer,
-                                   spec=spec, roots=roots) for _ in range(2)]  # fmt: skip
+        policy, kw = EntropyScript(tokenizer, None), {"tokenizer": tokenizer, "spec": spec}
+        return [
+            await rollout_tree(policy, task, prepared, branching=cfg, roots=roots, **kw)
+            for _ in range(2)
+        ]
 
     try:
         for group in asyncio.run(two_groups()):

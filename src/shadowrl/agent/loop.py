@@ -183,12 +183,8 @@ class _Episode:
             results = await self._run_calls(reply.calls)
             assistant = Message("assistant", reply.content, reply.calls)
             feedback = self._feedback(reply, results, cut_off=gen.finish_reason == "length")
-            self._record(
-                Step(
-                    text, reply.calls, tuple(results), tuple(reply.errors), len(gen.token_ids),
-                    gen.entropies,
-                )  # fmt: skip
-            )
+            calls, errors = tuple(results), tuple(reply.errors)
+            self._record(Step(text, reply.calls, calls, errors, len(gen.token_ids), gen.entropies))
             conv = [*self.messages, assistant]
             self.messages = [*conv, *feedback]
             self.last_gen, self.gen_end = tuple(gen.token_ids), len(self.tokens.ids)

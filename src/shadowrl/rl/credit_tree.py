@@ -30,7 +30,6 @@ from shadowrl.rl.batch import Row
 from shadowrl.rl.loss import group_advantages
 from shadowrl.types import Segment, Trajectory
 
-
 Position = tuple[int, int]  # (segment index, token position) in a trajectory's segments
 
 

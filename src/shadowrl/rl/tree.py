@@ -27,8 +27,8 @@ from shadowrl.agent.state import Checkpoints, EpisodeCheckpoint
 from shadowrl.episode import EpisodeSpec, graded_episode
 from shadowrl.rl.config import BranchingConfig
 from shadowrl.rl.credit_tree import Leaves, Subtree
-from shadowrl.rl.roots import SandboxRoots
 from shadowrl.rl.rollout import Group, _open
+from shadowrl.rl.roots import SandboxRoots
 from shadowrl.sandbox.base import Sandbox
 from shadowrl.tasks import PreparedTask, Task
 from shadowrl.types import Generation, Policy, Step, Trajectory
@@ -94,12 +94,13 @@ async def _branches(
     )
 
 
-async def _subtree(
+async def run_subtree(
     policy: Policy, fork_root: Callable[[], Sandbox], prepared: PreparedTask, tokenizer: Any,
     spec: EpisodeSpec, cfg: BranchingConfig,
 ) -> Subtree:  # fmt: skip
-    """One root episode and, from each branch point it passes, `branches − 1` forks
-    started as soon as the checkpoint is kept (the root runs on meanwhile)."""
+    """One root episode in a sandbox from `fork_root` and, from each branch point it
+    passes, `branches − 1` forks started as soon as the checkpoint is kept (the root runs
+    on meanwhile). A Ray environment worker runs it whole: checkpoints stay local."""
     rule = branch_rule(cfg)
     forks: list[tuple[EpisodeCheckpoint, asyncio.Task[list[Trajectory]]]] = []
 
@@ -147,7 +148,7 @@ async def rollout_tree(
 
     async def subtrees(fork: Callable[[], Sandbox]) -> list[Subtree | BaseException]:
         return await asyncio.gather(
-            *(_subtree(policy, fork, prepared, tokenizer, spec, branching)
+            *(run_subtree(policy, fork, prepared, tokenizer, spec, branching)
               for _ in range(branching.roots)),
             return_exceptions=True,
         )  # fmt: skip
