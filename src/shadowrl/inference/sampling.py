@@ -118,9 +118,10 @@ def select_with_entropy(logits: Tensor, params: BatchSampling) -> tuple[Tensor, 
 
 
 def entropy(logp: Tensor) -> Tensor:
-    """-sum p log p per row of log-probabilities [B, V]; filtered (-inf) tokens add 0."""
-    p = logp.exp()
-    return -torch.where(p > 0, p * logp, 0.0).sum(dim=-1)
+    """-sum p log p per row of log-probabilities [B, V]; filtered (-inf) tokens add 0
+    (clamped to a finite log, they meet p = 0). Three passes: exp, clamp, a fused dot."""
+    finite = logp.clamp_min(torch.finfo(logp.dtype).min)
+    return -torch.linalg.vecdot(logp.exp(), finite)
 
 
 def _select(logits: Tensor, params: BatchSampling) -> tuple[Tensor, Tensor, Tensor]:
