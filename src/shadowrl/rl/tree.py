@@ -9,7 +9,9 @@ prefix cache. The root episode's own continuation is one of the G₂ siblings. R
 `first_edit` and `turn` branch once; `entropy` (as ARPO does) branches where the
 policy's mean entropy over the first `entropy_window` tokens generated right after a
 tool result reaches `entropy_threshold`, up to `max_branch_points` times along the root
-episode (branches do not branch again). An episode that ends before any branch point is
+episode (branches do not branch again): the episode is frozen at every boundary after a
+tool result and the checkpoint kept only if the turn generated from it was that
+uncertain (the siblings re-sample that turn), else released at once. An episode that ends before any branch point is
 a subtree of one. Root episodes come from `SandboxRoots` (warm pools) when given.
 Credit: `credit_tree.py`.
 """
@@ -88,10 +90,12 @@ async def _branches(
     spec: EpisodeSpec,
 ) -> list[Trajectory]:  # fmt: skip
     """`n` continuations of `cp`, each in its own fork of its snapshot, graded."""
-    forks = [await _open(cp.fork) for _ in range(n)]
-    return await asyncio.gather(
-        *(_graded(policy, sb, prepared, tokenizer, spec, start=cp) for sb in forks)
-    )
+
+    async def one() -> Trajectory:
+        sandbox = await _open(cp.fork)
+        return await _graded(policy, sandbox, prepared, tokenizer, spec, start=cp)
+
+    return await asyncio.gather(*(one() for _ in range(n)))
 
 
 async def run_subtree(
