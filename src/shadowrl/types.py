@@ -80,6 +80,9 @@ class Generation:
     version of the weights that produced it (it can change mid-sequence when weights
     are swapped in flight). `top_logprobs[i]` (only if `SamplingParams.top_logprobs`
     asked for it) holds the most likely tokens of that same distribution at position i.
+    `entropies[i]` is that distribution's entropy in nats (the plain softmax's for greedy
+    decoding), computed in float32 on the logits that drew the token; empty from a policy
+    that does not report it (scripted, remote). Tree rollouts branch on it.
     """
 
     token_ids: tuple[int, ...]
@@ -87,6 +90,7 @@ class Generation:
     versions: tuple[int, ...]
     finish_reason: FinishReason = "stop"
     top_logprobs: tuple[TopLogprobs, ...] = ()
+    entropies: tuple[float, ...] = ()
 
 
 @runtime_checkable
@@ -123,13 +127,20 @@ class ToolResult:
 
 @dataclass(frozen=True)
 class Step:
-    """One assistant turn: what it said, which calls it made, what came back."""
+    """One assistant turn: what it said, which calls it made, what came back.
+
+    `entropies` is the policy's per-token entropy of the turn's generation
+    (`Generation.entropies`; empty when the policy reports none). Float measurements
+    that differ in rounding between a full prefill and incremental decoding, they are
+    left out of equality: two steps are equal when the same thing happened.
+    """
 
     text: str
     tool_calls: tuple[ToolCall, ...]
     results: tuple[ToolResult, ...]
     parse_errors: tuple[str, ...] = ()
     num_generated: int = 0
+    entropies: tuple[float, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

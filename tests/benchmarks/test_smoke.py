@@ -96,6 +96,16 @@ def test_prefix_cache(tmp_path: Path) -> None:
     assert result["prefix_hit_tokens"] > 0  # turn 2 extends turn 1's prompt
 
 
+def test_entropy(tmp_path: Path) -> None:
+    result = run_benchmark(
+        "entropy.py", tmp_path, "--quick", "--batches", "1", "2", "--span", "16", "--repeats", "2"
+    )
+    has_keys(result, "model", "rows", "overhead_of_decode_step", "machine")
+    assert [(r["batch"], r["top_p"]) for r in result["rows"]] == [
+        (1, 1.0), (1, 0.95), (2, 1.0), (2, 0.95)
+    ]  # fmt: skip
+
+
 @pytest.mark.skipif(unavailable_reason() is not None, reason=f"overlay: {unavailable_reason()}")
 def test_sandbox_fork(tmp_path: Path) -> None:
     result = run_benchmark("sandbox_fork.py", tmp_path, "--quick")

@@ -97,7 +97,7 @@ def test_decode_step_never_reads_the_device(filtered: bool) -> None:
     buffers = StepBuffers.allocate(4, torch.device("meta"))
     with torch.inference_mode():
         out = decode_and_sample(decoder, cache, buffers, 4, 64, True, filtered)
-    assert out.shape == (2, 4) and out.device.type == "meta"
+    assert out.shape == (3, 4) and out.device.type == "meta"  # ids, logprobs, entropies
 
 
 def test_sampling_never_draws_a_filtered_token() -> None:

@@ -72,3 +72,33 @@ def test_branches_must_share_the_prefix() -> None:
     )
     with pytest.raises(ValueError, match="share their tokens"):
         tree_rows([bad])
+
+
+def test_a_root_that_branches_twice_credits_each_node_against_its_siblings() -> None:
+    # root R parts from F1 after the prefix (position 5), then from F2 at position 8
+    r = traj(1, seg([1, 2, 3, 4, 5, 10, 11, 6, 12, 13], [*PREFIX_MASK, G, G, P, G, G]))
+    f2 = traj(0, seg([1, 2, 3, 4, 5, 10, 11, 6, 22, 23], [*PREFIX_MASK, G, G, P, G, G]))
+    f1 = traj(0, seg([1, 2, 3, 4, 5, 30, 31, 7, 32], [*PREFIX_MASK, G, G, P, G]))
+    deep = Subtree((Subtree((r, f2), split=(0, 8)), f1), split=(0, 5))
+    lone = Subtree((traj(1, seg([1, 2, 7, 8], [P, P, G, G])),))
+    assert deep.leaves == (r, f2, f1) and deep.value == pytest.approx(1 / 3, abs=1e-12)
+    prefix, own = advantages([deep, lone])
+    assert prefix == pytest.approx([-1 / 3, 1 / 3], abs=1e-12)  # V = 1/3 and 1 against 2/3
+    assert own[0] == pytest.approx([0.25, -0.25], abs=1e-12)  # V(R's line) = 1/2, V(F1) = 0
+    got = [
+        (r.segment.token_ids, r.segment.loss_mask, round(r.advantage, 6))
+        for r in tree_rows([deep, lone])
+    ]
+    m = lambda *on: tuple(i in on for i in range(10))  # noqa: E731
+    assert (
+        got
+        == [
+            (r.segments[0].token_ids, m(2, 3), round(-1 / 3, 6)),  # the shared prefix
+            (r.segments[0].token_ids, m(5, 6), 0.25),  # R's line until it parts from F2
+            (r.segments[0].token_ids, m(8, 9), 0.5),  # R after the second split: 1 − 1/2
+            (f2.segments[0].token_ids, m(8, 9), -0.5),
+            (f1.segments[0].token_ids, m(5, 6, 8)[:9], -0.25),  # F1 after the first: 0 − 1/4
+            ((1, 2, 7, 8), (P, P, G, G), round(1 / 3, 6)),
+        ]
+    )
+    assert deep.generated == 2 + 2 + 2 + 2 + 3  # every token of the tree, once

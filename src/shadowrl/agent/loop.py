@@ -172,13 +172,10 @@ class _Episode:
     async def run(self) -> EpisodeEnd:
         cfg = self.config
         while self.turns < cfg.max_turns:
-            cps = self.checkpoints
-            if cps is not None and self.turns > self.start_turns and cps.when(self.steps):
-                cps.taken.append(self.checkpoint())
             if self._room(cfg.max_new_tokens) <= 0:
                 left = cfg.max_episode_tokens - self._generated()
                 return "max_tokens" if left <= 0 else "context_full"
-            gen = await self._generate(cfg.max_new_tokens)
+            gen = await self._generate_from_boundary(cfg.max_new_tokens)
             if gen.finish_reason == "abort":
                 return "error"
             text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=True)
@@ -186,9 +183,8 @@ class _Episode:
             results = await self._run_calls(reply.calls)
             assistant = Message("assistant", reply.content, reply.calls)
             feedback = self._feedback(reply, results, cut_off=gen.finish_reason == "length")
-            self._record(
-                Step(text, reply.calls, tuple(results), tuple(reply.errors), len(gen.token_ids))
-            )
+            calls, errors = tuple(results), tuple(reply.errors)
+            self._record(Step(text, reply.calls, calls, errors, len(gen.token_ids), gen.entropies))
             conv = [*self.messages, assistant]
             self.messages = [*conv, *feedback]
             self.last_gen, self.gen_end = tuple(gen.token_ids), len(self.tokens.ids)
@@ -206,6 +202,21 @@ class _Episode:
                 return "context_full"
             self.tokens.add_context(more)
         return "max_turns"
+
+    async def _generate_from_boundary(self, cap: int) -> Generation:
+        """A work turn's generation; at a boundary `checkpoints.when` accepts, the state
+        before it is frozen first and kept or released once the turn is generated."""
+        cps = self.checkpoints
+        if cps is None or self.turns <= self.start_turns or not cps.when(self.steps):
+            return await self._generate(cap)
+        checkpoint = self.checkpoint()
+        try:
+            gen = await self._generate(cap)
+        except BaseException:  # cancelled or timed out mid-turn: nobody will branch from it
+            checkpoint.release()
+            raise
+        cps.decide(checkpoint, gen)
+        return gen
 
     async def _generate(self, cap: int) -> Generation:
         gen = await self.policy.generate(tuple(self.tokens.ids), self._sampling(self._room(cap)))
@@ -243,7 +254,7 @@ class _Episode:
             return "error"
         text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=True)
         summary = parse_tool_calls(text, self.schemas).content  # calls in a summary are ignored
-        self._record(Step(text, (), (), (), len(gen.token_ids)))
+        self._record(Step(text, (), (), (), len(gen.token_ids), gen.entropies))
         self._note_summary(summary, len(gen.token_ids), over_budget=gen.finish_reason == "length")
         # The log keeps the results even when only the request fit (they were carried).
         self.history += [*conv, *feedback, request, Message("assistant", summary)]

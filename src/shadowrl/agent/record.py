@@ -70,6 +70,7 @@ def _step(d: dict[str, Any]) -> Step:
     return Step(
         d["text"], tuple(_call(c) for c in d["tool_calls"]),
         tuple(ToolResult(**r) for r in d["results"]), tuple(d["parse_errors"]), d["num_generated"],
+        tuple(d.get("entropies", ())),
     )  # fmt: skip
 
 

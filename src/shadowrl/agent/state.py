@@ -145,10 +145,26 @@ class EpisodeCheckpoint:
 
 @dataclass
 class Checkpoints:
-    """Which turns to freeze (`when(steps so far)`), and the checkpoints taken.
+    """Which turns to freeze, and the checkpoints taken.
 
-    The caller owns `taken` and releases each checkpoint's snapshot when done.
+    `when(steps so far)` freezes the episode at a turn boundary; `keep(generation)`, if
+    given, then decides on the turn generated from there (the entropy rule reads the
+    policy's entropies) and a rejected checkpoint is released at once. `on_taken` is
+    called with each kept checkpoint as soon as it is kept, while the episode runs on
+    (tree rollouts start its branches there). The caller owns `taken` and releases each
+    checkpoint's snapshot when done.
     """
 
     when: Callable[[Sequence[Step]], bool]
+    keep: Callable[[Generation], bool] | None = None
+    on_taken: Callable[[EpisodeCheckpoint], None] | None = None
     taken: list[EpisodeCheckpoint] = field(default_factory=list)
+
+    def decide(self, checkpoint: EpisodeCheckpoint, gen: Generation) -> None:
+        """Keep `checkpoint` (taken before `gen`) or release it."""
+        if self.keep is not None and not self.keep(gen):
+            checkpoint.release()
+            return
+        self.taken.append(checkpoint)
+        if self.on_taken is not None:
+            self.on_taken(checkpoint)

@@ -8,8 +8,8 @@ One background thread owns the model and runs this loop until stopped:
 
 Requests join and leave between decode steps, so a short completion never waits for a
 long one and a new rollout never waits for a batch to drain. Every token records its
-logprob (under the distribution it was drawn from) and the weights version that made
-it; a swap lands between two steps, so versions change exactly where it happened and no
+logprob and entropy (of the distribution it was drawn from) and the weights version that
+made it; a swap lands between two steps, so versions change exactly where it happened and no
 request is dropped or restarted. Identical prompts (a GRPO group) are prefilled once and
 their KV is copied; a finished request's KV is parked in a prefix cache (`prefix.py`), so
 an agent's next turn prefills only the tokens added since its last one. With MTP draft
@@ -361,7 +361,9 @@ class Engine:
     def _append(self, requests: Sequence[Request], picks: Picks) -> None:
         for row, request in enumerate(requests):
             top = picks.top_of(row, request.sampling.top_logprobs)
-            request.append(picks.ids[row], picks.logprobs[row], self.version, top)
+            request.append(
+                picks.ids[row], picks.logprobs[row], self.version, top, picks.entropies[row]
+            )
             request.draft, request.draft_logq = (), None  # drafts were for the old counters
 
     def _retire_done(self, slots: range) -> None:

@@ -49,6 +49,7 @@ class Request:
     logprobs: list[float] = field(default_factory=list)
     versions: list[int] = field(default_factory=list)
     top: list[TopLogprobs] = field(default_factory=list)
+    entropies: list[float] = field(default_factory=list)
     aborted: bool = False
     # The prompt's last-position logits and the weights version that made them, kept so a
     # later request with the same prompt can reuse this request's KV instead of prefilling.
@@ -66,11 +67,17 @@ class Request:
         return len(self.prompt) + len(self.tokens) - 1
 
     def append(
-        self, token: int, logprob: float, version: int, top: TopLogprobs | None = None
+        self,
+        token: int,
+        logprob: float,
+        version: int,
+        top: TopLogprobs | None = None,
+        entropy: float = float("nan"),
     ) -> None:
         self.tokens.append(token)
         self.logprobs.append(logprob)
         self.versions.append(version)
+        self.entropies.append(entropy)
         if top is not None:
             self.top.append(top)
         if self.on_delta is not None:
@@ -98,8 +105,9 @@ class Request:
         if self.on_delta is not None:
             self.on_delta(TokenDelta((), (), (), reason))
         gen = Generation(
-            tuple(self.tokens), tuple(self.logprobs), tuple(self.versions), reason, tuple(self.top)
-        )
+            tuple(self.tokens), tuple(self.logprobs), tuple(self.versions), reason,
+            tuple(self.top), tuple(self.entropies),
+        )  # fmt: skip
         self.on_done(gen)
 
     def fail(self, error: BaseException) -> None:

@@ -8,7 +8,9 @@ alone or inside any batch, and nothing stateful (a `torch.Generator`) needs to l
 the graph. The returned logprob is the one RL needs: the log-probability of the chosen
 token under the distribution it was actually drawn from (after temperature, top-k and
 top-p), or under the plain softmax for greedy rows; `top_alternatives` reads the most
-likely tokens off that same distribution, only for the steps that ask for them.
+likely tokens off that same distribution, only for the steps that ask for them, and
+`select_with_entropy` adds that distribution's entropy (the branch signal of tree
+rollouts: `rl/tree.py`).
 """
 
 from __future__ import annotations
@@ -103,18 +105,38 @@ def sample_rows(logp: Tensor, u: Tensor) -> Tensor:
 
 def select_tokens(logits: Tensor, params: BatchSampling) -> tuple[Tensor, Tensor]:
     """Pick one token per row; return (token ids [B], their logprobs [B])."""
+    ids, chosen, _ = _select(logits, params)
+    return ids, chosen
+
+
+def select_with_entropy(logits: Tensor, params: BatchSampling) -> tuple[Tensor, Tensor, Tensor]:
+    """`select_tokens` plus each row's entropy [B] (nats, float32) of the distribution its
+    logprob is under: after temperature, top-k and top-p for sampled rows, the plain
+    softmax for greedy ones. One exp and one sum over logits already in hand."""
+    ids, chosen, dist = _select(logits, params)
+    return ids, chosen, entropy(dist)
+
+
+def entropy(logp: Tensor) -> Tensor:
+    """-sum p log p per row of log-probabilities [B, V]; filtered (-inf) tokens add 0
+    (clamped to a finite log, they meet p = 0). Three passes: exp, clamp, a fused dot."""
+    finite = logp.clamp_min(torch.finfo(logp.dtype).min)
+    return -torch.linalg.vecdot(logp.exp(), finite)
+
+
+def _select(logits: Tensor, params: BatchSampling) -> tuple[Tensor, Tensor, Tensor]:
+    """(token ids [B], their logprobs [B], the log-distribution [B, V] they are under)."""
     logits = logits.float()
     plain = logits.log_softmax(dim=-1)
     greedy_ids = logits.argmax(dim=-1)
     if not params.sampled:
-        return greedy_ids, plain.gather(-1, greedy_ids[:, None])[:, 0]
+        return greedy_ids, plain.gather(-1, greedy_ids[:, None])[:, 0], plain
     logp = sampling_logprobs(logits, params)
     sampled_ids = sample_rows(logp, uniform(params.seed, params.counter))
     greedy = params.temperature <= 0
     ids = torch.where(greedy, greedy_ids, sampled_ids)
-    rows = ids[:, None]
-    chosen = torch.where(greedy, plain.gather(-1, rows)[:, 0], logp.gather(-1, rows)[:, 0])
-    return ids, chosen
+    dist = torch.where(greedy[:, None], plain, logp)
+    return ids, dist.gather(-1, ids[:, None])[:, 0], dist
 
 
 def token_distribution(logits: Tensor, params: BatchSampling) -> Tensor:

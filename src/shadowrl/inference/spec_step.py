@@ -62,10 +62,12 @@ class Payoff:
 
 @dataclass(frozen=True)
 class RowResult:
-    """One row's new tokens (1..k+1) with the main model's logprobs, and its next drafts."""
+    """One row's new tokens (1..k+1) with the main model's logprobs and entropies, and its
+    next drafts."""
 
     ids: list[int]
     logprobs: list[float]
+    entropies: list[float]
     top: list[TopLogprobs] | None
     draft: tuple[int, ...]
     draft_logq: Tensor | None
@@ -152,7 +154,7 @@ class SpeculativeStep:
             shifted(params, last + 1), k=k, salt=salt, keep_distributions=self.rejection,
             rows=self.draft_rows(version),
         )  # fmt: skip
-        parts = [verified.ids, verified.logprobs, last[:, None], nxt]
+        parts = [verified.ids, verified.logprobs, verified.entropies, last[:, None], nxt]
         if top:
             b, t, v = logits.shape
             alt_ids, alt_lps = top_alternatives(
@@ -167,21 +169,23 @@ class SpeculativeStep:
 
     def _row(self, host: Tensor, logq: Tensor | None, i: int, top: int) -> RowResult:
         t, k = self.k + 1, self.k
-        accepted = int(host[2 * t])
+        accepted = int(host[3 * t])
         count = accepted + 1
         ids = [int(x) for x in host[:count].tolist()]
         logprobs = host[t : t + count].tolist()
-        draft_ids = tuple(int(x) for x in host[2 * t + 1 : 2 * t + 1 + k].tolist())
+        entropies = host[2 * t : 2 * t + count].tolist()
+        draft_ids = tuple(int(x) for x in host[3 * t + 1 : 3 * t + 1 + k].tolist())
         tops = None
         if top:
-            base = 2 * t + 1 + k
+            base = 3 * t + 1 + k
             alt_ids = host[base : base + t * top].view(t, top).tolist()
             alt_lps = host[base + t * top : base + 2 * t * top].view(t, top).tolist()
             tops = [  # a filtered-out token (-inf) could not have been drawn: not an alternative
                 tuple((int(a), lp) for a, lp in zip(ai, al, strict=True) if lp > float("-inf"))
                 for ai, al in zip(alt_ids[:count], alt_lps[:count], strict=True)
             ]
-        return RowResult(ids, logprobs, tops, draft_ids, None if logq is None else logq[i])
+        logq_i = None if logq is None else logq[i]
+        return RowResult(ids, logprobs, entropies, tops, draft_ids, logq_i)
 
     def _draft_of(self, request: Request) -> list[int]:
         """The request's drafts, or its newest token repeated (a guess verified like any)."""
@@ -231,7 +235,7 @@ def append_accepted(
     """Append a row's accepted tokens, stopping at the first that finishes the request."""
     for i, (token, logprob) in enumerate(zip(result.ids, result.logprobs, strict=True)):
         top = None if result.top is None else result.top[i][: request.sampling.top_logprobs]
-        request.append(token, logprob, version, top or None)
+        request.append(token, logprob, version, top or None, result.entropies[i])
         if request.finish_reason(max_seq_len, tokenizer) is not None:
             return
     request.draft, request.draft_logq = result.draft, result.draft_logq

@@ -43,6 +43,7 @@ from shadowrl.inference.sampling import (
     BatchSampling,
     sample_rows,
     select_tokens,
+    select_with_entropy,
     token_distribution,
     uniform,
 )
@@ -53,7 +54,9 @@ ACCEPT_SALT = 0xACCE_9715
 
 @dataclass(frozen=True)
 class Verified:
-    """A verify's result per row: tokens ids [B, T], logprobs [B, T], accepted drafts n [B].
+    """A verify's result per row: tokens ids [B, T], logprobs [B, T], accepted drafts n [B],
+    and the entropy [B, T] of the main model's distribution at each position (rejection
+    sampling's output is distributed exactly as that distribution).
 
     Row b's new tokens are ids[b, :n[b] + 1].
     """
@@ -61,6 +64,7 @@ class Verified:
     ids: Tensor
     logprobs: Tensor
     accepted: Tensor
+    entropies: Tensor
 
 
 Rule = Callable[[Tensor, Tensor | None, Tensor, BatchSampling], Verified]
@@ -98,10 +102,12 @@ def accept_exact(
     drafts [B, k], logits [B, k+1, V]; `draft_logq` is unused.
     """
     b, t, v = logits.shape
-    ids, logprobs = select_tokens(logits.reshape(b * t, v), per_position(params, t))
+    ids, logprobs, entropies = select_with_entropy(
+        logits.reshape(b * t, v), per_position(params, t)
+    )
     ids, logprobs = ids.view(b, t), logprobs.view(b, t)
     accepted = (drafts == ids[:, :-1]).long().cumprod(dim=1).sum(dim=1)
-    return Verified(ids, logprobs, accepted)
+    return Verified(ids, logprobs, accepted, entropies.view(b, t))
 
 
 def accept_rejection(
@@ -140,6 +146,7 @@ def accept_rejection(
         torch.where(greedy, exact.ids, ids),
         torch.where(greedy, exact.logprobs, logprobs),
         torch.where(greedy[:, 0], exact.accepted, accepted),
+        exact.entropies,
     )
 
 

@@ -4,7 +4,9 @@ The engine asks a `DecodeStep` for the next token of every running request (and 
 the first token after a prefill). `EagerStep` runs the forward and the sampler as plain
 PyTorch (CPU, or CUDA without graphs); `cuda_graphs.GraphStep` replays the very same
 function from captured CUDA graphs. Both read their inputs from one packed pair of
-buffers (one column per row) and return tokens and logprobs stacked in one tensor, so a
+buffers (one column per row) and return tokens, logprobs and entropies (of the
+distribution each token was drawn from: `sampling.select_with_entropy`, a reduction over
+logits already in hand) stacked in one tensor, so a
 step costs one host->device copy in and one device->host copy out: the only point where
 the host waits for the device, and it must, to see stops and stream tokens. A step in
 which some request asked for its top alternatives (`SamplingParams.top_logprobs`) also
@@ -24,7 +26,7 @@ from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.forward import Decoder
 from shadowrl.inference.kv import KVCache
 from shadowrl.inference.requests import Request
-from shadowrl.inference.sampling import BatchSampling, select_tokens, top_alternatives
+from shadowrl.inference.sampling import BatchSampling, select_with_entropy, top_alternatives
 from shadowrl.types import TopLogprobs
 
 Forward = Callable[[Tensor, Tensor, KVCache, int], Tensor]  # Decoder.decode's signature
@@ -93,10 +95,12 @@ def top_count(requests: Sequence[Request]) -> int:
 
 @dataclass(frozen=True)
 class Picks:
-    """One step's result on the host: a token and its logprob per row, maybe alternatives."""
+    """One step's result on the host: a token, its logprob and entropy per row, maybe
+    alternatives."""
 
     ids: list[int]
     logprobs: list[float]
+    entropies: list[float]
     top: list[TopLogprobs] | None = None  # per row, when some request asked for them
 
     def top_of(self, row: int, k: int) -> TopLogprobs | None:
@@ -104,9 +108,11 @@ class Picks:
         return None if self.top is None or k == 0 else self.top[row][:k]
 
 
-def stacked(ids: Tensor, logprobs: Tensor, top: tuple[Tensor, Tensor] | None = None) -> Tensor:
-    """[2 (+ 2k), B] float64 (token ids are exact below 2**53): one copy brings all back."""
-    rows = [ids.double()[None], logprobs.double()[None]]
+def stacked(
+    ids: Tensor, logprobs: Tensor, entropies: Tensor, top: tuple[Tensor, Tensor] | None = None
+) -> Tensor:
+    """[3 (+ 2k), B] float64 (token ids are exact below 2**53): one copy brings all back."""
+    rows = [ids.double()[None], logprobs.double()[None], entropies.double()[None]]
     if top is not None:
         rows += [top[0].double().T, top[1].double().T]
     return torch.cat(rows)
@@ -115,15 +121,15 @@ def stacked(ids: Tensor, logprobs: Tensor, top: tuple[Tensor, Tensor] | None = N
 def picks(out: Tensor, n: int, k: int = 0) -> Picks:
     """The first n rows of a `stacked` result as host lists (the step's one sync)."""
     host = out[:, :n].cpu()
-    ids, logprobs = host[:2].tolist()
+    ids, logprobs, entropies = host[:3].tolist()
     if not k:
-        return Picks([int(i) for i in ids], logprobs)
-    top_ids, top_lps = host[2 : 2 + k].T.tolist(), host[2 + k :].T.tolist()
+        return Picks([int(i) for i in ids], logprobs, entropies)
+    top_ids, top_lps = host[3 : 3 + k].T.tolist(), host[3 + k :].T.tolist()
     top = [  # a filtered-out token (-inf) could not have been drawn: not an alternative
         tuple((int(t), lp) for t, lp in zip(ts, lps, strict=True) if lp > float("-inf"))
         for ts, lps in zip(top_ids, top_lps, strict=True)
     ]
-    return Picks([int(i) for i in ids], logprobs, top)
+    return Picks([int(i) for i in ids], logprobs, entropies, top)
 
 
 class DecodeStep(Protocol):
@@ -163,7 +169,8 @@ class EagerStep:
         _, _, params = self.buffers.inputs(len(requests), sampled=sampled, filtered=filtered)
         top = top_count(requests)
         alternatives = top_alternatives(logits, params, top) if top else None
-        return picks(stacked(*select_tokens(logits, params), alternatives), len(requests), top)
+        chosen = select_with_entropy(logits, params)
+        return picks(stacked(*chosen, alternatives), len(requests), top)
 
     def _rows(self, n: int) -> int:
         return n
@@ -193,7 +200,7 @@ def decode_and_sample(
     forward: Forward | None = None,
     top: int = 0,
 ) -> Tensor:
-    """The whole device side of a decode step: forward, sample, stack -> [2 (+ 2 top), rows].
+    """The whole device side of a decode step: forward, sample, stack -> [3 (+ 2 top), rows].
 
     `forward` replaces `decoder.decode` (a compiled version of it, say); `top` > 0 also
     stacks each row's `top` most likely tokens and their logprobs.
@@ -201,4 +208,4 @@ def decode_and_sample(
     tokens, lengths, params = buffers.inputs(rows, sampled=sampled, filtered=filtered)
     logits = (forward or decoder.decode)(tokens, lengths, cache, span)
     alternatives = top_alternatives(logits, params, top) if top else None
-    return stacked(*select_tokens(logits, params), alternatives)
+    return stacked(*select_with_entropy(logits, params), alternatives)

@@ -25,13 +25,35 @@ class BranchingConfig(BaseModel):
     branches: int = Field(
         2, ge=1, description="G2: continuations per branch point, the root episode's own included."
     )
-    rule: Literal["first_edit", "turn"] = Field(
+    rule: Literal["first_edit", "turn", "entropy"] = Field(
         "first_edit",
         description="Where to branch: right after the first turn that edits or writes a "
-        "file, or after `turn` turns.",
+        "file; after `turn` turns; or 'entropy' (ARPO-style): right after a tool result, "
+        "where the policy's mean entropy over the next turn's first `entropy_window` "
+        "tokens reaches `entropy_threshold` (the siblings then re-sample that turn).",
     )
     turn: int = Field(
         2, ge=1, description="The branch point of rule 'turn' (turns done before it)."
+    )
+    entropy_threshold: float = Field(
+        0.05,
+        ge=0,
+        description="Rule 'entropy': the mean per-token entropy (nats, of the sampling "
+        "distribution after temperature/top-p) at or above which to branch. Model-dependent: "
+        "SmolLM2-135M after SFT, at temperature 1, measured 0.003-0.06 over the first 16 "
+        "tokens after a tool result (docs/STATUS.md).",
+    )
+    entropy_window: int = Field(
+        16,
+        ge=1,
+        description="Rule 'entropy': how many tokens, from the first one generated after a "
+        "tool result, the mean entropy is taken over.",
+    )
+    max_branch_points: int = Field(
+        1,
+        ge=1,
+        description="Most branch points along one root episode (rule 'entropy'; the other "
+        "rules fire once). Each forks `branches − 1` continuations; branches never branch.",
     )
 
 

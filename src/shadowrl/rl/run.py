@@ -133,7 +133,7 @@ def local_services(
 
                 return await rollout_tree(
                     engine, task, prep, branching=train.branching, tokenizer=tokenizer,
-                    spec=spec, version=version,
+                    spec=spec, version=version, roots=roots,
                 )  # fmt: skip
             return await rollout_group(
                 engine,

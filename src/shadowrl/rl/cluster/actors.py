@@ -17,7 +17,8 @@ from typing import Any
 
 from shadowrl.episode import EpisodeSpec
 from shadowrl.inference.config import EngineConfig
-from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.config import BranchingConfig, TrainConfig
+from shadowrl.rl.credit_tree import Subtree
 from shadowrl.rl.rollout import forked_episode
 from shadowrl.rl.roots import SandboxRoots
 from shadowrl.rl.trainer import Trainer
@@ -177,6 +178,22 @@ class EnvWorker:
         policy = EngineClient(self.engines, first=self.started)
         try:
             return await forked_episode(policy, fork, prepared, self.tokenizer, self.spec)
+        finally:
+            self.failovers += policy.failovers
+
+    async def subtree(
+        self, task: Task, prepared: PreparedTask, branching: BranchingConfig
+    ) -> Subtree:
+        """One tree-rollout subtree (`rl/tree.py`): its root episode and every fork of its
+        checkpoints run here, where the snapshots are, against one engine (whose prefix
+        cache then holds the shared prefix)."""
+        from shadowrl.rl.tree import run_subtree
+
+        fork = await self.roots.forker(prepared)
+        self.started += 1
+        policy = EngineClient(self.engines, first=self.started)
+        try:
+            return await run_subtree(policy, fork, prepared, self.tokenizer, self.spec, branching)
         finally:
             self.failovers += policy.failovers
 

@@ -157,7 +157,9 @@ def ray_services(
         placed = ray.get([a.where.remote() for a in started])  # every actor is up before step 0
         log.info("ray actors: %s", [(p["ip"], p["pid"]) for p in placed])
         sink = EngineGroup(engines)
-        rollouts = ClusterRollouts(workers, train.group_size, cfg.episode_retries)
+        rollouts = ClusterRollouts(
+            workers, train.group_size, cfg.episode_retries, branching=train.branching
+        )
 
         def extra_metrics() -> dict[str, Any]:
             return {

@@ -26,8 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shadowrl.rl.config import BranchingConfig
 from shadowrl.rl.orchestrator import TrainerLost
 from shadowrl.rl.rollout import Group, group_of
+from shadowrl.rl.tree import tree_group
 from shadowrl.types import Trajectory
 
 log = logging.getLogger(__name__)
@@ -139,27 +141,37 @@ LOST = object()  # an episode whose every try died with its worker or engines
 
 
 class ClusterRollouts:
-    """`RolloutFn`: a group's G episodes spread over the environment workers."""
+    """`RolloutFn`: a group's G episodes spread over the environment workers; with
+    `branching`, its `roots` subtrees (each one worker's: root episode and forks)."""
 
-    def __init__(self, workers: Sequence[Any], group_size: int, retries: int) -> None:
+    def __init__(
+        self, workers: Sequence[Any], group_size: int, retries: int,
+        branching: BranchingConfig | None = None,
+    ) -> None:  # fmt: skip
         self.workers, self.group_size, self.retries = list(workers), group_size, retries
+        self.branching = branching if branching is not None and branching.enabled else None
         self._next = itertools.count()
         self.retried = 0  # tries repeated elsewhere after a worker or its engines died
         self.lost = 0
 
     async def __call__(self, task: Any, prepared: Any, version: int) -> Group:
         start = time.perf_counter()
+        tree = self.branching
         results = await asyncio.gather(
-            *(self._episode(task, prepared) for _ in range(self.group_size)),
+            *(self._episode(task, prepared, tree) for _ in range(tree.roots if tree else self.group_size)),
             return_exceptions=True,
-        )
+        )  # fmt: skip
         kept = [r for r in results if r is not LOST]
         lost = len(results) - len(kept)
         self.lost += lost
-        return group_of(task.instance_id, kept, version, time.perf_counter() - start, lost)
+        wall_s = time.perf_counter() - start
+        if tree is not None:  # a lost subtree is masked whole, like a lost episode
+            return tree_group(task.instance_id, kept, version, wall_s, lost)
+        return group_of(task.instance_id, kept, version, wall_s, lost)
 
-    async def _episode(self, task: Any, prepared: Any) -> Any:
-        """One episode; on a dead worker (or no live engine) the next worker tries it."""
+    async def _episode(self, task: Any, prepared: Any, tree: BranchingConfig | None) -> Any:
+        """One episode (or subtree); on a dead worker (or no live engine) the next worker
+        tries it."""
         from ray.exceptions import RayActorError
 
         first = next(self._next)
@@ -168,6 +180,8 @@ class ClusterRollouts:
                 await asyncio.sleep(0.5 * attempt)  # a restarting actor needs a moment
             worker = self.workers[(first + attempt) % len(self.workers)]
             try:
+                if tree is not None:
+                    return await worker.subtree.remote(task, prepared, tree)
                 return await worker.episode.remote(task, prepared)
             except RayActorError as e:
                 why = str(e).strip().splitlines()[0]
