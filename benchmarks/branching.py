@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -130,13 +129,15 @@ def main() -> None:
     args.spec = episode_spec(config)
     model, tok = load_model(ModelConfig(path=args.model))
     runs = []
-    with tempfile.TemporaryDirectory() as cache:
-        tasks = [(t, prepare(t, Path(cache))) for t in load_suite("easy", "train")[: args.tasks]]
-        for mode in ("flat", "tree"):  # a fresh engine each: no prefix shared across modes
-            with Engine(
-                model, tok, EngineConfig(max_batch=args.roots * args.branches), seed=0
-            ) as engine:
-                runs.append(asyncio.run(one_mode(mode, engine, tok, tasks, args)))
+    # the shared task cache: built environments are reused across runs and commands
+    tasks = [
+        (t, prepare(t, config.tasks.cache_dir)) for t in load_suite("easy", "train")[: args.tasks]
+    ]
+    for mode in ("flat", "tree"):  # a fresh engine each: no prefix shared across modes
+        with Engine(
+            model, tok, EngineConfig(max_batch=args.roots * args.branches), seed=0
+        ) as engine:
+            runs.append(asyncio.run(one_mode(mode, engine, tok, tasks, args)))
     flat, tree = (r["resolved_per_1k_tokens"] for r in runs)
     result = {
         "model": args.model, "settings": {k: v for k, v in vars(args).items() if k not in ("out", "spec", "quick")},

@@ -205,6 +205,7 @@ def rl_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
             spec=run.episode,
             seed=run.seed,
             ray=run.ray,
+            model_path=run.model_path,
         )
     )
 
