@@ -49,7 +49,7 @@ async def one_mode(
     cfg = BranchingConfig(
         enabled=True, roots=args.roots, branches=args.branches, rule=args.rule, turn=args.turn
     )
-    tokens = episodes = resolved = 0
+    tokens = episodes = resolved = failed = 0
     solved: set[str] = set()
     hits0 = engine.prefix.hit_tokens
     i = 0
@@ -70,6 +70,7 @@ async def one_mode(
                 engine, task, prepared, branching=cfg, tokenizer=tok, spec=args.spec
             )
         tokens += generated(group)
+        failed += not group.ok  # a group whose episodes crashed (a sandbox, a worker)
         episodes += len(group.trajectories)
         wins = [t for t in group.trajectories if t.info.get("resolved")]
         resolved += len(wins)
@@ -84,7 +85,7 @@ async def one_mode(
         "resolved": resolved, "distinct_resolved_tasks": len(solved),
         "resolved_per_1k_tokens": round(resolved * per_k, 4),
         "distinct_tasks_per_1k_tokens": round(len(solved) * per_k, 4),
-        "prefix_hit_tokens": engine.prefix.hit_tokens - hits0,
+        "prefix_hit_tokens": engine.prefix.hit_tokens - hits0, "failed_groups": failed,
     }  # fmt: skip
 
 
@@ -102,6 +103,13 @@ def main() -> None:
     p.add_argument("--turn", type=int, default=2, help="branch point of --rule turn")
     p.add_argument("--max-turns", type=int, default=8)
     p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument(
+        "--episode-timeout",
+        type=float,
+        default=600.0,
+        help="agent.episode_timeout_s: raise it on a loaded box, or slow episodes time out "
+        "unresolved and the comparison measures the load",
+    )
     p.add_argument("--out", type=Path, help="result file (default: results/branching.json)")
     args = p.parse_args()
     if args.quick:
@@ -124,6 +132,7 @@ def main() -> None:
         overrides=[
             f"--agent.max_turns={args.max_turns}",
             f"--agent.max_new_tokens={args.max_new_tokens}",
+            f"--agent.episode_timeout_s={args.episode_timeout}",
         ]
     )
     args.spec = episode_spec(config)

@@ -113,7 +113,9 @@ def test_a_record_without_files_rebuilds_the_workspace_by_rerunning_edits(
     script = Recording(lambda prompt: next(replies))
     rec = record.load(recorded(tmp_path, tokenizer, script, CFG))
     bare = record.Record(rec.trajectory, (), rec.meta)
-    edit = next(k for k, s in enumerate(rec.trajectory.steps) if s.tool_calls[0].name == "edit_file")
+    edit = next(
+        k for k, s in enumerate(rec.trajectory.steps) if s.tool_calls[0].name == "edit_file"
+    )
     for turn in range(1, len(rec.trajectory.steps)):
         assert_same_episode(replay(bare, turn, script, tokenizer, CFG), rec.trajectory)
     with closing(create_sandbox(DEMO_REPO, backend="local")) as fresh:

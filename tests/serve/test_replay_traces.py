@@ -57,7 +57,7 @@ def test_served_agent_session_replays_from_the_store(
     assert main(replay(store_url, sid, "--from-turn", "2", "--model", "tiny")) == 0
     out = capsys.readouterr().out
     assert "replay from turn 2" in out and "turn 2 " in out and "turn 1 " not in out
-    assert "regenerated the recorded tail token for token" in out
+    assert "regenerated the recorded tail token for token" in out, out
     assert gap(out) < 1e-4 and "over 32 tokens" in out  # turns 2 and 3, 16 tokens each
 
     assert main(replay(store_url, chat["id"], "--from-turn", "1", "--model", "tiny")) == 0

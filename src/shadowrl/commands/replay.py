@@ -166,8 +166,11 @@ def run(args: argparse.Namespace, config: Config) -> int:
     weights = RecordedWeights(meta, args.model, config)
     if view.session.kind != "agent":
         return replay_requests(chain, weights, args)
+    # the served agent config: this config's, with the session's budgets and sampling
+    first = chain[0].row
+    recorded = {"temperature": first.temperature, "top_p": first.top_p}
     budgets = view.session.info.get("budgets", {})
-    agent = AgentConfig.model_validate({**config.agent.model_dump(), **budgets})
+    agent = AgentConfig.model_validate({**config.agent.model_dump(), **budgets, **recorded})
     built = agent_record(view, weights.tokenizer(), agent)
     if not built.exact:
         print(
@@ -238,7 +241,7 @@ async def _continue(
         sandbox = cp.fork()
         stack.callback(sandbox.close)
         name = task.instance_id if task is not None else rec.meta.get("session", "session")
-        console.rule(f"[bold]{name} · replay from turn {args.from_turn} · {weights.spec}")
+        console.rule(f"[bold]{name} · replay from turn {args.from_turn} · {weights.label(version)}")
         steps = iter(range(args.from_turn, agent.max_turns + 1))
         return await run_episode(
             _WithSpinner(factory(task, prepared), console), sandbox, "",

@@ -53,6 +53,10 @@ class RecordedWeights:
             ) from None
         return model
 
+    def label(self, version: int) -> str:
+        """The policy as printed: a weight-store version shows as `<base>@v<version>`."""
+        return f"{self.spec}@v{version}" if self.store is not None else self.spec
+
     @property
     def local(self) -> bool:
         return self.store is not None or policy_kind(self.spec) == "local"
@@ -101,5 +105,4 @@ class RecordedWeights:
         tok, model = self.tokenizer(), self(version)
         cfg = self.config
         with Engine(model, tok, cfg.engine, version=version, seed=cfg.seed) as engine:
-            label = f"{self.spec}@v{version}" if self.store is not None else self.spec
-            yield SharedPolicy(engine, tok, f"model:{label}")
+            yield SharedPolicy(engine, tok, f"model:{self.label(version)}")
