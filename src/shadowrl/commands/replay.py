@@ -91,22 +91,19 @@ def tail_runs(rec: Record, turn: int) -> list[Run]:
 
 
 def check_tail(weights: RecordedWeights, runs: list[Run], tolerance: float) -> int:
-    """Print the teacher-forced gap; 1 when it is over `tolerance` (0 without local weights)."""
-    from rich.console import Console
-
+    """Print the teacher-forced gap; 1 when it is over `tolerance` (0 without local weights).
+    Plain print: one unwrapped line, for logs and scripts."""
     from shadowrl.rl.teacher_forced import tail_gap
 
-    console = Console()
     if not weights.local:
-        console.print(f"no teacher-forced check: {weights.spec} is not local weights")
+        print(f"no teacher-forced check: {weights.spec} is not local weights")
         return 0
     gap = tail_gap(weights, runs)
     ok = gap.max_abs <= tolerance
-    console.print(
+    print(
         f"teacher-forced recorded tail: max |Δ logprob| = {gap.max_abs:.2e} over {gap.tokens} "
         f"tokens (policy versions {list(gap.versions)}): "
-        + ("within" if ok else "[red]over[/red]")
-        + f" tolerance {tolerance:g}"
+        f"{'within' if ok else 'OVER'} tolerance {tolerance:g}"
     )
     return 0 if ok else 1
 
