@@ -146,7 +146,6 @@ def _load_file(path: Path) -> Record:
 def run(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.agent.config import AgentConfig
     from shadowrl.commands.replay_policy import RecordedWeights
-    from shadowrl.serve.replay_record import NotReplayable, agent_record, request_chain
 
     path = Path(args.source)
     if path.is_file() or path.suffix == ".json":
@@ -154,6 +153,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
             raise UsageError(f"{path}: no such file")
         rec = _load_file(path)
         return replay_episode(rec, RecordedWeights(rec.meta, args.model, config), args, config)
+    from shadowrl.serve.replay_record import NotReplayable, agent_record, request_chain
+
     view = _store_session(args.source, config)
     try:
         chain = request_chain(view)
