@@ -3,9 +3,12 @@
 Both modes roll out the same tasks, in the same order, with the same policy, until each
 has generated `--budget` tokens: flat groups of `roots x branches` episodes from the
 prepared root, or trees of `roots` episodes each forked into `branches` continuations
-at the branch rule (rl/tree.py; the shared prefix is generated once per subtree). It
-reports resolved episodes and distinct resolved tasks per 1,000 generated tokens, and
-the prompt tokens the engine's prefix cache served instead of prefilling.
+at the branch rule (rl/tree.py; the shared prefix is generated once per subtree). They
+go in rounds (each round, every mode below its budget rolls out one group of the same
+task), and the result file is rewritten after every round (`"partial": true` until both
+modes reach the budget), so a run cut short on a loaded box still holds paired rounds.
+It reports resolved episodes and distinct resolved tasks per 1,000 generated tokens,
+and the prompt tokens the engine's prefix cache served instead of prefilling.
 
     python benchmarks/branching.py --model runs/sft/final    # SmolLM2 after SFT
     python benchmarks/branching.py --quick                   # tiny random model (smoke)
@@ -19,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -40,53 +42,77 @@ def generated(group: Any) -> int:
     return total
 
 
-async def one_mode(
-    mode: str, engine: Any, tok: Any, tasks: list[Any], args: argparse.Namespace
-) -> dict[str, Any]:
-    from shadowrl.rl.config import BranchingConfig
-    from shadowrl.rl.rollout import rollout_group
-    from shadowrl.rl.tree import rollout_tree
+class Arm:
+    """One mode's running totals; `play` rolls out one more group (flat) or tree."""
 
-    cfg = BranchingConfig(
-        enabled=True, roots=args.roots, branches=args.branches, rule=args.rule, turn=args.turn
-    )
-    tokens = episodes = resolved = 0
-    solved: set[str] = set()
-    hits0 = engine.prefix.hit_tokens
-    i = 0
-    while tokens < args.budget:
-        task, prepared = tasks[i % len(tasks)]
-        i += 1
-        if mode == "flat":
+    def __init__(self, mode: str, engine: Any, tok: Any, args: argparse.Namespace):
+        from shadowrl.rl.config import BranchingConfig
+
+        self.mode, self.engine, self.tok, self.args = mode, engine, tok, args
+        self.cfg = BranchingConfig(
+            enabled=True, roots=args.roots, branches=args.branches, rule=args.rule, turn=args.turn
+        )
+        self.tokens = self.episodes = self.resolved = self.failed = self.groups = 0
+        self.solved: set[str] = set()
+        self.hits0 = engine.prefix.hit_tokens
+
+    @property
+    def done(self) -> bool:
+        return self.tokens >= self.args.budget
+
+    async def play(self, task: Any, prepared: Any) -> None:
+        from shadowrl.rl.rollout import rollout_group
+        from shadowrl.rl.tree import rollout_tree
+
+        a = self.args
+        if self.mode == "flat":
             group = await rollout_group(
-                engine,
-                task,
-                prepared,
-                group_size=args.roots * args.branches,
-                tokenizer=tok,
-                spec=args.spec,
-            )
+                self.engine, task, prepared, group_size=a.roots * a.branches,
+                tokenizer=self.tok, spec=a.spec,
+            )  # fmt: skip
         else:
             group = await rollout_tree(
-                engine, task, prepared, branching=cfg, tokenizer=tok, spec=args.spec
+                self.engine, task, prepared, branching=self.cfg, tokenizer=self.tok, spec=a.spec
             )
-        tokens += generated(group)
-        episodes += len(group.trajectories)
+        self.groups += 1
+        self.tokens += generated(group)
+        self.failed += not group.ok  # a group whose episodes crashed (a sandbox, a worker)
+        self.episodes += len(group.trajectories)
         wins = [t for t in group.trajectories if t.info.get("resolved")]
-        resolved += len(wins)
-        solved |= {t.task_id for t in wins}
+        self.resolved += len(wins)
+        self.solved |= {t.task_id for t in wins}
+        ends = ",".join(sorted({t.end for t in group.trajectories}))
         print(
-            f"{mode}: group {i} ({task.instance_id}) {tokens}/{args.budget} tokens, {resolved} resolved",
+            f"{self.mode}: group {self.groups} ({task.instance_id}) {self.tokens}/{a.budget} "
+            f"tokens, {self.resolved} resolved, ends {ends}",
             flush=True,
         )
-    per_k = 1000 / max(tokens, 1)
-    return {
-        "mode": mode, "groups": i, "episodes": episodes, "generated_tokens": tokens,
-        "resolved": resolved, "distinct_resolved_tasks": len(solved),
-        "resolved_per_1k_tokens": round(resolved * per_k, 4),
-        "distinct_tasks_per_1k_tokens": round(len(solved) * per_k, 4),
-        "prefix_hit_tokens": engine.prefix.hit_tokens - hits0,
-    }  # fmt: skip
+
+    def result(self) -> dict[str, Any]:
+        per_k = 1000 / max(self.tokens, 1)
+        return {
+            "mode": self.mode, "groups": self.groups, "episodes": self.episodes,
+            "generated_tokens": self.tokens, "resolved": self.resolved,
+            "distinct_resolved_tasks": len(self.solved),
+            "resolved_per_1k_tokens": round(self.resolved * per_k, 4),
+            "distinct_tasks_per_1k_tokens": round(len(self.solved) * per_k, 4),
+            "prefix_hit_tokens": self.engine.prefix.hit_tokens - self.hits0,
+            "failed_groups": self.failed,
+        }  # fmt: skip
+
+
+async def rounds(arms: list[Arm], tasks: list[Any], write: Any) -> None:
+    """Round-robin over the tasks: each round, every arm below its budget rolls out one
+    group of the same task, then the result file is rewritten (marked partial until every
+    arm is done), so a run stopped early still holds paired, complete rounds."""
+    i = 0
+    while not all(arm.done for arm in arms):
+        task, prepared = tasks[i % len(tasks)]
+        i += 1
+        for arm in arms:
+            if not arm.done:
+                await arm.play(task, prepared)
+        write(partial=not all(arm.done for arm in arms), rounds=i)
 
 
 def main() -> None:
@@ -103,6 +129,13 @@ def main() -> None:
     p.add_argument("--turn", type=int, default=2, help="branch point of --rule turn")
     p.add_argument("--max-turns", type=int, default=8)
     p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument(
+        "--episode-timeout",
+        type=float,
+        default=600.0,
+        help="agent.episode_timeout_s: raise it on a loaded box, or slow episodes time out "
+        "unresolved and the comparison measures the load",
+    )
     p.add_argument("--out", type=Path, help="result file (default: results/branching.json)")
     args = p.parse_args()
     if args.quick:
@@ -125,28 +158,42 @@ def main() -> None:
         overrides=[
             f"--agent.max_turns={args.max_turns}",
             f"--agent.max_new_tokens={args.max_new_tokens}",
+            f"--agent.episode_timeout_s={args.episode_timeout}",
         ]
     )
     args.spec = episode_spec(config)
     model, tok = load_model(ModelConfig(path=args.model))
-    runs = []
-    with tempfile.TemporaryDirectory() as cache:
-        tasks = [(t, prepare(t, Path(cache))) for t in load_suite("easy", "train")[: args.tasks]]
-        for mode in ("flat", "tree"):  # a fresh engine each: no prefix shared across modes
-            with Engine(
-                model, tok, EngineConfig(max_batch=args.roots * args.branches), seed=0
-            ) as engine:
-                runs.append(asyncio.run(one_mode(mode, engine, tok, tasks, args)))
-    flat, tree = (r["resolved_per_1k_tokens"] for r in runs)
-    result = {
-        "model": args.model, "settings": {k: v for k, v in vars(args).items() if k not in ("out", "spec", "quick")},
-        "runs": runs, "ratio_resolved_per_1k": round(tree / flat, 3) if flat else None, "machine": machine(),
-    }  # fmt: skip
+    # the shared task cache: built environments are reused across runs and commands
+    tasks = [
+        (t, prepare(t, config.tasks.cache_dir)) for t in load_suite("easy", "train")[: args.tasks]
+    ]
     out = args.out or RESULTS / ("branching_quick.json" if args.quick else "branching.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    settings = {k: v for k, v in vars(args).items() if k not in ("out", "spec", "quick")}
+
+    def write(partial: bool, rounds: int) -> dict[str, Any]:
+        runs = [arm.result() for arm in arms]
+        flat, tree = (r["resolved_per_1k_tokens"] for r in runs)
+        result = {
+            "model": args.model, "settings": settings, "partial": partial, "rounds": rounds,
+            "runs": runs, "ratio_resolved_per_1k": round(tree / flat, 3) if flat else None,
+            "machine": machine(),
+        }  # fmt: skip
+        out.write_text(json.dumps(result, indent=2) + "\n")
+        return result
+
+    # an engine per mode: no prefix is shared across modes
+    cfg = EngineConfig(max_batch=args.roots * args.branches)
+    with (
+        Engine(model, tok, cfg, seed=0) as flat_engine,
+        Engine(model, tok, cfg, seed=0) as tree_engine,
+    ):
+        arms = [Arm("flat", flat_engine, tok, args), Arm("tree", tree_engine, tok, args)]
+        asyncio.run(rounds(arms, tasks, write))
+        result = write(partial=False, rounds=-1)
     print(json.dumps(result, indent=2))
-    print(f"flat={flat} tree={tree} ratio={result['ratio_resolved_per_1k']}")
+    flat_k, tree_k = (r["resolved_per_1k_tokens"] for r in result["runs"])
+    print(f"flat={flat_k} tree={tree_k} ratio={result['ratio_resolved_per_1k']}")
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ def replay(
     rec: record.Record, turn: int, script: Recording, tokenizer: Any, config: AgentConfig
 ) -> Trajectory:
     with closing(create_sandbox(DEMO_REPO, backend="local")) as fresh:
-        cp = record.checkpoint_at(rec, turn, fresh)
+        cp = record.checkpoint_at(rec, turn, fresh, config)
         with closing(cp.fork()) as sb:
             tools = RecordedOutputs(ToolSet.from_names(config.tools), rec.trajectory.steps)
             policy = ScriptedPolicy(tokenizer, lambda prompt: script.seen[prompt])
@@ -101,3 +101,32 @@ def test_bad_turn_and_bad_file(tmp_path: Path, tokenizer: Any, demo_replies: lis
     (tmp_path / "x.json").write_text("{}")
     with pytest.raises(ValueError, match="not a shadowrl trajectory"):
         record.load(tmp_path / "x.json")
+
+
+def test_a_record_without_files_rebuilds_the_workspace_by_rerunning_edits(
+    tmp_path: Path, tokenizer: Any, demo_replies: list[str]
+) -> None:
+    """Rollouts, eval episodes and served sessions keep no per-turn files: the recorded
+    edit is re-run on the fresh workspace, so turn 3 on sees the fixed file and the
+    continuation (recorded test output included) is the recorded episode."""
+    replies = iter(demo_replies)
+    script = Recording(lambda prompt: next(replies))
+    rec = record.load(recorded(tmp_path, tokenizer, script, CFG))
+    bare = record.Record(rec.trajectory, (), rec.meta)
+    edit = next(
+        k for k, s in enumerate(rec.trajectory.steps) if s.tool_calls[0].name == "edit_file"
+    )
+    for turn in range(1, len(rec.trajectory.steps)):
+        assert_same_episode(replay(bare, turn, script, tokenizer, CFG), rec.trajectory)
+    with closing(create_sandbox(DEMO_REPO, backend="local")) as fresh:
+        cp = record.checkpoint_at(bare, edit + 1, fresh, CFG)
+        with closing(cp.fork()) as sb:
+            assert b"sorted" in sb.read_file("stats.py")
+        cp.release()
+        with pytest.raises(ValueError, match="needs the agent config"):
+            record.checkpoint_at(bare, 1, fresh)
+    # an edit that no longer applies (the workspace is not the recorded one) is refused
+    with closing(create_sandbox(DEMO_REPO, backend="local")) as fresh:
+        fresh.write_file("stats.py", "def median(values):\n    return 0\n")
+        with pytest.raises(ValueError, match="not the recorded one"):
+            record.checkpoint_at(bare, edit + 1, fresh, CFG)

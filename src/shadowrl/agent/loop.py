@@ -60,6 +60,19 @@ NUDGE = "No tool call found. Call a tool as <tool_call>{...}</tool_call>, or sub
 CUT_OFF = "Your reply was cut off at the token limit. Be brief and call one tool at a time."
 
 
+def feedback_messages(
+    reply: ParsedReply, results: Sequence[ToolResult], cut_off: bool
+) -> list[Message]:
+    """The messages the model sees after a reply: results in call order, then errors or a
+    nudge (also how `serve` rebuilds a recorded session's messages for replay)."""
+    out = [Message("tool", r.output, tool_call_id=r.call_id, name=r.name) for r in results]
+    if reply.errors:
+        out.append(Message("tool", "Error: " + "\n".join(reply.errors)))
+    elif not reply.calls:
+        out.append(Message("user", CUT_OFF if cut_off else NUDGE))
+    return out
+
+
 class _Episode:
     """Mutable state of one run; `run_episode` freezes it into a `Trajectory`."""
 
@@ -300,14 +313,8 @@ class _Episode:
     def _feedback(
         self, reply: ParsedReply, results: list[ToolResult], cut_off: bool
     ) -> list[Message]:
-        """The messages the model sees next: results in call order, then errors or a nudge."""
-        out = [Message("tool", r.output, tool_call_id=r.call_id, name=r.name) for r in results]
-        if reply.errors:
-            out.append(Message("tool", "Error: " + "\n".join(reply.errors)))
-        elif not reply.calls:
-            self.nudges += 1
-            out.append(Message("user", CUT_OFF if cut_off else NUDGE))
-        return out
+        self.nudges += not reply.errors and not reply.calls
+        return feedback_messages(reply, results, cut_off)
 
     def _record(self, step: Step) -> None:
         self.steps.append(step)

@@ -5,7 +5,9 @@ the trajectory, and after each turn the files the agent had changed so far (path
 text, null when deleted). `checkpoint_at(record, k, sandbox)` rebuilds the
 `EpisodeCheckpoint` right before turn k: the token state is cut from the recorded
 segments (nothing re-rendered), the workspace is the task's fresh one with turn k-1's
-files written in. `shadowrl replay` continues it.
+files written in. A record without per-turn files (training rollouts, eval episodes,
+served sessions) gets its workspace by re-running the recorded calls that change it
+(`rerun_edits`: edits, writes, shell commands) in order. `shadowrl replay` continues it.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.loop import CUT_OFF, NUDGE
 from shadowrl.agent.parsing import parse_tool_calls
 from shadowrl.agent.state import Chain, EpisodeCheckpoint, EpisodeState, Tokens
 from shadowrl.agent.summary import SUMMARY_REQUEST, degeneracy, touched_files
+from shadowrl.agent.tools import ToolContext, ToolSet
 from shadowrl.sandbox.base import Sandbox
 from shadowrl.types import Message, Segment, Step, ToolCall, ToolResult, Trajectory
 
@@ -128,12 +132,40 @@ def _summaries(traj: Trajectory, replies: list[int], turn: int) -> list[dict[str
     return out
 
 
-def checkpoint_at(record: Record, turn: int, sandbox: Sandbox) -> EpisodeCheckpoint:
+# calls that end or reshape the episode rather than the workspace: never re-run
+NOT_RERUN = frozenset({"submit", "summarize"})
+
+
+def rerun_edits(
+    sandbox: Sandbox, steps: tuple[Step, ...], tools: ToolSet, config: AgentConfig
+) -> int:
+    """Re-run, in order, every recorded call of `steps` that may change the workspace
+    (the tools that are not read-only); returns how many ran. A call that fails now but
+    had succeeded (or the reverse) means the workspace differs from the recorded one."""
+    ctx, ran = ToolContext(sandbox, config), 0
+    for step in steps:
+        for call, recorded in zip(step.tool_calls, step.results, strict=False):
+            if call.name in NOT_RERUN or tools.is_read_only(call.name):
+                continue
+            result = tools.execute(ctx, call)
+            if result.is_error != recorded.is_error and call.name != "run":
+                raise ValueError(
+                    f"re-running {call.name} ({call.id}) on the fresh workspace gave "
+                    f"{result.output[:120]!r}: the workspace is not the recorded one"
+                )
+            ran += 1
+    return ran
+
+
+def checkpoint_at(
+    record: Record, turn: int, sandbox: Sandbox, config: AgentConfig | None = None
+) -> EpisodeCheckpoint:
     """The checkpoint right before step `turn` (0-based; 0 is the first generation).
 
-    `sandbox` is the task's fresh workspace; turn-1's files are written into it and it
-    is snapshotted (the caller closes it). Counters and budgets are recounted from the
-    steps before `turn`; summary notes are recomputed (see `_summaries`).
+    `sandbox` is the task's fresh workspace; turn-1's files are written into it (or,
+    for a record without them, the calls before `turn` re-run under the agent config
+    `config`) and it is snapshotted (the caller closes it). Counters and budgets are
+    recounted from the steps before `turn`; summary notes are recomputed (`_summaries`).
     """
     traj, runs = record.trajectory, generated_runs(record.trajectory.segments)
     if not 0 < turn < len(traj.steps) or len(runs) != len(traj.steps):
@@ -164,10 +196,15 @@ def checkpoint_at(record: Record, turn: int, sandbox: Sandbox) -> EpisodeCheckpo
         last_generated=tuple(traj.segments[seg].token_ids[in_segment[-1][1] : in_segment[-1][2]]) if in_segment else (),
         generated_end=in_segment[-1][2] if in_segment else 0,
     )  # fmt: skip
-    for path, text in record.files_after[turn - 1].items():
-        if text is None:
-            sandbox.exec(f"rm -f -- {shlex.quote(path)}")
-        else:
-            sandbox.write_file(path, text)
+    if record.files_after:
+        for path, text in record.files_after[turn - 1].items():
+            if text is None:
+                sandbox.exec(f"rm -f -- {shlex.quote(path)}")
+            else:
+                sandbox.write_file(path, text)
+    else:
+        if config is None:
+            raise ValueError("a record without per-turn files needs the agent config to re-run")
+        rerun_edits(sandbox, traj.steps[:turn], ToolSet.from_names(config.tools), config)
     generated = sum(s.num_generated for s in steps)
     return EpisodeCheckpoint(state, sandbox.snapshot(), turn, len(in_segment), generated, 0.0)

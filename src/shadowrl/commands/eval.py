@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shadowrl.commands.config import Config, episode_spec
 from shadowrl.commands.errors import UsageError
@@ -19,6 +19,10 @@ from shadowrl.commands.policies import open_policy, policy_kind
 from shadowrl.episode import EpisodeSpec
 from shadowrl.eval.result import EvalResult
 from shadowrl.tasks.task import Task, load_suite
+
+if TYPE_CHECKING:
+    from shadowrl.eval.runner import Keep
+    from shadowrl.types import Trajectory
 
 EXIT_CRASHED = 2  # like a usage error, a result that cannot be trusted as is
 
@@ -38,6 +42,11 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, help="evaluate only the first N tasks")
     p.add_argument("--out", help="output directory (default: <run_dir>/eval)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--save-dir",
+        type=Path,
+        help="write every graded episode to DIR/<task>-s<sample>.json for `shadowrl replay`",
+    )
     p.add_argument(
         "--ablate",
         metavar="FIELD=VALUE",
@@ -127,18 +136,43 @@ def print_summary(r: EvalResult) -> None:
     Console().print(table)
 
 
+def episode_saver(out: Path, policy: str, spec: EpisodeSpec) -> Keep:
+    """Writes each graded episode as a record `shadowrl replay` continues (no per-turn
+    files: replay re-runs the recorded edits on the task's fresh workspace)."""
+    from shadowrl.agent import record
+
+    out.mkdir(parents=True, exist_ok=True)
+    agent = spec.agent.model_dump(mode="json")
+
+    def keep(task: Task, sample: int, traj: Trajectory) -> None:
+        record.save(
+            out / f"{task.instance_id}-s{sample}.json", traj, [],
+            task=task.instance_id, id=task.instance_id, task_json=task.model_dump(mode="json"),
+            model=policy, agent=agent, source="eval",
+        )  # fmt: skip
+
+    return keep
+
+
 async def evaluate_arm(
-    config: Config, tasks: list[Task], suite: str, policy: str, progress: bool
+    config: Config,
+    tasks: list[Task],
+    suite: str,
+    policy: str,
+    progress: bool,
+    save_dir: Path | None = None,
 ) -> EvalResult:
-    """One evaluation of `policy` on `tasks` under `config`."""
+    """One evaluation of `policy` on `tasks` under `config` (episodes kept in `save_dir`)."""
     from shadowrl.eval.pins import config_pins
     from shadowrl.eval.runner import evaluate
 
+    spec = episode_spec(config)
+    keep = episode_saver(save_dir, policy, spec) if save_dir is not None else None
     async with open_policy(policy, config) as factory:
         return await evaluate(
-            tasks, factory, episode_spec(config), settings=config.eval,
+            tasks, factory, spec, settings=config.eval,
             cache_dir=config.tasks.cache_dir, config_pins=config_pins(config),
-            seed=config.seed, suite=suite, progress=progress,
+            seed=config.seed, suite=suite, progress=progress, keep=keep,
         )  # fmt: skip
 
 
@@ -186,7 +220,9 @@ def run(args: argparse.Namespace, config: Config) -> int:
     out = Path(args.out or Path(config.run_dir) / "eval")
     if args.ablate:
         return run_ablation(args, config, tasks, suite, policy, out)
-    result = asyncio.run(evaluate_arm(config, tasks, suite, policy, not args.no_progress))
+    result = asyncio.run(
+        evaluate_arm(config, tasks, suite, policy, not args.no_progress, args.save_dir)
+    )
     write_report(result, out)
     print_summary(result)
     print(f"wrote {out / 'eval.json'} and {out / 'report.md'}")

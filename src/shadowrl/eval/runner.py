@@ -47,6 +47,7 @@ from shadowrl.types import Trajectory
 log = logging.getLogger(__name__)
 
 Advance = Callable[[bool], None]
+Keep = Callable[[Task, int, Trajectory], None]  # (task, sample, graded episode): e.g. save it
 
 
 @contextlib.contextmanager
@@ -137,6 +138,7 @@ class _Run:
     gate: asyncio.Semaphore
     advance: Advance
     episodes: list[tuple[Trajectory, bool]]  # graded trajectory, resolved
+    keep: Keep | None = None
 
 
 async def _sample(
@@ -158,6 +160,8 @@ async def _sample(
         else:
             run.episodes.append((traj, verdict.resolved))
             result = _graded(i, traj, verdict, time.perf_counter() - start)
+            if run.keep is not None:
+                await asyncio.to_thread(run.keep, task, i, traj)
     run.advance(result.resolved)
     return result
 
@@ -200,15 +204,17 @@ async def evaluate(
     seed: int = 0,
     suite: str = "",
     progress: bool = True,
+    keep: Keep | None = None,
 ) -> EvalResult:
     """Run `settings.samples` episodes of every task, at most `settings.concurrency` at once;
-    score them. `config_pins` fingerprints the caller's whole config (a pin of the result)."""
+    score them. `config_pins` fingerprints the caller's whole config (a pin of the result);
+    `keep` gets every graded episode (`shadowrl eval --save-dir` writes them for replay)."""
     samples, concurrency = settings.samples, settings.concurrency
     if not tasks or samples < 1 or concurrency < 1:
         raise ValueError("need at least one task, one sample and a concurrency of at least 1")
     start = time.perf_counter()
     with _progress(progress, len(tasks) * samples) as advance:
-        run = _Run(policy_factory, spec, asyncio.Semaphore(concurrency), advance, [])
+        run = _Run(policy_factory, spec, asyncio.Semaphore(concurrency), advance, [], keep)
         results = await asyncio.gather(*(_task(run, t, samples, Path(cache_dir)) for t in tasks))
     trajs, resolved = [t for t, _ in run.episodes], [r for _, r in run.episodes]
     return EvalResult(

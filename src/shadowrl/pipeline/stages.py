@@ -208,6 +208,7 @@ def rl_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
             seed=run.seed,
             ray=run.ray,
             heads=starting_heads(run.train.mtp, checkpoint_dir(run.model_path)),
+            model_path=run.model_path,
         )
     )
 

@@ -136,6 +136,12 @@ class TrainConfig(BaseModel):
         description="Checkpoint every N steps (0 = only at the end); a crash loses < N steps.",
     )
     keep_checkpoints: int = Field(2, ge=1, description="Newest checkpoints kept on disk.")
+    save_rollouts: bool = Field(
+        False,
+        description="Write every rollout episode to run_dir/rollouts/ as a record that "
+        "`shadowrl replay <file> --from-turn K` continues (the weight store keeps the "
+        "versions its tokens were sampled from).",
+    )
 
     # -- weight sync
     weights_url: str = Field(

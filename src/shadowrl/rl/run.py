@@ -44,6 +44,7 @@ from shadowrl.rl.orchestrator import (
     WeightPublisher,
 )
 from shadowrl.rl.rollout import Group, rollout_group
+from shadowrl.rl.rollout_records import ROLLOUTS_DIR, RolloutRecorder
 from shadowrl.rl.roots import SandboxRoots
 from shadowrl.rl.trainer import Trainer
 from shadowrl.rl.weights import WeightStore
@@ -172,6 +173,7 @@ async def run_rl(
     ray: RayConfig | None = None,
     rollout: RolloutFn | None = None,
     heads: Any = None,
+    model_path: str = "",
 ) -> Any:
     """Train `train.steps` RL steps on `tasks` (resuming from run_dir/checkpoints); return
     the model.
@@ -181,6 +183,7 @@ async def run_rl(
     times. `rollout` replaces the episodes (recorded groups replayed, to compare backends).
     `heads`: MTP draft heads of `model`, re-distilled as the policy trains (`train.mtp`;
     local backend only); a resumed run takes those saved with its checkpoint.
+    `model_path` (the base model's) goes into the records of `train.save_rollouts`.
     """
     # every running tool call and sandbox operation holds a worker thread: size the
     # pool for all in-flight episodes, or async rollouts serialise on the default pool
@@ -205,8 +208,12 @@ async def run_rl(
             )  # fmt: skip
         try:
             with services as s:
+                keep = None
+                if train.save_rollouts:
+                    url = train.weights_url or str(run_dir / "weights")
+                    keep = RolloutRecorder(run_dir / ROLLOUTS_DIR, spec, model_path, url)
                 await _train(
-                    s, tokenizer, tasks, run_dir, start, train, orchestrator, seed, rollout
+                    s, tokenizer, tasks, run_dir, start, train, orchestrator, seed, rollout, keep
                 )
                 return s.final_model()
         except TrainerLost as e:
@@ -226,6 +233,7 @@ async def _train(
     orchestrator: OrchestratorConfig,
     seed: int,
     replay: RolloutFn | None,
+    keep: RolloutRecorder | None = None,
 ) -> None:
     """The orchestrator over `services` from step `start`, with progress, metrics and saves."""
     trainer, ckpt_root = services.trainer, run_dir / "checkpoints"
@@ -235,6 +243,8 @@ async def _train(
         group = await play(task, prep, version)
         wins = [t for t in group.trajectories if group.ok and t.info.get("resolved")]
         append_trajectories(run_dir / "successes.jsonl", wins)  # for rejection-sampling SFT
+        if keep is not None and group.ok:
+            await asyncio.to_thread(keep, task, group, version)
         return group
 
     with (
