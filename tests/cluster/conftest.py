@@ -125,6 +125,9 @@ def ray_cluster() -> Iterator[Cluster]:
         "RAY_AUTH_MODE": "disabled",  # a stale ~/.ray/auth_token must not switch auth on
         "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
         "RAY_USAGE_STATS_ENABLED": "0",
+        # a worker process importing torch on a shared, loaded box can take minutes to
+        # register; past Ray's 60 s default its actor is declared unschedulable
+        "RAY_worker_register_timeout_seconds": "600",
     }
     common = ["--num-cpus=2", f"--object-store-memory={96 << 20}"]
     address = f"{HEAD}:{port}"

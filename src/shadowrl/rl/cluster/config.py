@@ -94,6 +94,9 @@ class RayConfig(BaseModel):
     env_cpus: float = Field(
         0.5, ge=0, description="CPUs Ray reserves for each environment worker (mostly waiting)."
     )
+    evaluator_cpus: float = Field(
+        0.25, ge=0, description="CPUs Ray reserves for the evaluator (it schedules, workers run)."
+    )
     trainer_gpus: float = Field(0.0, ge=0, description="GPUs for the trainer (0 on CPU).")
     engine_gpus: float = Field(0.0, ge=0, description="GPUs for each engine (0 on CPU).")
     trainer_resources: dict[str, float] = Field(
@@ -106,6 +109,9 @@ class RayConfig(BaseModel):
     )
     env_resources: dict[str, float] = Field(
         default_factory=dict, description="Custom Ray resources each environment worker needs."
+    )
+    evaluator_resources: dict[str, float] = Field(
+        default_factory=dict, description="Custom Ray resources the evaluator needs."
     )
     torch_threads: int = Field(
         0,
