@@ -148,22 +148,26 @@ def ray_cluster() -> Iterator[Cluster]:
         ],
         env,
     )
-    worker = _ray_start(  # at once: it keeps trying the head's address until that is up
-        root,
-        "worker",
-        [
-            f"--address={address}",
-            f"--node-ip-address={WORKER}",
-            f"--dashboard-agent-listen-port={_free_port(WORKER)}",
-            f"--resources={json.dumps({'rollout': 8})}",
-            *common,
-        ],
-        env,
-    )
-    procs = [head, worker]
+    procs = [head]
     saved = os.environ.get("RAY_AUTH_MODE")
     os.environ["RAY_AUTH_MODE"] = "disabled"  # this driver too
     try:
+        # the worker joins once the head answers: on a loaded box a worker started at
+        # once may give up on the head's GCS before that is up
+        _wait_for_nodes(address, 1, procs, root)
+        worker = _ray_start(
+            root,
+            "worker",
+            [
+                f"--address={address}",
+                f"--node-ip-address={WORKER}",
+                f"--dashboard-agent-listen-port={_free_port(WORKER)}",
+                f"--resources={json.dumps({'rollout': 8})}",
+                *common,
+            ],
+            env,
+        )
+        procs.append(worker)
         _wait_for_nodes(address, 2, procs, root)
         yield Cluster(address, root)
     finally:

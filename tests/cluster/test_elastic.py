@@ -31,7 +31,7 @@ ELASTIC = ElasticConfig(
     mode="elastic", min_workers=1, max_workers=3, slots=2, idle_s=600, down_cooldown_s=0.5,
     tick_s=0.2,
 )  # fmt: skip
-PREFIX = "shadowrl-elastic"
+PREFIX = "shadowrl-elastic-jtest"  # shadowrl-<run>-j<job>-<role>, as the backend names them
 
 
 @pytest.fixture(scope="module")

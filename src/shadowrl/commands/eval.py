@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from shadowrl.commands.config import Config, episode_spec
+from shadowrl.commands.config import Config
 from shadowrl.commands.errors import UsageError
 from shadowrl.commands.policies import open_evaluator, policy_kind
 from shadowrl.episode import EpisodeSpec

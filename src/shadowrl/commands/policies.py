@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from shadowrl.commands.config import Config
 from shadowrl.commands.errors import UsageError
@@ -23,9 +23,8 @@ from shadowrl.episode import PolicyFactory, ReferencePolicy, SharedPolicy
 from shadowrl.models import ModelPathError, check_model_path
 
 if TYPE_CHECKING:
-    from shadowrl.eval.config import EvalConfig
-    from shadowrl.eval.pins import ConfigPins
     from shadowrl.eval.result import EvalResult
+    from shadowrl.eval.runner import Evaluate
     from shadowrl.tasks.task import Task
 
 REFERENCE = ("gold", "noop", "scripted")
@@ -113,16 +112,6 @@ async def open_policy(spec: str, config: Config) -> AsyncIterator[PolicyFactory]
         yield SharedPolicy(policy, tokenizer, f"remote:{spec} ({config.model.path})")
     finally:
         await policy.aclose()
-
-
-class Evaluate(Protocol):
-    """Runs one evaluation of the policy it was opened for (`eval.runner.evaluate`'s
-    arguments, less the policy and the episode spec, which are bound)."""
-
-    async def __call__(
-        self, tasks: Sequence[Task], *, settings: EvalConfig, cache_dir: str, config_pins: ConfigPins,
-        seed: int = 0, suite: str = "", progress: bool = True,
-    ) -> EvalResult: ...  # fmt: skip
 
 
 @contextlib.asynccontextmanager

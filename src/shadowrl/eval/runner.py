@@ -262,3 +262,13 @@ async def evaluate(
         wall_s=time.perf_counter() - start,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
     )
+
+
+class Evaluate(Protocol):
+    """Runs one evaluation of the policy it was opened for: `evaluate`'s arguments, less
+    the policy and the episode spec, which are bound (`commands/policies.open_evaluator`)."""
+
+    async def __call__(
+        self, tasks: Sequence[Task], *, settings: EvalConfig, cache_dir: str,
+        config_pins: ConfigPins, seed: int = 0, suite: str = "", progress: bool = True,
+    ) -> EvalResult: ...  # fmt: skip

@@ -89,8 +89,8 @@ class RemoteEvaluator:
         self.last_metrics: dict[str, int] = {}
 
     async def __call__(
-        self, tasks: Sequence[Task], *, settings: EvalConfig, cache_dir: str, config_pins: ConfigPins,
-        seed: int = 0, suite: str = "", progress: bool = True,
+        self, tasks: Sequence[Task], *, settings: EvalConfig, cache_dir: str,
+        config_pins: ConfigPins, seed: int = 0, suite: str = "", progress: bool = True,
     ) -> EvalResult:  # fmt: skip
         n = len(tasks) * settings.samples
         if progress:
