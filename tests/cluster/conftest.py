@@ -128,6 +128,9 @@ def ray_cluster() -> Iterator[Cluster]:
         # a worker process importing torch on a shared, loaded box can take minutes to
         # register; past Ray's 60 s default its actor is declared unschedulable
         "RAY_worker_register_timeout_seconds": "600",
+        # Ray's memory monitor reads the whole machine's memory, shared here with other
+        # jobs: at 95 % it SIGKILLs this cluster's actors (0.2-0.4 GB each) for them
+        "RAY_memory_monitor_refresh_ms": "0",
     }
     common = ["--num-cpus=2", f"--object-store-memory={96 << 20}"]
     address = f"{HEAD}:{port}"

@@ -180,12 +180,14 @@ class WorkerPool:
         return worker
 
     async def _ready(self, worker: _Worker) -> None:
+        import ray
         from ray.exceptions import RayError
 
         try:
             await worker.handle.where.remote()
         except RayError as e:  # it never came up: forget it, the policy may try again
             log.warning("env worker %d did not start: %s", worker.index, str(e).splitlines()[0])
+            ray.kill(worker.handle, no_restart=True)
             if worker in self._workers:
                 self._workers.remove(worker)
             return
