@@ -15,16 +15,22 @@ import time
 
 import pytest
 
+from shadowrl.episode import EpisodeSpec
 from shadowrl.inference.config import EngineConfig
 from shadowrl.models import tiny_model
 from shadowrl.rl.cluster.backend import cluster_actors, connect, start_engines, start_env_pool
 from shadowrl.rl.cluster.config import ElasticConfig
 from shadowrl.rl.cluster.proxies import ClusterRollouts
 
-from .test_faults import SPEC, _task
+from .test_faults import SPEC as FAULTS_SPEC
+from .test_faults import _task
 from .test_ray_backend import ray_config
 
-G, GROUPS = 4, 3
+G, GROUPS = 4, 2
+# short episodes: the pool is under test, not the policy
+SPEC = EpisodeSpec(
+    agent=FAULTS_SPEC.agent.model_copy(update={"max_turns": 2, "max_new_tokens": 32})
+)
 # no shrink while the test looks at the grown pool (its actors may take a while to
 # start on a loaded box); then the idle time is cut to 1 s to watch it drain
 ELASTIC = ElasticConfig(
@@ -88,7 +94,7 @@ def test_burst_grows_to_max_idle_drains_to_min_and_no_episode_is_lost(pool):
 
     groups = asyncio.run(first_burst())
     m = pool.metrics()
-    assert m["env_workers_peak"] == ELASTIC.max_workers  # 12 episodes / 2 slots, capped at 3
+    assert m["env_workers_peak"] == ELASTIC.max_workers  # 8 episodes / 2 slots, capped at 3
     assert m["episodes_queued_peak"] > 0 and m["env_workers_started"] == 3
     assert {a["node"] for a in _envs()} == {"127.0.0.3"}  # placed where `rollout` is
     assert len(_envs()) == 3

@@ -18,6 +18,7 @@ them, fixed weights, no store) or a scripted reference (run on the workers).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -35,6 +36,7 @@ from shadowrl.rl.cluster.episodes import WorkerEpisodes
 from shadowrl.tasks import Task
 
 log = logging.getLogger(__name__)
+_opened = itertools.count()
 
 
 class EvaluatorActor:
@@ -120,7 +122,8 @@ async def ray_evaluator(
     import ray
 
     connect(cfg)
-    prefix = f"shadowrl-{name}-j{ray.get_runtime_context().get_job_id()}"
+    # one name per evaluator: the actors of the previous one may still hold theirs
+    prefix = f"shadowrl-{name}{next(_opened)}-j{ray.get_runtime_context().get_job_id()}"
     started: list[Any] = []
     try:
         tok_ref = ray.put(tokenizer)
