@@ -124,7 +124,7 @@ def bursty(ws: Path, bursts: int, seed: int = 0) -> dict[str, float]:
         "claim_ms": statistics.median(claims), "claim_p90_ms": q[-1],
         "cold_claim_ms": statistics.median(colds), "hit_rate": stats.hits / len(claims),
         "claims": len(claims),
-        "load_avg_1m": [load_before, os.getloadavg()[0]],
+        "load_before": load_before, "load_after": os.getloadavg()[0],
     }  # fmt: skip
 
 
@@ -154,8 +154,8 @@ def main() -> None:
         print(f"{n:>10} " + " ".join(f"{c:>10.2f}" for c in cells))
     print(f"warm pool under bursts of {BURST}: claim + first exec median {pool['claim_ms']:.2f} ms "
           f"(p90 {pool['claim_p90_ms']:.2f}), cold fork + first exec {pool['cold_claim_ms']:.2f} ms, "
-          f"hits {pool['hit_rate']:.0%} of {pool['claims']:.0f}, 1-min load {pool['load_avg_1m'][0]:.1f}"
-          f" -> {pool['load_avg_1m'][1]:.1f}")  # fmt: skip
+          f"hits {pool['hit_rate']:.0%} of {pool['claims']:.0f}, 1-min load {pool['load_before']:.1f}"
+          f" -> {pool['load_after']:.1f}")  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     result = {"repeats": repeats, "warm_execs": WARM_EXECS, "results": results, "pool": pool}
     args.out.write_text(json.dumps({**result, "machine": machine()}, indent=2))

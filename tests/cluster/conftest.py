@@ -125,6 +125,12 @@ def ray_cluster() -> Iterator[Cluster]:
         "RAY_AUTH_MODE": "disabled",  # a stale ~/.ray/auth_token must not switch auth on
         "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
         "RAY_USAGE_STATS_ENABLED": "0",
+        # a worker process importing torch on a shared, loaded box can take minutes to
+        # register; past Ray's 60 s default its actor is declared unschedulable
+        "RAY_worker_register_timeout_seconds": "600",
+        # Ray's memory monitor reads the whole machine's memory, shared here with other
+        # jobs: at 95 % it SIGKILLs this cluster's actors (0.2-0.4 GB each) for them
+        "RAY_memory_monitor_refresh_ms": "0",
     }
     common = ["--num-cpus=2", f"--object-store-memory={96 << 20}"]
     address = f"{HEAD}:{port}"
@@ -145,22 +151,26 @@ def ray_cluster() -> Iterator[Cluster]:
         ],
         env,
     )
-    worker = _ray_start(  # at once: it keeps trying the head's address until that is up
-        root,
-        "worker",
-        [
-            f"--address={address}",
-            f"--node-ip-address={WORKER}",
-            f"--dashboard-agent-listen-port={_free_port(WORKER)}",
-            f"--resources={json.dumps({'rollout': 8})}",
-            *common,
-        ],
-        env,
-    )
-    procs = [head, worker]
+    procs = [head]
     saved = os.environ.get("RAY_AUTH_MODE")
     os.environ["RAY_AUTH_MODE"] = "disabled"  # this driver too
     try:
+        # the worker joins once the head answers: on a loaded box a worker started at
+        # once may give up on the head's GCS before that is up
+        _wait_for_nodes(address, 1, procs, root)
+        worker = _ray_start(
+            root,
+            "worker",
+            [
+                f"--address={address}",
+                f"--node-ip-address={WORKER}",
+                f"--dashboard-agent-listen-port={_free_port(WORKER)}",
+                f"--resources={json.dumps({'rollout': 8})}",
+                *common,
+            ],
+            env,
+        )
+        procs.append(worker)
         _wait_for_nodes(address, 2, procs, root)
         yield Cluster(address, root)
     finally:

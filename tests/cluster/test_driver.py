@@ -68,7 +68,9 @@ def test_killed_driver_resumes_from_last_checkpoint(ray_cluster, tmp_path):
         _argv(ray_cluster, run, 3), env=_env(), capture_output=True, text=True, timeout=900
     )
     assert second.returncode == 0, second.stderr[-3000:]
-    steps = [r["step"] for r in read_metrics(run / "metrics.jsonl", "rl")]
+    records = read_metrics(run / "metrics.jsonl", "rl")
+    steps = [r["step"] for r in records]
+    assert all(r["env_workers"] == 2 for r in records)  # the worker pool's counts, per step
     assert steps[:done] == list(range(1, done + 1))  # nothing before the checkpoint is redone
     assert sorted(set(steps)) == [1, 2, 3] and len(steps) <= 4
     final = json.loads(state.read_text())

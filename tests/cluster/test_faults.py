@@ -41,12 +41,17 @@ SPEC = EpisodeSpec(
 )
 
 
+def _task():
+    """The first easy training task, prepared in the test cache."""
+    task = load_suite("easy", "train")[0]
+    cache = Path(os.environ.get("SHADOWRL_TEST_CACHE", "/tmp/shadowrl-test-cache"))
+    return task, prepare(task, cache)
+
+
 @pytest.fixture(scope="module")
 def cluster_run(ray_cluster, tmp_path_factory):
     """Two engines and two environment workers on the worker node, one real task."""
-    task = load_suite("easy", "train")[0]
-    cache = Path(os.environ.get("SHADOWRL_TEST_CACHE", "/tmp/shadowrl-test-cache"))
-    prepared = prepare(task, cache)
+    task, prepared = _task()
     run_dir = tmp_path_factory.mktemp("faults")
     model, tokenizer = tiny_model(seed=0)
     with ray_services(
@@ -153,7 +158,7 @@ def test_killed_engine_mid_episode_fails_over_to_the_other(cluster_run):
 @pytest.mark.slow
 def test_episodes_lost_for_good_are_masked_and_counted_not_scored(cluster_run):
     services, task, prepared, prefix = cluster_run
-    rollouts = ClusterRollouts(services.rollout.workers, G, retries=0)  # no second try
+    rollouts = ClusterRollouts(services.rollout.pool, G, retries=0)  # no second try
     kill = _kill_once_running(prefix, "env-0", rollouts.workers[:1])
     group = asyncio.run(_group_with_kill(rollouts, task, prepared, kill))
     assert group.lost > 0 and rollouts.lost == group.lost

@@ -92,3 +92,10 @@ def test_serve_with_an_unreachable_trace_store(
     url = f"postgresql+psycopg://nobody@/traces?host={tmp_path / 'no-server'}"
     line = _fails(["serve", f"--serve.traces={url}"], capsys)  # before any model loads
     assert "cannot open the trace store" in line and url in line
+
+
+def test_eval_on_ray_refuses_a_served_url(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["eval", "--policy", "http://127.0.0.1:9/v1", "--suite", "easy:train", "--limit", "1",
+            "--backend", "ray"]  # fmt: skip
+    line = _fails(argv, capsys)
+    assert "evaluates local weights or a reference policy, not a URL" in line

@@ -87,8 +87,10 @@ class Config(BaseModel):
     )
     backend: Literal["local", "ray"] = Field(
         "local",
-        description="Where RL's services run: 'local' in this process, 'ray' as actors on a "
-        "Ray cluster (the `ray:` section; needs the `ray` extra).",
+        description="Where the services run: 'local' in this process, 'ray' as actors on a "
+        "Ray cluster (the `ray:` section; needs the `ray` extra): RL's trainer, engines and "
+        "environment workers for `train`, the evaluator and its workers for `eval` and the "
+        "pinned evals of `realtime`.",
     )
     ray: RayConfig = Field(
         default_factory=RayConfig, description="Ray cluster address and actor counts."

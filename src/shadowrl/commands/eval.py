@@ -1,6 +1,7 @@
 """`shadowrl eval`: run a pinned benchmark, write eval.json + report.md.
 
     shadowrl eval --suite easy:heldout --policy runs/rl/ckpt-40 --samples 4 --out runs/eval/ckpt-40
+    shadowrl eval --suite easy:heldout --policy tiny --backend ray --ray.address=HOST:PORT
 
 Exits 0, or 2 when some episode crashed (the result is written but incomplete) or on a
 usage mistake. Heavy imports happen inside `run` so `shadowrl --help` stays
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from shadowrl.commands.config import Config, episode_spec
 from shadowrl.commands.errors import UsageError
-from shadowrl.commands.policies import open_policy, policy_kind
+from shadowrl.commands.policies import open_evaluator, policy_kind
 from shadowrl.episode import EpisodeSpec
 from shadowrl.eval.result import EvalResult
 from shadowrl.tasks.task import Task, load_suite
@@ -52,6 +53,12 @@ def add_args(p: argparse.ArgumentParser) -> None:
         metavar="FIELD=VALUE",
         help="also run an arm with one config field changed (a list field takes -item or "
         "+item, e.g. agent.tools=-semantic_search) and report the paired difference",
+    )
+    p.add_argument(
+        "--backend",
+        choices=["local", "ray"],
+        help="where the episodes run (the config's `backend`): 'ray' runs them on the Ray "
+        "cluster at --ray.address, through an evaluator actor and its environment workers",
     )
 
 
@@ -164,15 +171,19 @@ async def evaluate_arm(
 ) -> EvalResult:
     """One evaluation of `policy` on `tasks` under `config` (episodes kept in `save_dir`)."""
     from shadowrl.eval.pins import config_pins
-    from shadowrl.eval.runner import evaluate
 
-    spec = episode_spec(config)
-    keep = episode_saver(save_dir, policy, spec) if save_dir is not None else None
-    async with open_policy(policy, config) as factory:
-        return await evaluate(
-            tasks, factory, spec, settings=config.eval,
-            cache_dir=config.tasks.cache_dir, config_pins=config_pins(config),
-            seed=config.seed, suite=suite, progress=progress, keep=keep,
+    saving = {}
+    if save_dir is not None:  # the episodes stay where they ran: only here, for now
+        if config.backend == "ray":
+            raise UsageError(
+                "--save-dir keeps episodes of the local backend only, not --backend=ray"
+            )
+        saving = {"keep": episode_saver(save_dir, policy, episode_spec(config))}
+    async with open_evaluator(policy, config) as run_eval:
+        return await run_eval(
+            tasks, settings=config.eval, cache_dir=config.tasks.cache_dir,
+            config_pins=config_pins(config), seed=config.seed, suite=suite, progress=progress,
+            **saving,
         )  # fmt: skip
 
 
@@ -212,6 +223,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
 
     from shadowrl.eval.report import write_report
 
+    if args.backend:
+        config = config.model_copy(update={"backend": args.backend})
     suite = args.suite or config.tasks.suite
     policy = args.policy or config.model.path
     tasks = load_eval_tasks(suite, args.limit)

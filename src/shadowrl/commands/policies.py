@@ -14,13 +14,18 @@ and shared by every episode, so the engine batches them together.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from shadowrl.commands.config import Config
 from shadowrl.commands.errors import UsageError
 from shadowrl.episode import PolicyFactory, ReferencePolicy, SharedPolicy
 from shadowrl.models import ModelPathError, check_model_path
+
+if TYPE_CHECKING:
+    from shadowrl.eval.result import EvalResult
+    from shadowrl.eval.runner import Evaluate
+    from shadowrl.tasks.task import Task
 
 REFERENCE = ("gold", "noop", "scripted")
 PolicyKind = Literal["reference", "remote", "local"]
@@ -107,3 +112,50 @@ async def open_policy(spec: str, config: Config) -> AsyncIterator[PolicyFactory]
         yield SharedPolicy(policy, tokenizer, f"remote:{spec} ({config.model.path})")
     finally:
         await policy.aclose()
+
+
+@contextlib.asynccontextmanager
+async def open_evaluator(spec: str, config: Config) -> AsyncIterator[Evaluate]:
+    """`async with open_evaluator(spec, config) as run:` evaluates policy `spec` on the
+    command's episode spec: in this process, or with `backend: ray` on the evaluator
+    actor (`pipeline/evaluator.py`), its samples on Ray environment workers."""
+    from shadowrl.commands.config import episode_spec
+    from shadowrl.eval.runner import evaluate
+
+    bound = episode_spec(config)
+    if config.backend == "ray":
+        async with _ray_evaluator(spec, config) as remote:
+            yield remote
+        return
+    async with open_policy(spec, config) as factory:
+
+        async def run(tasks: Sequence[Task], **kw: Any) -> EvalResult:
+            return await evaluate(tasks, factory, bound, **kw)
+
+        yield run
+
+
+@contextlib.asynccontextmanager
+async def _ray_evaluator(spec: str, config: Config) -> AsyncIterator[Evaluate]:
+    from shadowrl.commands.config import episode_spec
+    from shadowrl.models import load_model, load_tokenizer
+    from shadowrl.pipeline.evaluator import ray_evaluator
+
+    kind = policy_kind(spec)
+    if kind == "remote":
+        raise UsageError("--backend=ray evaluates local weights or a reference policy, not a URL")
+    try:
+        import ray  # noqa: F401
+    except ImportError as e:
+        raise UsageError("--backend=ray needs Ray: pip install 'shadowrl[ray]'") from e
+    if kind == "reference":
+        model, tokenizer, what = None, load_tokenizer(config.model.path), f"reference:{spec}"
+    else:
+        model, tokenizer = load_model(config.model.model_copy(update={"path": spec}))
+        what = f"model:{spec}"
+    async with ray_evaluator(
+        config.ray, model=model, tokenizer=tokenizer,
+        reference=spec if kind == "reference" else None, description=what,
+        engine_config=config.engine, spec=episode_spec(config), seed=config.seed,
+    ) as remote:  # fmt: skip
+        yield remote

@@ -3,6 +3,7 @@
     shadowrl realtime --simulate-users                 # server, simulated users and cycles
     shadowrl realtime --config configs/realtime-tiny.yaml --simulate-users
     shadowrl realtime                                  # real users: wait for their sessions
+    shadowrl realtime --simulate-users --backend ray   # pinned evals on the Ray evaluator
 
 The server runs as its own process (started here, found again on a rerun); the cycle
 logic is `realtime/cycle.py` and `realtime/stages.py`. A rerun resumes the cycle a kill
@@ -35,6 +36,12 @@ def add_args(p: argparse.ArgumentParser) -> None:
         help="simulated users (realtime.users) bring the sessions; else wait for real ones",
     )
     p.add_argument("--cycles", type=int, help="override realtime.cycles")
+    p.add_argument(
+        "--backend",
+        choices=["local", "ray"],
+        help="where the pinned evals run (the config's `backend`): 'ray' runs them on the "
+        "evaluator actor and its environment workers on the cluster at --ray.address",
+    )
 
 
 def traces_url(config: Config) -> str:
@@ -85,7 +92,7 @@ def initial_checkpoint(config: Config) -> Callable[[Path], str]:
 
 def deps_of(config: Config, simulate: bool) -> Deps:
     from shadowrl.commands.eval import load_eval_tasks
-    from shadowrl.commands.policies import open_policy
+    from shadowrl.commands.policies import open_evaluator
     from shadowrl.eval.pins import config_pins
     from shadowrl.models import load_tokenizer
     from shadowrl.realtime.stages import Deps
@@ -100,7 +107,7 @@ def deps_of(config: Config, simulate: bool) -> Deps:
         spec=episode_spec(config),
         pins=config_pins(config),
         tokenizer=load_tokenizer(config.model.path),
-        open_policy=lambda spec: open_policy(spec, config),
+        open_evaluator=lambda spec: open_evaluator(spec, config),
         pinned=load_eval_tasks(rt.suite, rt.eval_limit),
         user_tasks=load_eval_tasks(rt.users.suite, rt.users.limit) if simulate else None,
         cache_dir=Path(config.tasks.cache_dir).expanduser(),
@@ -127,6 +134,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
 
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request drowns progress
 
+    if args.backend:
+        config = config.model_copy(update={"backend": args.backend})
     if args.cycles is not None:
         config = config.model_copy(
             update={"realtime": config.realtime.model_copy(update={"cycles": args.cycles})}

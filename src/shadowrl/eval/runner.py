@@ -11,6 +11,9 @@ Episodes run concurrently under one semaphore (the engine batches their decode
 steps); blocking sandbox and grading work runs in threads so the event loop keeps
 generating. A sample whose preparation, episode or grading raises is recorded as a
 crash with its traceback, counted as unresolved and reported loudly: never a silent 0.
+Where the samples run is an `Episodes`: in this process by default, or on Ray
+environment workers (`rl/cluster/evaluator.py`, `shadowrl eval --backend ray`), the
+preparing, scoring and report staying here.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ import dataclasses
 import logging
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from shadowrl.episode import EpisodeSpec, PolicyFactory, graded_episode
 from shadowrl.eval.behaviour import episode_behaviour, summarize_behaviour
@@ -38,7 +43,6 @@ from shadowrl.eval.result import (
     score,
     score_by_tier,
 )
-from shadowrl.sandbox.base import Snapshot
 from shadowrl.tasks.prepare import PreparedTask, prepare, task_prompt
 from shadowrl.tasks.task import Task
 from shadowrl.tasks.verify import Verdict
@@ -129,36 +133,65 @@ def _graded(sample: int, traj: Trajectory, verdict: Verdict, wall_s: float) -> S
     )
 
 
+Sample = Callable[[], Awaitable[tuple[Trajectory, Verdict]]]
+
+
+class Episodes(Protocol):
+    """Where a task's samples run: `open(task, prepared)` yields what runs one graded
+    sample. In this process (`LocalEpisodes`) or on Ray environment workers
+    (`rl/cluster/evaluator.py`); the scoring around them is the same."""
+
+    def open(self, task: Task, prepared: PreparedTask) -> AbstractAsyncContextManager[Sample]: ...
+
+
+@dataclasses.dataclass
+class LocalEpisodes:
+    """Each task's root sandbox and snapshot here; each sample in a fork of it."""
+
+    factory: PolicyFactory
+    spec: EpisodeSpec
+
+    @contextlib.asynccontextmanager
+    async def open(self, task: Task, prepared: PreparedTask) -> AsyncIterator[Sample]:
+        async with contextlib.AsyncExitStack() as cleanup:  # release the snapshot, close root
+            root = await asyncio.to_thread(self.spec.open_sandbox, prepared)
+            cleanup.push_async_callback(asyncio.to_thread, root.close)
+            snap = await asyncio.to_thread(root.snapshot)
+            cleanup.push_async_callback(asyncio.to_thread, snap.release)
+
+            async def sample() -> tuple[Trajectory, Verdict]:
+                sandbox = await asyncio.to_thread(snap.fork)
+                try:
+                    return await graded_episode(
+                        self.factory(task, prepared), sandbox, prepared,
+                        tokenizer=self.factory.tokenizer, spec=self.spec,
+                    )  # fmt: skip
+                finally:
+                    await asyncio.to_thread(sandbox.close)
+
+            yield sample
+
+
 @dataclasses.dataclass
 class _Run:
     """What every sample of one evaluation shares."""
 
-    factory: PolicyFactory
-    spec: EpisodeSpec
+    episodes: Episodes
     gate: asyncio.Semaphore
     advance: Advance
-    episodes: list[tuple[Trajectory, bool]]  # graded trajectory, resolved
+    graded: list[tuple[Trajectory, bool]]  # graded trajectory, resolved
     keep: Keep | None = None
 
 
-async def _sample(
-    run: _Run, task: Task, prepared: PreparedTask, snap: Snapshot, i: int
-) -> SampleResult:
+async def _sample(run: _Run, task: Task, sample: Sample, i: int) -> SampleResult:
     start = time.perf_counter()
     async with run.gate:
         try:
-            sandbox = await asyncio.to_thread(snap.fork)
-            try:
-                traj, verdict = await graded_episode(
-                    run.factory(task, prepared), sandbox, prepared,
-                    tokenizer=run.factory.tokenizer, spec=run.spec,
-                )  # fmt: skip
-            finally:
-                await asyncio.to_thread(sandbox.close)
+            traj, verdict = await sample()
         except Exception as err:
             result = _crash(i, err, time.perf_counter() - start)
         else:
-            run.episodes.append((traj, verdict.resolved))
+            run.graded.append((traj, verdict.resolved))
             result = _graded(i, traj, verdict, time.perf_counter() - start)
             if run.keep is not None:
                 await asyncio.to_thread(run.keep, task, i, traj)
@@ -167,7 +200,7 @@ async def _sample(
 
 
 async def _task(run: _Run, task: Task, samples: int, cache_dir: Path) -> TaskResult:
-    """Prepare `task` once, snapshot it, and run its samples from forks of the snapshot."""
+    """Prepare `task` once and run its samples (forks of one root, where they run)."""
 
     def result(rows: Sequence[SampleResult]) -> TaskResult:
         return TaskResult(
@@ -175,21 +208,16 @@ async def _task(run: _Run, task: Task, samples: int, cache_dir: Path) -> TaskRes
         )
 
     start = time.perf_counter()
-    async with contextlib.AsyncExitStack() as cleanup:  # release the snapshot, then close root
+    async with contextlib.AsyncExitStack() as cleanup:
         try:
             async with run.gate:  # preparing is heavy (unpack, env build): it takes a slot
                 prepared = await asyncio.to_thread(prepare, task, cache_dir)
-                root = await asyncio.to_thread(run.spec.open_sandbox, prepared)
-                cleanup.push_async_callback(asyncio.to_thread, root.close)
-                snap = await asyncio.to_thread(root.snapshot)
-                cleanup.push_async_callback(asyncio.to_thread, snap.release)
+                sample = await cleanup.enter_async_context(run.episodes.open(task, prepared))
         except Exception as err:
             for _ in range(samples):
                 run.advance(False)
             return result([_crash(i, err, time.perf_counter() - start) for i in range(samples)])
-        rows = await asyncio.gather(
-            *(_sample(run, task, prepared, snap, i) for i in range(samples))
-        )
+        rows = await asyncio.gather(*(_sample(run, task, sample, i) for i in range(samples)))
     return result(rows)
 
 
@@ -204,19 +232,23 @@ async def evaluate(
     seed: int = 0,
     suite: str = "",
     progress: bool = True,
+    episodes: Episodes | None = None,
     keep: Keep | None = None,
 ) -> EvalResult:
     """Run `settings.samples` episodes of every task, at most `settings.concurrency` at once;
-    score them. `config_pins` fingerprints the caller's whole config (a pin of the result);
-    `keep` gets every graded episode (`shadowrl eval --save-dir` writes them for replay)."""
+    score them. `config_pins` fingerprints the caller's whole config (a pin of the result).
+    `episodes` says where they run (default: here, `LocalEpisodes`); `policy_factory` is
+    then what they run, its tokenizer and description pinned either way. `keep` gets every
+    graded episode (`shadowrl eval --save-dir` writes them for replay)."""
     samples, concurrency = settings.samples, settings.concurrency
     if not tasks or samples < 1 or concurrency < 1:
         raise ValueError("need at least one task, one sample and a concurrency of at least 1")
     start = time.perf_counter()
     with _progress(progress, len(tasks) * samples) as advance:
-        run = _Run(policy_factory, spec, asyncio.Semaphore(concurrency), advance, [], keep)
+        where = episodes or LocalEpisodes(policy_factory, spec)
+        run = _Run(where, asyncio.Semaphore(concurrency), advance, [], keep)
         results = await asyncio.gather(*(_task(run, t, samples, Path(cache_dir)) for t in tasks))
-    trajs, resolved = [t for t, _ in run.episodes], [r for _, r in run.episodes]
+    trajs, resolved = [t for t, _ in run.graded], [r for _, r in run.graded]
     return EvalResult(
         pins=Pins(
             suite=suite,
@@ -236,3 +268,13 @@ async def evaluate(
         wall_s=time.perf_counter() - start,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
     )
+
+
+class Evaluate(Protocol):
+    """Runs one evaluation of the policy it was opened for: `evaluate`'s arguments, less
+    the policy and the episode spec, which are bound (`commands/policies.open_evaluator`)."""
+
+    async def __call__(
+        self, tasks: Sequence[Task], *, settings: EvalConfig, cache_dir: str,
+        config_pins: ConfigPins, seed: int = 0, suite: str = "", progress: bool = True,
+    ) -> EvalResult: ...  # fmt: skip

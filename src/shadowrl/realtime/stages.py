@@ -25,13 +25,13 @@ from typing import Any
 import torch
 
 from shadowrl.agent.tools import ToolSet
-from shadowrl.episode import EpisodeSpec, PolicyFactory
+from shadowrl.episode import EpisodeSpec
 from shadowrl.eval import gate as paired_gate
 from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.pins import ConfigPins
 from shadowrl.eval.report import write_report
 from shadowrl.eval.result import EvalResult
-from shadowrl.eval.runner import evaluate
+from shadowrl.eval.runner import Evaluate
 from shadowrl.models import ModelConfig, load_model
 from shadowrl.realtime import checks
 from shadowrl.realtime.config import RealtimeConfig
@@ -49,7 +49,8 @@ from shadowrl.serve.store import CheckpointRecord, CheckpointUpdate, TraceStore,
 from shadowrl.tasks.task import Task
 
 STAGES = ("collect", "reward", "train", "eval", "gate", "deploy", "watch")
-OpenPolicy = Callable[[str], AbstractAsyncContextManager[PolicyFactory]]
+# what evaluates a checkpoint: in this process, or the Ray evaluator actor (backend ray)
+OpenEvaluator = Callable[[str], AbstractAsyncContextManager[Evaluate]]
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ class Deps:
     spec: EpisodeSpec
     pins: ConfigPins
     tokenizer: Any
-    open_policy: OpenPolicy
+    open_evaluator: OpenEvaluator
     pinned: list[Task]
     user_tasks: list[Task] | None  # None: real users (wait for their sessions)
     cache_dir: Path
@@ -229,9 +230,9 @@ async def eval_policy(ctx: Ctx, path: str, out: Path) -> EvalResult:
     if (out / "eval.json").exists():
         return EvalResult.load(out / "eval.json")
     deps = ctx.deps
-    async with deps.open_policy(path) as factory:
-        result = await evaluate(
-            deps.pinned, factory, deps.spec, settings=deps.eval, cache_dir=deps.cache_dir,
+    async with deps.open_evaluator(path) as run_eval:
+        result = await run_eval(
+            deps.pinned, settings=deps.eval, cache_dir=str(deps.cache_dir),
             config_pins=deps.pins, seed=deps.seed, suite=deps.rt.suite,
         )  # fmt: skip
     write_report(result, out)

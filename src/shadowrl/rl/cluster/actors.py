@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from shadowrl.episode import EpisodeSpec
+from shadowrl.episode import EpisodeSpec, graded_episode
 from shadowrl.inference.config import EngineConfig
 from shadowrl.rl.config import BranchingConfig, TrainConfig
 from shadowrl.rl.credit_tree import Subtree
@@ -24,6 +24,8 @@ from shadowrl.rl.roots import SandboxRoots
 from shadowrl.rl.trainer import Trainer
 from shadowrl.rl.weights import WeightStore
 from shadowrl.tasks import PreparedTask, Task
+from shadowrl.tasks.reference import reference_policy
+from shadowrl.tasks.verify import Verdict
 from shadowrl.types import Generation, SamplingParams, Trajectory
 
 
@@ -31,7 +33,8 @@ class EnginesUnavailable(RuntimeError):
     """Every engine an episode could ask is dead or restarting: retry the episode later."""
 
 
-def _where() -> dict[str, Any]:
+def placement() -> dict[str, Any]:
+    """Where the calling actor runs: its node's address and its pid."""
     import ray
 
     return {"ip": ray.util.get_node_ip_address(), "pid": os.getpid()}
@@ -94,37 +97,45 @@ class TrainerActor:
         return {k: v.detach().clone() for k, v in self.trainer.model.state_dict().items()}
 
     def where(self) -> dict[str, Any]:
-        return _where()
+        return placement()
 
 
 class EngineActor:
-    """One `Engine`, generating for any environment worker and loading versions by number."""
+    """One `Engine`, generating for any environment worker and loading versions by number.
+
+    Without a store (`store_url` None: an evaluation) it serves the weights it was built
+    with and nothing else."""
 
     def __init__(
         self,
         model: Any,
         tokenizer: Any,
         config: EngineConfig,
-        train: TrainConfig,
-        store_url: str,
+        train: TrainConfig | None,
+        store_url: str | None,
         seed: int,
         threads: int = 0,
     ) -> None:
         from shadowrl.inference.engine import Engine
 
         _threads(threads)
-        self.store = store = weight_store(store_url, train, None)
-        self.engine = Engine(model.eval(), tokenizer, config, version=-1, seed=seed).start()
-        # the newest published version: also what a restarted engine must catch up to
-        latest = store.latest_version()
-        if latest is not None:
-            self.engine.update_weights(store.fetch(latest), latest)
+        version = -1 if store_url else 0
+        self.engine = Engine(model.eval(), tokenizer, config, version=version, seed=seed).start()
+        self.store = None
+        if store_url:
+            self.store = store = weight_store(store_url, train or TrainConfig(), None)
+            # the newest published version: also what a restarted engine must catch up to
+            latest = store.latest_version()
+            if latest is not None:
+                self.engine.update_weights(store.fetch(latest), latest)
 
     async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams) -> Generation:
         return await self.engine.generate(prompt_ids, sampling)
 
     async def load(self, version: int) -> float:
         """Fetch `version` (only the deltas since the last one) and swap it in flight."""
+        if self.store is None:
+            raise RuntimeError("this engine serves fixed weights: it has no weight store")
         state = await asyncio.to_thread(self.store.fetch, version)
         return await asyncio.to_thread(self.engine.update_weights, state, version)
 
@@ -135,7 +146,7 @@ class EngineActor:
         return int(self.engine.prefix.hit_tokens)
 
     def where(self) -> dict[str, Any]:
-        return _where()
+        return placement()
 
 
 class EngineClient:
@@ -163,7 +174,8 @@ class EngineClient:
 
 
 class EnvWorker:
-    """Runs graded episodes in forks of its own root sandboxes (one per task, kept open)."""
+    """Runs graded episodes in forks of its own root sandboxes (one per task, kept open):
+    training rollouts (`episode`) and eval samples (`graded`, with the verdict)."""
 
     def __init__(self, engines: Sequence[Any], tokenizer: Any, spec: EpisodeSpec) -> None:
         self.engines, self.tokenizer, self.spec = list(engines), tokenizer, spec
@@ -197,8 +209,27 @@ class EnvWorker:
         finally:
             self.failovers += policy.failovers
 
-    def close(self) -> None:
+    async def graded(
+        self, reference: str | None, task: Task, prepared: PreparedTask
+    ) -> tuple[Trajectory, Verdict]:
+        """One graded eval sample: scripted policy `reference`, or (None) the engines."""
+        fork = await self.roots.forker(prepared)
+        self.started += 1
+        client = EngineClient(self.engines, first=self.started) if reference is None else None
+        policy = client or reference_policy(str(reference), task, prepared, self.tokenizer)
+        sandbox = await asyncio.to_thread(fork)
+        try:
+            return await graded_episode(
+                policy, sandbox, prepared, tokenizer=self.tokenizer, spec=self.spec
+            )
+        finally:
+            await asyncio.to_thread(sandbox.close)
+            self.failovers += client.failovers if client is not None else 0
+
+    def close(self) -> int:
+        """Close every root sandbox (and pool); the episodes this worker ran."""
         self.roots.close()
+        return self.started
 
     def where(self) -> dict[str, Any]:
-        return {**_where(), "episodes": self.started, "engine_failovers": self.failovers}
+        return {**placement(), "episodes": self.started, "engine_failovers": self.failovers}

@@ -33,6 +33,7 @@ from shadowrl.rl.cluster.proxies import (
     RemoteTrainer,
     WeightsAt,
 )
+from shadowrl.rl.cluster.workers import WorkerPool
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.run import Services
 from shadowrl.tasks import PreparedTask, Task
@@ -89,6 +90,49 @@ def _drop_versions_after(url: str, version: int) -> None:
             store.fs.rm(f"{store.root}/v{v:08d}", recursive=True)
 
 
+def actor_class(
+    cls: type, prefix: str, name: str, cpus: float, gpus: float, res: dict[str, float],
+    **kw: Any,
+) -> Any:  # fmt: skip
+    """The actor class `cls`, named `<prefix>-<name>` with its reservations (call
+    `.remote(...)` on it)."""
+    import ray
+
+    opts = dict(name=f"{prefix}-{name}", num_cpus=cpus, num_gpus=gpus, resources=res)
+    return ray.remote(cls).options(**opts, **kw)
+
+
+def start_engines(
+    prefix: str, cfg: RayConfig, model_ref: Any, tok_ref: Any, engine_config: EngineConfig,
+    seed: int, train: TrainConfig | None = None, url: str | None = None,
+) -> list[Any]:  # fmt: skip
+    """`cfg.engines` engine actors serving `model_ref` (following the store at `url`, if any)."""
+    restarts = dict(max_restarts=cfg.actor_restarts, max_task_retries=0)
+    return [
+        actor_class(
+            EngineActor, prefix, f"engine-{i}", cfg.engine_cpus, cfg.engine_gpus,
+            cfg.engine_resources, max_concurrency=1000, **restarts,
+        ).remote(model_ref, tok_ref, engine_config, train, url, seed + i, cfg.torch_threads)
+        for i in range(cfg.engines)
+    ]  # fmt: skip
+
+
+def start_env_pool(
+    prefix: str, cfg: RayConfig, engines: list[Any], tok_ref: Any, spec: EpisodeSpec
+) -> WorkerPool:
+    """The environment workers (fixed or elastic, `cfg.elastic`) on `engines`; the pool
+    starts its first workers at once (`wait_ready` blocks until they answer)."""
+    restarts = dict(max_restarts=cfg.actor_restarts, max_task_retries=0)
+
+    def env_worker(i: int) -> Any:
+        return actor_class(
+            EnvWorker, prefix, f"env-{i}", cfg.env_cpus, 0.0, cfg.env_resources,
+            max_concurrency=1000, **restarts,
+        ).remote(engines, tok_ref, spec)  # fmt: skip
+
+    return WorkerPool(env_worker, cfg.env_workers, cfg.elastic)
+
+
 @contextmanager
 def ray_services(
     model: Any,
@@ -103,8 +147,9 @@ def ray_services(
     spec: EpisodeSpec,
     seed: int,
 ) -> Iterator[Services]:
-    """The trainer, `cfg.engines` engines and `cfg.env_workers` environment workers as
-    actors, behind the orchestrator's interfaces; every actor is killed on exit."""
+    """The trainer, `cfg.engines` engines and a pool of environment workers (`cfg.env_workers`,
+    or elastic between `cfg.elastic.min_workers` and `max_workers`) as actors, behind the
+    orchestrator's interfaces; every actor is killed on exit."""
     import ray
 
     connect(cfg)
@@ -112,53 +157,32 @@ def ray_services(
     url = train.weights_url or str(run_dir / "weights")
     dtype = None if engine_config.dtype == "auto" else engine_config.dtype
     started: list[Any] = []
-
-    def spawn(
-        cls: type, name: str, cpus: float, gpus: float, res: dict[str, float], **kw: Any
-    ) -> Any:
-        """The actor class `cls`, named and with its reservations (call `.remote(...)`)."""
-        opts = dict(name=f"{prefix}-{name}", num_cpus=cpus, num_gpus=gpus, resources=res)
-        return ray.remote(cls).options(**opts, **kw)
-
+    pools: list[WorkerPool] = []
     try:
         # Put once and held until the end: the trainer (on a fresh start) and every engine
         # start from `model_ref`, and an actor Ray restarts is built again from these very
         # arguments (ones Ray put itself are freed after the first construction).
         model_ref, tok_ref = ray.put(model), ray.put(tokenizer)
-        trainer_actor = spawn(
-            TrainerActor, "trainer", cfg.trainer_cpus, cfg.trainer_gpus, cfg.trainer_resources
+        trainer_actor = actor_class(
+            TrainerActor, prefix, "trainer", cfg.trainer_cpus, cfg.trainer_gpus,
+            cfg.trainer_resources,
         ).remote(
             model_ref, tok_ref, str(ckpt) if ckpt else None, train, url, dtype, cfg.torch_threads
-        )
+        )  # fmt: skip
         started.append(trainer_actor)
         trainer = RemoteTrainer(trainer_actor)
         _drop_versions_after(url, trainer.version)  # a lost trainer's future: engines load latest
         publisher = RemotePublisher(trainer)
         publisher.publish(WeightsAt(trainer.version), trainer.version)  # the engines' start
-        restarts = dict(max_restarts=cfg.actor_restarts, max_task_retries=0)
-        engines = []
-        for i in range(cfg.engines):
-            engines.append(
-                spawn(
-                    EngineActor, f"engine-{i}", cfg.engine_cpus, cfg.engine_gpus,
-                    cfg.engine_resources, max_concurrency=1000, **restarts,
-                ).remote(model_ref, tok_ref, engine_config, train, url, seed + i, cfg.torch_threads)
-            )  # fmt: skip
+        engines = start_engines(prefix, cfg, model_ref, tok_ref, engine_config, seed, train, url)
         started += engines
-        workers = []
-        for i in range(cfg.env_workers):
-            workers.append(
-                spawn(
-                    EnvWorker, f"env-{i}", cfg.env_cpus, 0.0, cfg.env_resources,
-                    max_concurrency=1000, **restarts,
-                ).remote(engines, tok_ref, spec)
-            )  # fmt: skip
-        started += workers
-        placed = ray.get([a.where.remote() for a in started])  # every actor is up before step 0
-        log.info("ray actors: %s", [(p["ip"], p["pid"]) for p in placed])
+        pool = start_env_pool(prefix, cfg, engines, tok_ref, spec)
+        pools.append(pool)
+        placed = ray.get([a.where.remote() for a in started]) + pool.wait_ready()
+        log.info("ray actors: %s", [(p["ip"], p["pid"]) for p in placed])  # all up before step 0
         sink = EngineGroup(engines)
         rollouts = ClusterRollouts(
-            workers, train.group_size, cfg.episode_retries, branching=train.branching
+            pool, train.group_size, cfg.episode_retries, branching=train.branching
         )
 
         def extra_metrics() -> dict[str, Any]:
@@ -166,6 +190,7 @@ def ray_services(
                 "prefix_hit_tokens": sink.prefix_hit_tokens(),
                 "episodes_retried": rollouts.retried,
                 "engine_syncs_missed": sink.skipped,
+                **pool.metrics(),
             }
 
         def final_model() -> Any:
@@ -174,5 +199,7 @@ def ray_services(
 
         yield Services(trainer, publisher, sink, rollouts, extra_metrics, final_model)
     finally:
+        for pool in pools:
+            pool.close()
         for actor in reversed(started):
             ray.kill(actor, no_restart=True)

@@ -6,7 +6,51 @@ backend work without the `ray` extra.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class ElasticConfig(BaseModel):
+    """How the environment workers follow the queue of waiting episodes (`ray.elastic:`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    mode: Literal["fixed", "elastic"] = Field(
+        "fixed",
+        description="'fixed' keeps `ray.env_workers` workers for the whole run; 'elastic' "
+        "starts with `min_workers` and grows and shrinks between `min_workers` and "
+        "`max_workers` with the episodes waiting for a slot (`rl/cluster/scaling.py`).",
+    )
+    min_workers: int = Field(1, ge=1, description="Workers kept even when no episode waits.")
+    max_workers: int = Field(4, ge=1, description="Most workers at once (the burst ceiling).")
+    slots: int = Field(
+        4,
+        ge=1,
+        description="Episodes one worker runs at once; more wait in the pool's queue, and the "
+        "queue is what makes the pool grow (elastic mode only: fixed workers take any number).",
+    )
+    up_cooldown_s: float = Field(
+        0.0, ge=0, description="Seconds after a change before the pool may grow again."
+    )
+    idle_s: float = Field(
+        10.0,
+        ge=0,
+        description="Seconds the workers must have had a spare worker's worth of slots before "
+        "one is drained (hysteresis: a short lull between bursts shrinks nothing).",
+    )
+    down_cooldown_s: float = Field(
+        5.0, ge=0, description="Seconds after a change before the pool may shrink again."
+    )
+    down_step: int = Field(1, ge=1, description="Workers drained at most per shrink.")
+    tick_s: float = Field(
+        0.5, gt=0, description="How often the pool re-applies the policy while it is in use."
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ElasticConfig:
+        if self.max_workers < self.min_workers:
+            raise ValueError(f"max_workers {self.max_workers} < min_workers {self.min_workers}")
+        return self
 
 
 class RayConfig(BaseModel):
@@ -21,6 +65,11 @@ class RayConfig(BaseModel):
     engines: int = Field(1, ge=1, description="Inference engine actors (N).")
     env_workers: int = Field(
         2, ge=1, description="Environment worker actors (M), each with its own sandboxes."
+    )
+    elastic: ElasticConfig = Field(
+        default_factory=ElasticConfig,
+        description="Fixed or elastic environment workers (elastic: between min and max with "
+        "the queue of waiting episodes).",
     )
     episode_retries: int = Field(
         2,
@@ -45,6 +94,9 @@ class RayConfig(BaseModel):
     env_cpus: float = Field(
         0.5, ge=0, description="CPUs Ray reserves for each environment worker (mostly waiting)."
     )
+    evaluator_cpus: float = Field(
+        0.25, ge=0, description="CPUs Ray reserves for the evaluator (it schedules, workers run)."
+    )
     trainer_gpus: float = Field(0.0, ge=0, description="GPUs for the trainer (0 on CPU).")
     engine_gpus: float = Field(0.0, ge=0, description="GPUs for each engine (0 on CPU).")
     trainer_resources: dict[str, float] = Field(
@@ -57,6 +109,9 @@ class RayConfig(BaseModel):
     )
     env_resources: dict[str, float] = Field(
         default_factory=dict, description="Custom Ray resources each environment worker needs."
+    )
+    evaluator_resources: dict[str, float] = Field(
+        default_factory=dict, description="Custom Ray resources the evaluator needs."
     )
     torch_threads: int = Field(
         0,

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shadowrl.rl.cluster.workers import WorkerPool
 from shadowrl.rl.config import BranchingConfig
 from shadowrl.rl.orchestrator import TrainerLost
 from shadowrl.rl.rollout import Group, group_of
@@ -141,18 +141,21 @@ LOST = object()  # an episode whose every try died with its worker or engines
 
 
 class ClusterRollouts:
-    """`RolloutFn`: a group's G episodes spread over the environment workers; with
+    """`RolloutFn`: a group's G episodes spread over the environment worker pool; with
     `branching`, its `roots` subtrees (each one worker's: root episode and forks)."""
 
     def __init__(
-        self, workers: Sequence[Any], group_size: int, retries: int,
+        self, pool: WorkerPool, group_size: int, retries: int,
         branching: BranchingConfig | None = None,
     ) -> None:  # fmt: skip
-        self.workers, self.group_size, self.retries = list(workers), group_size, retries
+        self.pool, self.group_size, self.retries = pool, group_size, retries
         self.branching = branching if branching is not None and branching.enabled else None
-        self._next = itertools.count()
         self.retried = 0  # tries repeated elsewhere after a worker or its engines died
         self.lost = 0
+
+    @property
+    def workers(self) -> list[Any]:
+        return self.pool.handles
 
     async def __call__(self, task: Any, prepared: Any, version: int) -> Group:
         start = time.perf_counter()
@@ -170,28 +173,47 @@ class ClusterRollouts:
         return group_of(task.instance_id, kept, version, wall_s, lost)
 
     async def _episode(self, task: Any, prepared: Any, tree: BranchingConfig | None) -> Any:
-        """One episode (or subtree); on a dead worker (or no live engine) the next worker
+        """One episode (or subtree); on a dead worker (or no live engine) another worker
         tries it."""
-        from ray.exceptions import RayActorError
 
-        first = next(self._next)
-        for attempt in range(self.retries + 1):
-            if attempt:
-                await asyncio.sleep(0.5 * attempt)  # a restarting actor needs a moment
-            worker = self.workers[(first + attempt) % len(self.workers)]
+        def call(w: Any) -> Any:
+            if tree is not None:
+                return w.subtree.remote(task, prepared, tree)
+            return w.episode.remote(task, prepared)
+
+        return await retried(self.pool, call, self.retries, task.instance_id, self._count_retry)
+
+    def _count_retry(self) -> None:
+        self.retried += 1
+
+
+async def retried(
+    pool: WorkerPool,
+    call: Callable[[Any], Awaitable[Any]],
+    retries: int,
+    what: str,
+    on_retry: Callable[[], None] = lambda: None,
+) -> Any:
+    """`call(worker)` on a leased worker; after its worker (or every engine) died, again on
+    another one, up to `retries` more times; LOST when every try died. Any other error is
+    the episode's own (the harness or the task crashed) and is raised as in one process."""
+    from ray.exceptions import RayActorError
+
+    from shadowrl.rl.cluster.actors import EnginesUnavailable
+
+    avoid = None
+    for attempt in range(retries + 1):
+        if attempt:
+            await asyncio.sleep(0.5 * attempt)  # a restarting actor needs a moment
+        async with pool.lease(avoid) as worker:
             try:
-                if tree is not None:
-                    return await worker.subtree.remote(task, prepared, tree)
-                return await worker.episode.remote(task, prepared)
+                return await call(worker)
             except RayActorError as e:
                 why = str(e).strip().splitlines()[0]
-            except Exception as e:
-                from shadowrl.rl.cluster.actors import EnginesUnavailable
-
-                if not isinstance(e, EnginesUnavailable):
-                    raise  # the harness or the task crashed: a failed episode, as in one process
+            except EnginesUnavailable as e:
                 why = str(e)
-            if attempt < self.retries:
-                self.retried += 1
-            log.warning("%s: episode try %d died (%s)", task.instance_id, attempt + 1, why)
-        return LOST
+            avoid = worker
+        if attempt < retries:
+            on_retry()
+        log.warning("%s: episode try %d died (%s)", what, attempt + 1, why)
+    return LOST
