@@ -361,9 +361,8 @@ class Engine:
     def _append(self, requests: Sequence[Request], picks: Picks) -> None:
         for row, request in enumerate(requests):
             top = picks.top_of(row, request.sampling.top_logprobs)
-            request.append(
-                picks.ids[row], picks.logprobs[row], self.version, top, picks.entropies[row]
-            )
+            pick = picks.ids[row], picks.logprobs[row], self.version, top, picks.entropies[row]
+            request.append(*pick)
             request.draft, request.draft_logq = (), None  # drafts were for the old counters
 
     def _retire_done(self, slots: range) -> None:
