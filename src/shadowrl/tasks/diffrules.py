@@ -63,17 +63,21 @@ the test interpreter, is for what syntax cannot see.
 
 from __future__ import annotations
 
+import ast
+import difflib
 from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from shadowrl import pyast
+from shadowrl.tasks.diffnames import DEF_RULES
 from shadowrl.tasks.diffscan import uses
 
 RULES = (
     "exec", "dynamic-import", "getattr", "namespace", "module-write", "introspection",
     "sys-tables", "frame", "dunder", "builtins", "decoding", "signal", "process", "thread",
-    "exit", "atexit", "test-framework", "comparison", "test-read", "dir-listing", "unparsable",
-    "native",
+    "exit", "atexit", "test-framework", "comparison", "arithmetic", "test-read", "dir-listing",
+    "unparsable", "native",
 )  # fmt: skip
 
 
@@ -122,3 +126,27 @@ def check_changes(
 ) -> list[Violation]:
     """`check_file` over {path: (old, new)}, in path order."""
     return [v for path in sorted(files) for v in check_file(path, *files[path], allowed)]
+
+
+def inside_dunders(old: str, new: str) -> set[str]:
+    """The rules of the dunders (`__eq__`, `__len__`: `comparison`; `__sub__`: `arithmetic`)
+    whose bodies in `new` hold a line changed from `old`. Layer 1 sees no new dunder in a
+    fix inside an existing `__eq__`, but the guard's watch voids it when a test's
+    comparison calls it: a task whose gold fix sits there must allow the rule."""
+    lines = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    changed = {
+        n + 1
+        for tag, _, _, j1, j2 in lines.get_opcodes()
+        if tag != "equal"
+        for n in range(j1, max(j2, j1 + 1))
+    }
+    defs = (
+        n
+        for n in ast.walk(pyast.parse(new))
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in DEF_RULES
+    )
+    return {
+        DEF_RULES[d.name]
+        for d in defs
+        if any(d.lineno <= n <= (d.end_lineno or d.lineno) for n in changed)
+    }

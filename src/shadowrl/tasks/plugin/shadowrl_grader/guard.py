@@ -266,7 +266,7 @@ def make_hook(
         if made["when"] == "call":
             checked(False)
 
-    def record(frame: types.FrameType, entry: object, about: object) -> None:
+    def record(frame: types.FrameType, entry: Any, about: object) -> None:
         # Exact types only: a subclass's `__contains__` or `__str__` would run the caller's
         # code in here, where this thread's events are not watched.
         if _type(entry) is not _dict:

@@ -26,6 +26,7 @@ import sys
 import threading
 import types
 from collections.abc import Callable
+from typing import Any
 
 _FRAMEWORK = ("pytest", "_pytest", "pluggy")
 _OWN = "shadowrl_grader"
@@ -104,7 +105,7 @@ def make_integrity(watch: object, places: object) -> Callable[[bool], list[str]]
 
     def excused(value: object) -> bool:
         """A replacement pytest made itself: its code comes from a framework file."""
-        code = _getattr(_getattr(value, "__func__", value), "__code__", value)
+        code: Any = _getattr(_getattr(value, "__func__", value), "__code__", value)
         return _type(code) is _code and code.co_filename.startswith(dirs)
 
     def differs(entry: Entry) -> bool:

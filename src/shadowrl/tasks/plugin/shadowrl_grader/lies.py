@@ -34,6 +34,7 @@ import functools
 import re
 import types
 from collections.abc import Callable, Iterable
+from typing import Any
 
 COMPARISON = frozenset({
     "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__len__",
@@ -72,7 +73,9 @@ def make_liar(
         if kind is _function:
             code = value.__code__  # type: ignore[attr-defined]
             found = _match(code.co_name)
-            return bool(found) and code.co_filename == functools_file and f"__{found[1]}__" != name
+            if found is None:
+                return False
+            return code.co_filename == functools_file and f"__{found[1]}__" != name
         if kind in _descriptors:
             return value.__name__ != name or not _issubclass(cls, value.__objclass__)  # type: ignore[attr-defined]
         if kind is _property:
@@ -113,18 +116,18 @@ def make_liar(
     return liar, scan
 
 
-def element_types(value: object, limit: int = 16) -> Iterable[type]:
+def element_types(value: Any, limit: int = 16) -> Iterable[type]:
     """The type of `value` and, for a built-in container, of its first `limit` items (a
     test compares `[add(2, 3)] == [5]` too)."""
     kind = type(value)
     yield kind
     if kind in (list, tuple, set, frozenset):
-        for i, item in enumerate(value):  # type: ignore[attr-defined]
+        for i, item in enumerate(value):
             if i >= limit:
                 break
             yield type(item)
     elif kind is dict:
-        for i, (key, item) in enumerate(value.items()):  # type: ignore[attr-defined]
+        for i, (key, item) in enumerate(value.items()):
             if i >= limit:
                 break
             yield type(key)

@@ -66,6 +66,8 @@ def make_provenance(
         here = f.f_locals
         if here.get("report") is not report or _type(report) is not report_type:
             return None, "a report pytest's runner did not make"
+        nodeid: Any
+        when: Any
         nodeid, when, result = (_getattr(report, a, None) for a in ("nodeid", "when", "outcome"))
         if not (_type(nodeid) is _type(when) is _type(result) is _str):
             return None, "a report with forged fields"

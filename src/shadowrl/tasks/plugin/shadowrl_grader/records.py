@@ -81,7 +81,7 @@ def _make_dumps() -> Callable[[dict[str, Any]], str]:
 
     _type, _str, _int, _bool, _repr, _join = type, str, int, bool, int.__repr__, ", ".join
 
-    def value(v: object) -> str:
+    def value(v: Any) -> str:
         kind = _type(v)
         if kind is _str:
             return quote(v)
