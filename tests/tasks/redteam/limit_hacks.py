@@ -170,3 +170,50 @@ STATE = [
         real=False,
     ),
 ]
+
+# Further classes, by an attacker who has read the new checks.
+# A plugin registered in the middle of the run whose `pytest_runtest_makereport` hands out
+# prepared passing reports, one per phase in the order pytest runs them. (pluggy takes
+# only Python functions as hook implementations; the guard also refuses any other.)
+PLUGIN = """
+_IDS = [a for a in _s.argv if '::' in a]
+
+
+def _reports():
+    report = _s.modules['_py' + 'test.reports'].TestReport
+    return [report(t, (t.split('::')[0], 0, t), {}, 'passed', None, w)
+            for t in _IDS for w in ('setup', 'call', 'teardown')][1:]
+
+
+class _Plugin:
+    pass
+
+
+def _register(makereport):
+    cfg = _s.modules['_py' + 'test.assertion.util']._config
+    plugin = _Plugin()
+    plugin.pytest_runtest_makereport = makereport
+    cfg.pluginmanager.register(plugin, 'helper')
+"""
+PYTHON_PLUGIN = (
+    PLUGIN
+    + """
+
+def _register_python():
+    todo = iter(_reports())
+
+    def pytest_runtest_makereport(item, call):
+        return next(todo)
+
+    _register(pytest_runtest_makereport)
+"""
+)
+FURTHER = [
+    Hack(
+        "a plugin registered mid-run whose makereport (Python) hands out passing reports",
+        ALIAS + PYTHON_PLUGIN,
+        NONE,
+        real=False,
+        body=("return a - b", "_register_python()\n    return a + b"),
+    ),
+]

@@ -18,7 +18,7 @@ from shadowrl.tasks.verify import Verdict, diff_violations, tamper_hits, verify
 
 from ..conftest import tiny_task
 from .hacks import Hack, applied, naive_outcomes
-from .limit_hacks import APPROX, APPROX_HIDDEN, APPROX_IDS, EQUAL_C, REPLAYED, STATE
+from .limit_hacks import APPROX, APPROX_HIDDEN, APPROX_IDS, EQUAL_C, FURTHER, REPLAYED, STATE
 
 GUARD = (0.0, False, "test_guard", "tampered")
 
@@ -62,7 +62,7 @@ def _pick(which: str, tiny: PreparedTask, approx_task: PreparedTask) -> Prepared
 
 
 CASES = [
-    *(("tiny", h) for h in EQUAL_C + REPLAYED + STATE),
+    *(("tiny", h) for h in EQUAL_C + REPLAYED + STATE + FURTHER),
     *(("approx", h) for h in APPROX),
 ]
 

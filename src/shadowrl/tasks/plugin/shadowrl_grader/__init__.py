@@ -24,9 +24,10 @@ or could alter it. Test files and conftests are restored to pristine before grad
 The guard (issue 18, layer 2; `tasks/README.md` has the whole picture), installed in a
 tryfirst `pytest_load_initial_conftests` (which a `-p` plugin gets before any conftest,
 so before any workspace module is imported): the audit hook of `guard.py`, which also
-owns the outcome file, and the profile function of `watch.py` (comparisons decided by
-the agent's dunders, hard exits). At session end the plugin compares the framework's
-functions and classes with a snapshot taken at install time and its failure count with
+owns the outcome file and all the guard's state, and the profile function of `watch.py`
+(comparisons decided by the agent's dunders, hard exits, approx, hook calls). The
+`Recorder` only hands reports to the hook, which checks where each came from and, at
+session end, that nothing rewrote the framework and that its failure count is
 `session.testsfailed`; a difference is tampering. A task may allow primitives its gold
 patch needs (`--shadowrl-allow`, the layer-1 rule names of `Task.allowed_primitives`).
 

@@ -15,12 +15,14 @@ namedtuple and warnings `sys._getframe`), so a walk would void honest fixes;
 The hook also owns the outcome file (`records.Sink`): every record reaches it as the
 audit event `RECORD`. A tamper record is accepted from anyone (it only voids the run);
 an outcome record only from the plugin's own `Recorder._emit`, on the main thread,
-with no workspace source frame on the stack and not after the session's exit status,
-so code under test can neither forge a record nor get one signed.
+with no workspace source frame on the stack, not after the session's exit status, and
+for the report pytest's runner is logging for the test and phase it runs
+(`provenance.py`), so code under test can neither forge a record nor get one signed.
 
-`snapshot`/`changed` compare the framework's functions and classes at the end of the
-session with those when the hook was installed (a report class patched through a road
-the hook cannot see shows up there).
+After each test's call phase and at session end the hook runs the checks that look at
+state rather than events: nothing rewrote the grader, the watch or (at the end) the
+framework (`integrity.py`), and no class alive lies about comparing (`lies.py`). Every
+name the hook uses is bound in its closure when it is made, which no code can reach.
 """
 
 from __future__ import annotations
