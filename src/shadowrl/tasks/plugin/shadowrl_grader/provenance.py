@@ -15,12 +15,18 @@ So an outcome is recorded only if
   call for the watch to see; a Python one the agent wrote is the watch's to catch);
 - no report was recorded for that test id and phase before.
 
+One other road is pytest's own: a subtest's report (`unittest`'s `subTest`, pytest 9's
+`subtests` fixture), logged during the call phase from `_pytest/unittest.py` or
+`_pytest/subtests.py` as their `sub_report` local, a `TestReport` subclass for the item
+being run; a test has as many of those as it has subtests, and a failed one fails it.
+
 Likewise the session's exit status is recorded only with pytest's `wrap_session` on the
 stack.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import types
 from collections.abc import Callable
@@ -44,6 +50,11 @@ def make_provenance(
         raise RuntimeError("shadowrl grader: pytest's runner is not loaded")
     code, report_type = runner.call_and_report.__code__, reports.TestReport
     session_code = main.wrap_session.__code__
+    subtest_files = frozenset(
+        getattr(sys.modules.get(m), "__file__", None)
+        for m in ("_pytest.unittest", "_pytest.subtests")
+    ) - {None}
+    skipped = (f"{os.sep}pluggy{os.sep}", f"{os.sep}shadowrl_grader{os.sep}")
     seen: set[tuple[str, str]] = set()
     _type, _vars, _str, _getattr, _function = type, vars, str, getattr, types.FunctionType
 
@@ -57,15 +68,37 @@ def make_provenance(
                     return f"a {name} implementation in the workspace: {fn.__code__.co_filename}"
         return ""
 
-    def outcome(frame: types.FrameType, report: object) -> tuple[dict[str, Any] | None, str]:
+    def logger(frame: types.FrameType) -> types.FrameType | None:
+        """The frame that called pytest's hook: past the plugin's and pluggy's own."""
         f: types.FrameType | None = frame
-        while f is not None and f.f_code is not code:
+        while f is not None and any(part in f.f_code.co_filename for part in skipped):
             f = f.f_back
-        if f is None:
-            return None, "a report not logged by pytest's runner"
-        here = f.f_locals
-        if here.get("report") is not report or _type(report) is not report_type:
+        return f
+
+    def running(frame: types.FrameType | None) -> dict[str, Any] | None:
+        """The locals of pytest's `call_and_report` from `frame` outwards."""
+        while frame is not None and frame.f_code is not code:
+            frame = frame.f_back
+        return None if frame is None else frame.f_locals
+
+    def outcome(frame: types.FrameType, report: object) -> tuple[dict[str, Any] | None, str]:
+        by = logger(frame)
+        if by is None:
+            return None, "a report not logged by pytest"
+        subtest = by.f_code.co_filename in subtest_files
+        if subtest:
+            if (
+                by.f_locals.get("sub_report") is not report
+                or report_type not in _type(report).__mro__
+            ):
+                return None, "a subtest report pytest did not make"
+        elif by.f_code is not code:
+            return None, f"a report logged from {by.f_code.co_filename}:{by.f_lineno}"
+        elif by.f_locals.get("report") is not report or _type(report) is not report_type:
             return None, "a report pytest's runner did not make"
+        here = running(by)
+        if here is None:
+            return None, "a report while pytest runs no test"
         nodeid: Any
         when: Any
         nodeid, when, result = (_getattr(report, a, None) for a in ("nodeid", "when", "outcome"))
@@ -76,9 +109,10 @@ def make_provenance(
         why = foreign_impl(here.get("ihook") or here.get("hook"))
         if why:
             return None, why
-        if (nodeid, when) in seen:
-            return None, f"a second {when} report for {nodeid}"
-        seen.add((nodeid, when))
+        if not subtest:
+            if (nodeid, when) in seen:
+                return None, f"a second {when} report for {nodeid}"
+            seen.add((nodeid, when))
         record = {"nodeid": nodeid, "when": when, "outcome": result}
         if "wasxfail" in _vars(report):
             record["xfail"] = True
