@@ -84,6 +84,7 @@ _HARD_EXITS = frozenset(
      ("faulthandler", "_stack_overflow"), ("faulthandler", "_fatal_error_c_thread")}
 )  # fmt: skip
 _EXIT_NAMES = frozenset(name for _, name in _HARD_EXITS)
+_ALMOST = frozenset({"assertAlmostEqual", "assertNotAlmostEqual", "assertAlmostEquals"})
 
 
 def _hard_exit(fn: object) -> str | None:
@@ -115,9 +116,10 @@ def make_watch(places: Places, allowed: frozenset[str]) -> Callable[..., None]:
     arithmetic = "arithmetic" not in allowed
     culprit, kind, blamed, rel = make_culprit(places), places.kind, places.blamed, places.rel
     liar = functools.lru_cache(maxsize=4096)(make_liar(allowed)[0])
-    # approx's and unittest's assertAlmostEqual's code: agent code they call decides their answer
-    approximate = _framework_file("_pytest.python_api") | _framework_file("_pytest.approx")
-    approximate |= _framework_file("unittest.case")
+    # approx's code and unittest's assertAlmostEqual: agent code they call (other than at a
+    # comparison, which is the comparison rule's) decides their answer
+    approx_files = _framework_file("_pytest.python_api") | _framework_file("_pytest.approx")
+    unittest_files = _framework_file("unittest.case")
     audit = sys.audit
     mocks, mock_names, dunders, passing = _MOCK_FILES, _MOCK_NAMES, _DUNDERS, _PASSING
     hard_exit, comparing, element_types_of = _hard_exit, _comparing, element_types
@@ -167,7 +169,10 @@ def make_watch(places: Places, allowed: frozenset[str]) -> Callable[..., None]:
             report(f"{where} ran as a pytest hook implementation")
             return
         skip = code.co_name in passing or code.co_flags & _GENERATOR
-        if arithmetic and caller in approximate and not skip:
+        approximate = caller in approx_files or (
+            caller in unittest_files and back.f_code.co_name in _ALMOST
+        )
+        if arithmetic and approximate and not skip and not comparing(back):
             report(f"{where} decided an approximate comparison in {rel(caller)}:{back.f_lineno}")
         elif comparisons and ((comparing(back) and not skip) or code.co_name in dunders):
             report(f"{where} decided a comparison in {rel(caller)}:{back.f_lineno}")
