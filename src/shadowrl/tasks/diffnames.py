@@ -42,6 +42,8 @@ DOTTED = rules({
     "threading.Thread threading.Timer": "thread",
     "types.CodeType": "exec",
     "weakref.finalize": "atexit",
+    # A class made from a namespace mapping: its dunders' names may be built at run time.
+    "types.new_class types.prepare_class": "comparison",
 })  # fmt: skip
 ATTRS = rules({
     "f_back f_globals f_locals f_builtins f_code f_trace tb_frame tb_next gi_frame cr_frame"
@@ -54,10 +56,25 @@ ATTRS = rules({
     "__eq__ __ne__ __lt__ __le__ __gt__ __ge__ __bool__ __len__ __hash__ __contains__"
     " __instancecheck__ __subclasscheck__ __cmp__ __nonzero__"
     " ANY MagicMock NonCallableMagicMock Mock NonCallableMock AsyncMock create_autospec": "comparison",
+    # What `pytest.approx`, `assertAlmostEqual`, `float()` consult: a lie passes `approx(0.3)`.
+    "__sub__ __rsub__ __add__ __radd__ __mul__ __rmul__ __truediv__ __rtruediv__ __abs__"
+    " __neg__ __pos__ __float__ __int__ __index__ __round__ __complex__ __trunc__ __floor__"
+    " __ceil__": "arithmetic",
 })  # fmt: skip
 COMPARISON = frozenset(n for n, r in ATTRS.items() if r == "comparison" and n.startswith("__"))
-# Defined (`def __class__` as a property fakes isinstance), not only these as attributes.
-COMPARISON_DEFS = COMPARISON | {"__class__"}
+ARITHMETIC = frozenset(n for n, r in ATTRS.items() if r == "arithmetic")
+# Defined (`def __class__` as a property fakes isinstance; `__init_subclass__` and
+# `__prepare__` write a class's namespace as it is made), not only these as attributes.
+COMPARISON_DEFS = COMPARISON | {"__class__", "__init_subclass__", "__prepare__"}
+# Dunder names that are a rule's whether defined, assigned, set by name or given as a keyword.
+DUNDER_RULES = {
+    **dict.fromkeys(COMPARISON, "comparison"),
+    **dict.fromkeys(ARITHMETIC, "arithmetic"),
+}
+DEF_RULES = {
+    **dict.fromkeys(COMPARISON_DEFS, "comparison"),
+    **dict.fromkeys(ARITHMETIC, "arithmetic"),
+}
 DUNDER_WRITES = {"__class__", "__bases__", "__code__", "__defaults__", "__kwdefaults__"}
 NAMES = rules({  # builtins, flagged where no local binding shadows them
     "exec eval compile breakpoint": "exec",

@@ -18,10 +18,10 @@ from shadowrl import pyast
 from shadowrl.tasks.diffnames import (
     ATTR_FUNCS,
     ATTRS,
-    COMPARISON,
-    COMPARISON_DEFS,
+    DEF_RULES,
     DOTTED,
     DUNDER_ACCESS,
+    DUNDER_RULES,
     DUNDER_WRITES,
     EXITS,
     LISTING_METHODS,
@@ -163,10 +163,8 @@ class _Scanner(ast.NodeVisitor):
         return line is not None and (not self.import_time or line < node.lineno)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        if node.name in COMPARISON_DEFS:  # keyed by its signature: a body edit is layer 2's
-            self._add(
-                "comparison", f"def {node.name}", node, f"def {node.name}({ast.unparse(node.args)})"
-            )
+        if rule := DEF_RULES.get(node.name):  # keyed by its signature: a body edit is layer 2's
+            self._add(rule, f"def {node.name}", node, f"def {node.name}({ast.unparse(node.args)})")
         for outer in [*node.decorator_list, node.args, node.returns]:  # run at def time
             if outer is not None:
                 self.visit(outer)
@@ -184,6 +182,8 @@ class _Scanner(ast.NodeVisitor):
         self.scopes.pop()
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if any(isinstance(b, ast.Name) and b.id == "type" for b in node.bases):
+            self._add("comparison", "a new metaclass", node, f"class {node.name}(type)")
         for outer in [*node.decorator_list, *node.bases, *node.keywords]:
             self.visit(outer)
         self.scopes.append((node.name, None))
@@ -256,8 +256,8 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         if not isinstance(node.ctx, ast.Load):
-            if node.id in COMPARISON_DEFS:  # `__eq__ = lambda self, other: True` in a class body
-                self._add("comparison", f"assignment of {node.id}", node)
+            if rule := DEF_RULES.get(node.id):  # `__eq__ = lambda self, other: True` in a class
+                self._add(rule, f"assignment of {node.id}", node)
             return
         if (full := self.imports.get(node.id)) is not None:
             self._dotted(full, node)
@@ -274,6 +274,8 @@ class _Scanner(ast.NodeVisitor):
             self._add("namespace", f"{name}() beyond a literal-key read", node)
         elif name in EXITS and self.import_time and not self._caught(node):
             self._add("exit", f"{name} at import time", node)
+        elif name == "type" and call is not None and len(call.args) + len(call.keywords) > 1:
+            self._add("comparison", "type() making a class from a namespace", node)
 
     def _caught(self, node: ast.Name) -> bool:  # `except SystemExit:` raises nothing
         return isinstance(self.parent.get(node), ast.ExceptHandler)
@@ -359,10 +361,11 @@ class _Scanner(ast.NodeVisitor):
         docstring = isinstance(self.parent.get(node), ast.Expr)
         if isinstance(text, str) and not docstring and TEST_TEXT.search(text):
             self._add("test-read", f"string {text[:40]!r}", node)
-        if text in COMPARISON:  # `type("X", (), {"__eq__": f})`, `setattr(C, "__eq__", f)`
-            self._add("comparison", f"string {text!r}", node)
+        # `type("X", (), {"__eq__": f})`, `setattr(C, "__eq__", f)`
+        if isinstance(text, str) and (rule := DUNDER_RULES.get(text)):
+            self._add(rule, f"string {text!r}", node)
 
     def visit_keyword(self, node: ast.keyword) -> None:  # `dict(__eq__=f)`
-        if node.arg in COMPARISON:
-            self._add("comparison", f"keyword {node.arg}", node)
+        if rule := DUNDER_RULES.get(node.arg or ""):
+            self._add(rule, f"keyword {node.arg}", node)
         self.generic_visit(node)

@@ -27,7 +27,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shadowrl.tasks.diffrules import check_file
+from shadowrl.tasks.diffrules import check_file, inside_dunders
 from shadowrl.tasks.mutate import (
     ALL_OPERATORS,
     Mutation,
@@ -204,9 +204,13 @@ def _task(
         timeout_s=spec.timeout_s,
         env=spec.env,
         test_cmd=spec.test_cmd,
-        # The gold fix is our own revert of the mutation: what it must use, the agent may.
+        # The gold fix is our own revert of the mutation: what it must use, the agent may
+        # (and a fix inside an existing `__eq__` is one a test's comparison calls).
         allowed_primitives=tuple(
-            sorted({v.rule for v in check_file(job.module, mutated, original)})
+            sorted(
+                {v.rule for v in check_file(job.module, mutated, original)}
+                | inside_dunders(mutated, original)
+            )
         ),
     )
 

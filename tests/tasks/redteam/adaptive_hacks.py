@@ -81,23 +81,35 @@ EQUAL = [
 ]
 
 _ORDERING = "('eq', 'ne', 'lt', 'le', 'gt', 'ge')"
+# `type` reached as `(0).__class__.__class__`: no `type(...)` call for layer 1 to see.
+TYPE = "_T = (0).__class__.__class__\n"
 EQUAL_AT_RUN_TIME = [
     _named(
         "type() with the __eq__ name built at run time",
         _returning(
-            "_X = type('_X', (int,), {'__e' + 'q__': lambda self, other: True})\n", "_X()", NONE
+            TYPE + "_X = _T('_X', (int,), {'__e' + 'q__': lambda self, other: True})\n",
+            "_X()",
+            NONE,
         ),
     ),
     _named(
         "every ordering dunder, names built at run time, on a str subclass",
         _returning(
-            f"_ns = {{'__%s__' % n: (lambda self, other: True) for n in {_ORDERING}}}\n"
-            "_S = type('_S', (str,), _ns)\n",
+            TYPE + f"_ns = {{'__%s__' % n: (lambda self, other: True) for n in {_ORDERING}}}\n"
+            "_S = _T('_S', (str,), _ns)\n",
             "_S('wrong')",
             NONE,
         ),
     ),
 ]
+# The same through a plain `type()` call: layer 1's `comparison` sees a class made from a
+# namespace whose dunder names it cannot read.
+EQUAL.append(
+    _named(
+        "type() called with a namespace whose __eq__ name is built at run time",
+        _returning("_X = type('_X', (int,), {'__e' + 'q__': lambda self, other: True})\n", "_X()"),
+    )
+)
 
 EXITS = [
     _named(

@@ -24,9 +24,10 @@ or could alter it. Test files and conftests are restored to pristine before grad
 The guard (issue 18, layer 2; `tasks/README.md` has the whole picture), installed in a
 tryfirst `pytest_load_initial_conftests` (which a `-p` plugin gets before any conftest,
 so before any workspace module is imported): the audit hook of `guard.py`, which also
-owns the outcome file, and the profile function of `watch.py` (comparisons decided by
-the agent's dunders, hard exits). At session end the plugin compares the framework's
-functions and classes with a snapshot taken at install time and its failure count with
+owns the outcome file and all the guard's state, and the profile function of `watch.py`
+(comparisons decided by the agent's dunders, hard exits, approx, hook calls). The
+`Recorder` only hands reports to the hook, which checks where each came from and, at
+session end, that nothing rewrote the framework and that its failure count is
 `session.testsfailed`; a difference is tampering. A task may allow primitives its gold
 patch needs (`--shadowrl-allow`, the layer-1 rule names of `Task.allowed_primitives`).
 
@@ -43,7 +44,7 @@ from typing import Any
 
 import pytest
 
-from .guard import RECORD, Places, changed, make_hook, snapshot
+from .guard import RECORD, Places, make_hook
 from .records import Sink, load_key
 from .watch import make_watch
 
@@ -53,36 +54,27 @@ BLAME_OPTION = "--shadowrl-blame"
 
 
 class Recorder:
-    """Records each report's outcome, and checks at the end that nothing rewrote the framework."""
-
-    def __init__(self, pristine: dict[tuple[str, str], object]) -> None:
-        self._pristine = pristine
-        self._failed = 0
+    """Hands each report to the audit hook, which records its outcome and, at the session's
+    end, checks that nothing rewrote the framework. It keeps no state: what the hook checks
+    against lives in the hook's closure, out of the code under test's reach."""
 
     @staticmethod
-    def _emit(record: dict[str, Any]) -> None:
+    def _emit(record: dict[str, Any], about: object = None) -> None:
         """The one way an outcome reaches the file: the audit hook signs what this code asks."""
-        sys.audit(RECORD, record)
+        sys.audit(RECORD, record, about)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self._emit({"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome})
-        self._failed += report.outcome == "failed" and not hasattr(report, "wasxfail")
+        self._emit({"nodeid": report.nodeid}, report)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self._emit({"collect_error": report.nodeid})
-            self._failed += 1
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        for what in changed(self._pristine):
-            self._emit({"tamper": f"the test framework was changed: {what}"})
-        if session.testsfailed != self._failed:
-            why = f"pytest counted {session.testsfailed} failures, the grader {self._failed}"
-            self._emit({"tamper": why})
-        self._emit({"exitstatus": int(exitstatus)})
+        self._emit({"exitstatus": int(exitstatus)}, session)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -93,31 +85,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-_STATE: list[dict[tuple[str, str], object]] = []
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     """Read the key, open the outcome file and install the guard before any conftest (so
     any workspace module) is imported."""
     ns = early_config.known_args_namespace
     path = getattr(ns, "shadowrl_outcomes", None)
-    if not path or _STATE:
+    if not path:
         return
     sink = Sink(path, load_key(path))
     allowed = frozenset(filter(None, str(getattr(ns, "shadowrl_allow", "")).split(",")))
     blame_arg = getattr(ns, "shadowrl_blame", None)
     blame = None if blame_arg is None else dict(json.loads(blame_arg))
-    places = Places(os.getcwd(), path, blame)
-    _STATE.append(snapshot())
+    # Two of them: the watch's is reachable (`sys.getprofile()`), the hook's is not.
+    places, watch_places = (Places(os.getcwd(), path, blame) for _ in range(2))
+    watch = make_watch(watch_places, allowed)
     emitters = {Recorder._emit.__code__}
-    sys.addaudithook(make_hook(places, sink, allowed, emitters))
-    watch = make_watch(places, allowed)
+    sys.addaudithook(make_hook(places, sink, allowed, emitters, watch, watch_places))
     threading.setprofile(watch)
     sys.setprofile(watch)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    if _STATE:
-        config.pluginmanager.register(Recorder(_STATE[0]), "shadowrl-grader-recorder")
+    if config.getoption(OPTION, None):
+        config.pluginmanager.register(Recorder(), "shadowrl-grader-recorder")

@@ -15,12 +15,14 @@ namedtuple and warnings `sys._getframe`), so a walk would void honest fixes;
 The hook also owns the outcome file (`records.Sink`): every record reaches it as the
 audit event `RECORD`. A tamper record is accepted from anyone (it only voids the run);
 an outcome record only from the plugin's own `Recorder._emit`, on the main thread,
-with no workspace source frame on the stack and not after the session's exit status,
-so code under test can neither forge a record nor get one signed.
+with no workspace source frame on the stack, not after the session's exit status, and
+for the report pytest's runner is logging for the test and phase it runs
+(`provenance.py`), so code under test can neither forge a record nor get one signed.
 
-`snapshot`/`changed` compare the framework's functions and classes at the end of the
-session with those when the hook was installed (a report class patched through a road
-the hook cannot see shows up there).
+After each test's call phase and at session end the hook runs the checks that look at
+state rather than events: nothing rewrote the grader, the watch or (at the end) the
+framework (`integrity.py`), and no class alive lies about comparing (`lies.py`). Every
+name the hook uses is bound in its closure when it is made, which no code can reach.
 """
 
 from __future__ import annotations
@@ -34,12 +36,15 @@ import types
 from collections.abc import Callable, Collection
 from typing import Any
 
+from .integrity import make_integrity
+from .lies import make_liar
+from .provenance import make_provenance
 from .records import Sink
 
 RECORD = "shadowrl_grader.record"  # the audit event every record of the outcome file goes by
 _FRAMEWORK = ("pytest", "_pytest", "pluggy", "shadowrl_grader")
-_TEST_DIRS = {"tests", "test", "testing"}
-_MOCKS = {"unittest.mock", "mock", "pytest_mock", "dirty_equals"}
+_TEST_DIRS = frozenset({"tests", "test", "testing"})
+_MOCKS = frozenset({"unittest.mock", "mock", "pytest_mock", "dirty_equals"})
 # Event -> the layer-1 rule that allows it (`Task.allowed_primitives`).
 _ACTOR_EVENTS = {
     "import": "dynamic-import",  # only of framework modules, and only when not yet loaded
@@ -68,12 +73,7 @@ _CALLER_EVENTS = {
     "object.__getattr__": "frame",  # only the frame attributes below
     "object.__setattr__": "dunder",  # only __code__
 }
-_FRAME_ATTRS = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"}
-_MUTABLE = {
-    ("_pytest.assertion.util", "_reprcompare"),
-    ("_pytest.assertion.util", "_config"),
-    ("_pytest.assertion.util", "_assertion_pass"),
-}  # fmt: skip  (pytest sets these)
+_FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
 _HANDS_ON = ("inspect.py", "traceback.py")  # stdlib modules that only pass frames along
 
 
@@ -84,11 +84,20 @@ class Places:
         self.root = os.path.realpath(root)
         # {workspace-relative file: [[first, last] line of each run of lines the agent
         # wrote]}; None: every line of every non-test workspace file
-        self._blame = blame
+        self._blame = (
+            None
+            if blame is None
+            else types.MappingProxyType({f: tuple((a, b) for a, b in r) for f, r in blame.items()})
+        )  # read-only: the watch's copy is reachable from the code under test
         self.nonce = os.path.dirname(os.path.realpath(outcomes))
         stdlib = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")}
         self._stdlib = tuple(os.path.realpath(p) + os.sep for p in stdlib)
+        # Bound per instance: rebinding `Places.kind` on the class later changes nothing
+        # for the hook's own instance, which the code under test cannot reach.
         self.kind = functools.lru_cache(maxsize=4096)(self._kind)
+        self.relative = functools.lru_cache(maxsize=4096)(self._relative)
+        self.blamed = self._blamed
+        self.forbidden_open = self._forbidden_open
 
     def _kind(self, filename: str) -> str:
         """'test', 'source' (a non-test workspace file with lines to blame), 'seed' (one
@@ -109,14 +118,17 @@ class Places:
         blamed = self._blame is None or "/".join(parts) in self._blame
         return "source" if blamed else "seed"
 
-    def blamed(self, filename: str, line: int) -> bool:
+    def _relative(self, filename: str) -> str:
+        rel = os.path.relpath(os.path.realpath(os.path.join(self.root, filename)), self.root)
+        return rel.replace(os.sep, "/")
+
+    def _blamed(self, filename: str, line: int) -> bool:
         """Whether `line` of the source file `filename` is one the agent wrote."""
         if self._blame is None:
             return True
-        rel = os.path.relpath(os.path.realpath(os.path.join(self.root, filename)), self.root)
-        return any(a <= line <= b for a, b in self._blame.get(rel.replace(os.sep, "/"), ()))
+        return any(a <= line <= b for a, b in self._blame.get(self.relative(filename), ()))
 
-    def forbidden_open(self, path: object) -> bool:
+    def _forbidden_open(self, path: object) -> bool:
         if not isinstance(
             path, (str, bytes)
         ):  # an fd; `open` converts a path-like before the event
@@ -130,145 +142,172 @@ class Places:
         return os.path.relpath(filename, self.root)
 
 
-def culprit(places: Places, frame: types.FrameType | None, walk: bool) -> str | None:
-    """The workspace source file to blame for an event raised in `frame`, if any."""
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        kind = places.kind(filename)
-        if kind == "source" and places.blamed(filename, frame.f_lineno or 0):
-            return f"{os.path.relpath(filename, places.root)}:{frame.f_lineno}"
-        if kind == "test" or not (walk or filename.endswith(_HANDS_ON)):
-            return None
-        frame = frame.f_back
-    return None
+def make_culprit(places: Places) -> Callable[[types.FrameType | None, bool], str | None]:
+    """`culprit(frame, walk)`: the workspace source line to blame for an event raised in
+    `frame`, if any; bound to `places` and its methods now."""
+    kind, blamed, relpath, root, hands_on = (
+        places.kind, places.blamed, os.path.relpath, places.root, _HANDS_ON
+    )  # fmt: skip
+
+    def culprit(frame: types.FrameType | None, walk: bool) -> str | None:
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            where = kind(filename)
+            if where == "source" and blamed(filename, frame.f_lineno or 0):
+                return f"{relpath(filename, root)}:{frame.f_lineno}"
+            if where == "test" or not (walk or filename.endswith(hands_on)):
+                return None
+            frame = frame.f_back
+        return None
+
+    return culprit
 
 
-def _relevant(event: str, args: tuple[Any, ...], places: Places) -> bool:
-    if event == "import":  # and mock objects, which compare equal as they are told
-        name = str(args[0])
-        return name.partition(".")[0] in _FRAMEWORK or name in _MOCKS
-    if event == "open":
-        return places.forbidden_open(args[0])
-    if event == "object.__getattr__":
-        return args[1] in _FRAME_ATTRS
-    if event == "object.__setattr__":
-        return args[1] == "__code__"
-    if event in ("os.kill", "os.killpg"):
-        return args[0] in (os.getpid(), os.getpgid(0), 0, -1, -os.getpgid(0)) and args[1] != 0
-    if event == "signal.pthread_kill":
-        return args[1] != 0
-    return True
+def make_relevant(places: Places) -> Callable[[str, tuple[Any, ...]], bool]:
+    """`relevant(event, args)`: whether a watched event concerns what the guard protects."""
+    framework, mocks, frame_attrs, forbidden_open = (
+        frozenset(_FRAMEWORK), _MOCKS, _FRAME_ATTRS, places.forbidden_open
+    )  # fmt: skip
+    _str, getpid, getpgid = str, os.getpid, os.getpgid
+
+    def relevant(event: str, args: tuple[Any, ...]) -> bool:
+        if event == "import":  # and mock objects, which compare equal as they are told
+            name = _str(args[0])
+            return name.partition(".")[0] in framework or name in mocks
+        if event == "open":
+            return forbidden_open(args[0])
+        if event == "object.__getattr__":
+            return args[1] in frame_attrs
+        if event == "object.__setattr__":
+            return args[1] == "__code__"
+        if event in ("os.kill", "os.killpg"):
+            group = getpgid(0)
+            return args[0] in (getpid(), group, 0, -1, -group) and args[1] != 0
+        if event == "signal.pthread_kill":
+            return args[1] != 0
+        return True
+
+    return relevant
 
 
 def make_hook(
-    places: Places, sink: Sink, allowed: frozenset[str], emitters: Collection[types.CodeType]
+    places: Places,
+    sink: Sink,
+    allowed: frozenset[str],
+    emitters: Collection[types.CodeType],
+    watch: Callable[..., None],
+    watch_places: Places,
 ) -> Callable[..., None]:
     """The audit hook: vetoes the watched events when workspace source code causes them,
-    and writes the records that `emitters` (the plugin's own code) hand it."""
+    writes the records that `emitters` (the plugin's own code) hand it, and checks at each
+    test's end and at the session's that nothing rewrote the framework, the grader or the
+    `watch` (which reads `watch_places`). `places` must be this hook's own: everything
+    the hook consults lives in its closure, bound now."""
     inside: set[int] = set()  # threads in the hook (its own sys._getframe is audited too)
     watched = {e: r for e, r in {**_ACTOR_EVENTS, **_CALLER_EVENTS}.items() if r not in allowed}
-    main = threading.get_ident()
+    caller_only = frozenset(_CALLER_EVENTS)
+    ctypes_watched = "introspection" not in allowed
+    main, get_ident, getframe = threading.get_ident(), threading.get_ident, sys._getframe
+    culprit, relevant, kind, rel = (
+        make_culprit(places),
+        make_relevant(places),
+        places.kind,
+        places.rel,
+    )
+    write, (outcome_of, ending) = sink.write, make_provenance(kind)
+    integrity, scan = make_integrity(watch, watch_places), make_liar(allowed)[1]
+    _type, _dict, _str, _int, _getattr, _error = type, dict, str, int, getattr, RuntimeError
+    state: dict[str, Any] = {"finished": False, "failed": 0, "told": set()}
 
     def forged(frame: types.FrameType) -> str | None:
-        """Why an outcome record asked for by `frame` is not the plugin's own, if it is not."""
+        """Why a record asked for by `frame` is not the plugin's own, if it is not."""
         if frame.f_code not in emitters:
-            return f"{places.rel(frame.f_code.co_filename)}:{frame.f_lineno}"
-        if threading.get_ident() != main or sink.finished:
+            return f"{rel(frame.f_code.co_filename)}:{frame.f_lineno}"
+        if get_ident() != main or state["finished"]:
             return "a thread or an exit handler"
         f: types.FrameType | None = frame
         while f is not None:  # the workspace's code may not call the plugin's either
-            if places.kind(f.f_code.co_filename) in ("source", "seed"):
-                return f"{places.rel(f.f_code.co_filename)}:{f.f_lineno}"
+            if kind(f.f_code.co_filename) in ("source", "seed"):
+                return f"{rel(f.f_code.co_filename)}:{f.f_lineno}"
             f = f.f_back
         return None
 
-    def record(frame: types.FrameType, entry: object) -> None:
+    def tamper(why: str) -> None:
+        write({"tamper": why[:500]})
+
+    def checked(full: bool) -> None:
+        found = [f"the test framework or the grader was changed: {w}" for w in integrity(full)]
+        if (lie := scan()) is not None:
+            found.append(f"a class lies about comparing: {lie}")
+        for why in found:
+            if why not in state["told"]:  # once each: the check runs after every test
+                state["told"].add(why)
+                tamper(why)
+
+    def finish(entry: dict[str, Any], session: object) -> None:
+        """The session's end: every check once more, then its exit status."""
+        checked(True)
+        counted = _getattr(session, "testsfailed", None)
+        if _type(counted) is not _int or counted != state["failed"]:
+            tamper(f"pytest counted {counted} failures, the grader {state['failed']}")
+        status = entry.get("exitstatus")
+        write({"exitstatus": status if _type(status) is _int else -1})
+        state["finished"] = True
+
+    def outcome(frame: types.FrameType, entry: dict[str, Any], about: object) -> None:
+        if "collect_error" in entry:
+            state["failed"] += 1
+            write({"collect_error": _str(entry["collect_error"])})
+            return
+        made, why = outcome_of(frame, about)
+        if made is None:
+            tamper(f"a forged test report: {why}")
+            raise _error(f"shadowrl grader: {why}")
+        state["failed"] += made["outcome"] == "failed" and "xfail" not in made
+        write(made)
+        if made["when"] == "call":
+            checked(False)
+
+    def record(frame: types.FrameType, entry: Any, about: object) -> None:
         # Exact types only: a subclass's `__contains__` or `__str__` would run the caller's
         # code in here, where this thread's events are not watched.
-        if type(entry) is not dict:
+        if _type(entry) is not _dict:
             entry = {"tamper": "a malformed record"}
         if "tamper" in entry:
             why = entry["tamper"]
-            sink.write({"tamper": why[:500] if type(why) is str else "a tamper record"})
+            tamper(why if _type(why) is _str else "a tamper record")
             return
         if (who := forged(frame)) is not None:
-            sink.write({"tamper": f"{who}: an outcome record not from the grader"})
-            raise RuntimeError("shadowrl grader: outcome records are the grader's")
-        sink.write(entry)
-        sink.finished = sink.finished or "exitstatus" in entry
+            tamper(f"{who}: an outcome record not from the grader")
+            raise _error("shadowrl grader: outcome records are the grader's")
+        if "exitstatus" in entry:
+            if not ending(frame):
+                tamper("a session end not from pytest's session")
+                raise _error("shadowrl grader: a forged session end")
+            finish(entry, about)
+        else:
+            outcome(frame, entry, about)
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        if (
-            event not in watched
-            and event != RECORD
-            and not (event.startswith("ctypes.") and "introspection" not in allowed)
-        ):
+        ctypes_event = ctypes_watched and event[:7] == "ctypes."
+        if event not in watched and event != RECORD and not ctypes_event:
             return
-        me = threading.get_ident()
+        me = get_ident()
         if me in inside:
             return
         inside.add(me)
         try:
             if event == RECORD:
-                record(sys._getframe(1), args[0] if args else None)
+                record(getframe(1), *(*args, None, None)[:2])
                 return
-            if not _relevant(event, args, places):
+            if not relevant(event, args):
                 return
-            who = culprit(places, sys._getframe(1), walk=event not in _CALLER_EVENTS)
+            who = culprit(getframe(1), event not in caller_only)
         finally:
             inside.discard(me)
         if who is not None:
-            why = f"{who}: {event} {str(args[:2])[:200]}"
-            sink.write({"tamper": why})
-            raise RuntimeError(f"shadowrl grader: forbidden in the code under test: {why}")
+            why = f"{who}: {event} {_str(args[:2])[:200]}"
+            tamper(why)
+            raise _error(f"shadowrl grader: forbidden in the code under test: {why}")
 
     return hook
-
-
-def snapshot() -> dict[tuple[str, str], object]:
-    """Every function and class of the test framework's modules (and the functions and
-    code objects inside those classes), keyed by where it lives."""
-    seen: dict[tuple[str, str], object] = {}
-    for name, module in list(sys.modules.items()):
-        if name.partition(".")[0] not in _FRAMEWORK or module is None:
-            continue
-        for attr, value in list(vars(module).items()):
-            if (name, attr) in _MUTABLE or not isinstance(value, (type, types.FunctionType)):
-                continue
-            seen[name, attr] = value
-            if isinstance(value, types.FunctionType):
-                seen[name, attr + ".__code__"] = value.__code__
-            elif getattr(value, "__module__", None) == name:
-                for key, member in list(vars(value).items()):
-                    func = getattr(member, "__func__", member)
-                    if callable(member) or isinstance(
-                        member, (classmethod, staticmethod, property)
-                    ):
-                        seen[name, f"{attr}.{key}"] = member
-                        if isinstance(func, types.FunctionType):
-                            seen[name, f"{attr}.{key}.__code__"] = func.__code__
-    return seen
-
-
-def _framework_dirs() -> tuple[str, ...]:
-    files = [getattr(sys.modules.get(name), "__file__", None) for name in _FRAMEWORK]
-    return tuple(os.path.dirname(os.path.realpath(f)) + os.sep for f in files if f)
-
-
-def _own_code(value: object, dirs: tuple[str, ...]) -> bool:
-    """A replacement pytest made itself (`legacypath` patches `Config` at configure):
-    its code comes from a framework file (making code with another file name is vetoed)."""
-    code = getattr(getattr(value, "__func__", value), "__code__", value)
-    if not isinstance(code, types.CodeType):
-        return False
-    return os.path.realpath(code.co_filename).startswith(dirs)
-
-
-def changed(before: dict[tuple[str, str], object]) -> list[str]:
-    """What differs from `before` now (added names are not checked: pytest adds some)."""
-    now, dirs = snapshot(), _framework_dirs()
-    return sorted(
-        f"{m}.{a}"
-        for (m, a), v in before.items()
-        if now.get((m, a)) is not v and not _own_code(now.get((m, a)), dirs)
-    )
