@@ -58,6 +58,9 @@ class SampleResult(BaseModel):
     tool_calls: int = Field(default=0, description="Tool calls made.")
     tool_errors: int = Field(default=0, description="Failed or malformed tool calls.")
     diff_lines: int = Field(default=0, description="Lines the agent's successful edits changed.")
+    clarifying: bool = Field(
+        default=False, description="It asked a question instead of acting (no edit attempted)."
+    )
     wall_s: float = Field(
         default=0.0, description="Wall-clock seconds of episode plus verification."
     )

@@ -114,6 +114,7 @@ def _graded(sample: int, traj: Trajectory, verdict: Verdict, wall_s: float) -> S
         tool_calls=b.tool_calls,
         tool_errors=b.tool_errors,
         diff_lines=b.diff_lines,
+        clarifying=b.clarifying,
         wall_s=wall_s,
         end=traj.end,
         error=error,
