@@ -125,6 +125,11 @@ class Pins(BaseModel):
 
     suite: str = Field(description="Suite name or path as given.")
     suite_hash: str = Field(description="Hash of the tasks' content and their rendered prompts.")
+    suite_version: str | None = Field(
+        default=None,
+        description="Version of a grown suite ('<dir>@v0002', `shadowrl bench grow`); None "
+        "for a fixed one.",
+    )
     harness_version: str = Field(
         description="Fingerprint of what the harness does (see `harness_version`)."
     )

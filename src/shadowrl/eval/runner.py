@@ -42,6 +42,7 @@ from shadowrl.sandbox.base import Snapshot
 from shadowrl.tasks.prepare import PreparedTask, prepare, task_prompt
 from shadowrl.tasks.task import Task
 from shadowrl.tasks.verify import Verdict
+from shadowrl.tasks.versions import version_of
 from shadowrl.types import Trajectory
 
 log = logging.getLogger(__name__)
@@ -216,6 +217,7 @@ async def evaluate(
         pins=Pins(
             suite=suite,
             suite_hash=suite_hash(tasks, task_prompt),
+            suite_version=version_of(suite),
             harness_version=await asyncio.to_thread(
                 harness_version, policy_factory.tokenizer, spec.agent
             ),
