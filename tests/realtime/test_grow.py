@@ -31,10 +31,15 @@ CACHE = Path(
 SPEC = EpisodeSpec(sandbox=SandboxConfig(backend="local")).for_reference()
 
 
-def session(store: TraceStore, ws: Path, sid: str, task_id: str | None, *said: str) -> None:
-    """An agent session on a checkout of the demo task, with the user's signals."""
+def session(
+    store: TraceStore, ws: Path, sid: str, task_id: str | None, *said: str, notes: bool = True
+) -> None:
+    """An agent session on a checkout of the demo task (with a file of the user's own
+    unless `notes` is False), with the user's signals."""
     (demo,) = load_suite("demo")
     shutil.copytree(prepare(demo, CACHE).workspace, ws / sid)
+    if notes:
+        (ws / sid / "NOTES.md").write_text("median() misbehaves on my data\n")
     request = task_prompt(demo)
     store.writer.submit(
         NewSession(sid, "agent", None, "cancelled", request, task_id, str(ws / sid))
@@ -50,6 +55,7 @@ def test_failed_sessions_become_a_validated_new_version(tmp_path: Path) -> None:
     session(store, ws, "s-rejected", "demo-median", "reject", "followup_dissatisfied")
     session(store, ws, "s-accepted", "demo-median", "accept", "keep")
     session(store, ws, "s-again", "demo-median", "reject")  # the same workspace and request
+    session(store, ws, "s-pristine", "demo-median", "reject", notes=False)  # = the source task
     session(store, ws, "s-unknown", None, "reject")
     session(store, ws, "s-passing", None, "accept", "revert")
     # a person's tests for s-passing, which pass on the buggy workspace: not a task
@@ -65,9 +71,10 @@ def test_failed_sessions_become_a_validated_new_version(tmp_path: Path) -> None:
     )  # fmt: skip
     path, found = asyncio.run(run())
     why = {f.session_id: f.why for f in found}
-    assert set(why) == {"s-rejected", "s-again", "s-unknown", "s-passing"}  # accepted: not failed
+    assert set(why) == {"s-rejected", "s-again", "s-pristine", "s-unknown", "s-passing"}
     assert why["s-rejected"] == "added (heldout)"
     assert why["s-again"].startswith("the same task as demo-median--")
+    assert why["s-pristine"] == "the same task as demo-median"
     assert why["s-unknown"].startswith("no tests")
     assert why["s-passing"] == "the tests already pass on the snapshot"
     assert path is not None and [p.name for p in versions(root)] == ["v0001.jsonl", "v0002.jsonl"]
@@ -84,7 +91,7 @@ def test_failed_sessions_become_a_validated_new_version(tmp_path: Path) -> None:
     # a rerun adds nothing and writes no version (the left-out sessions are listed again)
     again, listed = asyncio.run(run())
     assert again is None and len(versions(root)) == 2
-    assert {f.session_id for f in listed} == {"s-again", "s-unknown", "s-passing"}
+    assert {f.session_id for f in listed} == {"s-again", "s-pristine", "s-unknown", "s-passing"}
     store.close()
 
 

@@ -161,6 +161,10 @@ def test_a_drop_in_live_accepts_after_a_deploy_rolls_back_while_serving(tmp_path
             stop(server_of(run)["pid"])
 
 
-@pytest.mark.parametrize("bad", ["--realtime.rows.cohort=prompt", "--serve.traces=null"])
+@pytest.mark.parametrize(
+    "bad",
+    # demo has no train split to mix rollouts from
+    ["--realtime.rows.cohort=prompt", "--serve.traces=null", "--realtime.mix=1"],
+)
 def test_bad_realtime_settings_are_one_line_usage_errors(tmp_path: Path, bad: str) -> None:
     assert main(["realtime", "--config", CONFIG, f"--run_dir={tmp_path}", bad]) == 2

@@ -167,7 +167,6 @@ def run(args: argparse.Namespace, config: Config) -> int:
     config_file.write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
     url = traces_url(config)
     deps = deps_of(config, args.simulate_users)
-    deps.workspaces.mkdir(parents=True, exist_ok=True)
     argv = server_argv(config_file, url, run_dir, config.realtime.admin_token, deps.workspaces)
     with open_trace_store(url) as store:
         rows = asyncio.run(run_cycles(deps, store, argv, initial_checkpoint(config)))

@@ -141,6 +141,7 @@ async def run_cycles(
     """
     root = deps.run_dir / "realtime"
     root.mkdir(parents=True, exist_ok=True)
+    deps.workspaces.mkdir(parents=True, exist_ok=True)  # the server's agent API needs it
     bootstrap(deps, store, initial)
     server = ensure_server(deps, store, argv)
     ctx = Ctx(deps, store, server)

@@ -9,7 +9,9 @@ moved on since), the user's request as the problem statement (a simulated user
 pastes the task's prompt; then it is the source task's statement, so the prompt the
 agent is shown renders the same way), and those tests. It is kept only if validated
 by the harness's reference policies: the tests fail on the snapshot as it is (`noop`)
-and, where a fix is known, pass with it (`gold`).
+and, where a fix is known, pass with it (`gold`); and only if it is new: a snapshot
+whose bytes, request and tests equal its source task's (a simulated user's untouched
+checkout) or an earlier grown task's is the same task.
 
 No contamination, by construction: a grown task goes into the held-out split only if
 the task its session was on is held out *and* not among the tasks training sees
@@ -124,6 +126,11 @@ def candidate(
     )  # fmt: skip
 
 
+def as_prepared(task: Task, cache_dir: Path) -> Task:
+    """`task` seeded by its prepared (buggy) workspace, to compare with a snapshot."""
+    return task.model_copy(update={"seed": Seed(path=str(prepare(task, cache_dir).workspace))})
+
+
 async def validate(task: Task, cache_dir: Path, tokenizer: Any, spec: EpisodeSpec) -> str | None:
     """None when the tests fail on the snapshot and pass with the known fix; else why not."""
     prepared = prepare(task, cache_dir)
@@ -165,6 +172,8 @@ async def grow(
         source = sources.get(view.session.task_id or "")
         made = candidate(view, source, tests.get(sid), visible, root / "seeds")
         if isinstance(made, Task):
+            if source is not None and source.instance_id not in keys.values():
+                keys[content_key(as_prepared(source, cache_dir))] = source.instance_id
             why = keys.get(key := content_key(made))
             why = (
                 f"the same task as {why}"
