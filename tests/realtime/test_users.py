@@ -19,6 +19,7 @@ import pytest
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.agent.tools import ToolSet
+from shadowrl.commands.main import main
 from shadowrl.episode import EpisodeSpec
 from shadowrl.models import load_tokenizer
 from shadowrl.realtime.config import UsersConfig
@@ -160,3 +161,18 @@ def test_a_dissatisfied_user_rejects_and_follows_up_in_the_same_session(
     assert FOLLOWUP in tok.decode(list(segment.token_ids))
     assert list(segment.token_ids) == served["token_ids"]
     assert "sorted" not in (tmp_path / "ws" / "u-007" / "stats.py").read_text()  # not applied
+
+
+def test_users_simulate_prints_each_users_session_and_the_totals(
+    server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, _ = server(idler)
+    argv = ["users", "simulate", "--server", url, "--suite", "demo", "--sessions", "1",
+            "--prefix", "cli", "--workspaces", str(tmp_path / "ws"), "--sandbox.backend=local",
+            f"--tasks.cache_dir={CACHE}", "--realtime.users.silent=0",
+            "--realtime.users.flip=0", "--realtime.users.followup=0"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "cli-000 (agent-" in out and "demo-median resolved=False v0: reject" in out
+    assert "1 sessions, 0 resolved; {'reject': 1}" in out
+    assert main([*argv[:2], "--server", url, "--suite", "demo"]) == 2  # no workspaces root

@@ -30,6 +30,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     sim.add_argument(
         "--workspaces", help="the server's serve.workspaces_root (default: that config value)"
     )
+    sim.add_argument("--api-key", help="an API key of the server, if it has serve.api_keys")
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     users = Users(
         args.server.rstrip("/"), tasks, Path(root).expanduser().resolve(), episode_spec(config),
         cfg, Path(config.tasks.cache_dir).expanduser(),
+        headers={"Authorization": f"Bearer {args.api_key}"} if args.api_key else None,
     )  # fmt: skip
 
     def show(o: UserOutcome) -> None:

@@ -120,6 +120,7 @@ def cycle_row(st: CycleState, ctx: Ctx) -> dict[str, Any]:
         "rolled_back": rolled,
         "watch": watch,
         "rows": tr["rows"],
+        "mix": tr.get("mix"),  # rollouts on pinned train tasks (realtime.mix)
         "kl": tr.get("kl"),
         "clarifying_rate": r["clarifying_rate"],
         "broken_rate": r["broken_rate"],

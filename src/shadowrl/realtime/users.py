@@ -139,17 +139,20 @@ class Users:
             said = react(
                 Outcome(verdict.resolved, view["diff"], version), rng, self.cfg, self.judge
             )
-            await self.respond(client, sid, said, seen)
+            await self.respond(client, sid, said, seen, view["status"] == "done")
         finally:
             await client.post(f"{SESSIONS}/{sid}/cancel")  # frees the server's sandbox
         return UserOutcome(user, sid, task.instance_id, verdict.resolved, version, said)
 
-    async def respond(self, client: httpx.AsyncClient, sid: str, said: Reaction, seen: int) -> None:
-        """Act on the reaction through the agent routes and `/v1/feedback`."""
-        if said.decision == "accept":
+    async def respond(
+        self, client: httpx.AsyncClient, sid: str, said: Reaction, seen: int, done: bool
+    ) -> None:
+        """Act on the reaction through the agent routes and `/v1/feedback` (a run that
+        ended in an error has nothing to apply and takes no message: feedback only)."""
+        if said.decision == "accept" and done:
             await post(client, f"{SESSIONS}/{sid}/apply", {})
         bodies = said.feedback()
-        if said.followup:  # the message first: the agent works on before the signal lands
+        if said.followup and done:  # the message first: the agent works on, then the signal
             await post(client, f"{SESSIONS}/{sid}/messages", {"content": FOLLOWUP})
             await finished(client, sid, seen)
         for k, body in enumerate(bodies):  # keyed: a retried request is not counted twice
