@@ -64,8 +64,9 @@ def test_the_same_seed_gives_the_same_reactions_and_a_judge_can_plant_a_preferen
     runs = [[kinds(i % 2 == 0, f"7:u{i}") for i in range(40)] for _ in range(2)]
     assert runs[0] == runs[1]
     assert len({tuple(k) for k in runs[0]}) > 1  # and they do vary between users
-    small = lambda o: o.resolved and o.diff.count("\n+") <= 1  # noqa: E731
-    big = Outcome(True, "--- a/x\n+++ b/x\n+1\n+2\n", 0)
+    small = lambda o: o.resolved and o.diff_lines <= 2  # noqa: E731
+    big = Outcome(True, "--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n-0\n+1\n+2\n", 0)
+    assert big.diff_lines == 3  # one removed, two added; the file headers are not lines
     said = react(big, random.Random("s"), UsersConfig(**SURE), judge=small)
     assert (said.decision, said.judged) == ("reject", False)
 
@@ -128,7 +129,7 @@ def test_a_user_who_sees_the_tests_pass_applies_and_accepts_token_exact(
     url, store = server(fixer)
     done = asyncio.run(users(url, tmp_path).run(["u-000", "u-001"]))
     assert [o.signals for o in done] == [("accept", "keep")] * 2
-    assert all(o.resolved and o.task_id == "demo-median" for o in done)
+    assert all(o.resolved and o.task_id == "demo-median" and o.diff_lines == 1 for o in done)
     applied = (tmp_path / "ws" / "u-000" / "stats.py").read_text()
     assert "values = sorted(values)" in applied  # `…/apply` wrote it into the user's checkout
     tok = load_tokenizer("tiny")

@@ -35,6 +35,15 @@ class Outcome:
     diff: str  # the agent's changes, a unified diff against the workspace
     version: int  # newest policy version that generated the agent's tokens (-1: none)
 
+    @property
+    def diff_lines(self) -> int:
+        """Lines the diff adds plus lines it removes (what a size preference reads)."""
+        return sum(
+            1
+            for line in self.diff.splitlines()
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))
+        )
+
 
 Judge = Callable[[Outcome], bool]  # accept?
 

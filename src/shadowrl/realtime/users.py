@@ -54,11 +54,9 @@ class UserOutcome:
     task_id: str
     resolved: bool
     version: int
+    signals: tuple[str, ...]  # the feedback sent, in order (none: silent)
+    diff_lines: int  # lines the agent's diff changed
     reaction: Reaction
-
-    @property
-    def signals(self) -> tuple[str, ...]:
-        return tuple(b["signal"] for b in self.reaction.feedback())
 
 
 def grade_diff(prepared: PreparedTask, diff: str, spec: EpisodeSpec) -> Verdict:
@@ -136,13 +134,22 @@ class Users:
             view, seen = await finished(client, sid, -1)
             verdict = await asyncio.to_thread(grade_diff, prepared, view["diff"], self.spec)
             version = max(view["versions"], default=-1)
-            said = react(
-                Outcome(verdict.resolved, view["diff"], version), rng, self.cfg, self.judge
-            )
+            outcome = Outcome(verdict.resolved, view["diff"], version)
+            said = react(outcome, rng, self.cfg, self.judge)
             await self.respond(client, sid, said, seen, view["status"] == "done")
         finally:
             await client.post(f"{SESSIONS}/{sid}/cancel")  # frees the server's sandbox
-        return UserOutcome(user, sid, task.instance_id, verdict.resolved, version, said)
+        signals = tuple(b["signal"] for b in said.feedback())
+        return UserOutcome(
+            user,
+            sid,
+            task.instance_id,
+            verdict.resolved,
+            version,
+            signals,
+            outcome.diff_lines,
+            said,
+        )
 
     async def respond(
         self, client: httpx.AsyncClient, sid: str, said: Reaction, seen: int, done: bool
