@@ -83,3 +83,13 @@ def test_summary_over_episodes() -> None:
     assert s.tokens_per_resolved == 60.0  # all tokens spent / one resolved episode
     assert (s.turns, s.tool_errors, s.wall_s) == (1.5, 0.5, 3.0)
     assert summarize_behaviour([b], [False]).tokens_per_resolved is None
+
+
+def test_a_question_instead_of_work_is_clarifying_and_a_question_with_an_edit_is_not() -> None:
+    ask = Step(text="Which file holds the bug? Could you tell me?", tool_calls=(), results=())
+    assert episode_behaviour(_traj([ask], 10)).clarifying
+    assert not episode_behaviour(_traj([ask, _step(EDIT_B)], 10)).clarifying
+    assert not episode_behaviour(_traj([_step(READ)], 10)).clarifying  # no question
+    broken = Step(text="Is it this? <tool_call>{", tool_calls=(), results=(),
+                  parse_errors=("tool call 1: bad JSON",))  # fmt: skip
+    assert not episode_behaviour(_traj([broken], 10)).clarifying  # a malformed call, not a question

@@ -6,7 +6,15 @@ import math
 
 import pytest
 
-from shadowrl.realtime.checks import LiveCounts, fisher_less, min_detectable_drop, watch
+from shadowrl.eval.result import EvalResult, SampleResult, TaskResult
+from shadowrl.realtime.checks import (
+    LiveCounts,
+    alarms,
+    clarifying_rate,
+    fisher_less,
+    min_detectable_drop,
+    watch,
+)
 
 
 def test_a_collapse_from_6_of_216_is_not_detectable_and_a_big_suite_sees_small_drops() -> None:
@@ -34,3 +42,29 @@ def test_watch_rolls_back_on_a_significant_accept_drop_only() -> None:
     assert not noisy.roll_back
     broken = watch(LiveCounts(8, 7, 8, 6, 0), old, alpha=0.05)
     assert broken.roll_back and "broken-call rate rose" in broken.reason
+
+
+def with_questions(asked: int) -> EvalResult:
+    """5 tasks × 4 unsolved episodes that all edit; the first `asked` ask a question."""
+    tasks = [
+        TaskResult(instance_id=f"t{i}", tier="easy", samples=[
+            SampleResult(sample=j, resolved=False, reward=0.0, end="submitted", diff_lines=3,
+                         clarifying=4 * i + j < asked)
+            for j in range(4)
+        ])
+        for i in range(5)
+    ]  # fmt: skip
+    return EvalResult.model_construct(samples=4, tasks=tasks)  # the rates read only these
+
+
+def test_the_clarifying_question_alarm_fires_on_the_pinned_eval() -> None:
+    limits = {"max_malformed_increase": 0.1, "max_no_edit_increase": 0.1,
+              "max_clarifying_increase": 0.1, "max_kl": 1.0}  # fmt: skip
+    incumbent = with_questions(2)
+    asks_more = with_questions(6)  # 0.30 vs 0.10: +0.20 > 0.10
+    assert clarifying_rate(asks_more) == pytest.approx(0.3, abs=1e-12)
+    (alarm,) = alarms(asks_more, incumbent, None, **limits)
+    assert alarm.name == "clarifying_rate_increase"
+    assert alarm.value == pytest.approx(0.2, abs=1e-12)
+    assert alarms(with_questions(4), incumbent, None, **limits) == []  # +0.10: at the limit
+    assert alarms(incumbent, asks_more, None, **limits) == []  # asking less is no alarm

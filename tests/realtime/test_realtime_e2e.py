@@ -133,12 +133,14 @@ def test_a_drop_in_live_accepts_after_a_deploy_rolls_back_while_serving(tmp_path
         "--realtime.users.flip=0", "--realtime.users.silent=0",
     ])  # fmt: skip
     # users with a planted dislike of anything but the first checkpoint (version 0)
-    deps = dataclasses.replace(deps_of(config, simulate=True), judge=lambda _ok, v: v == 0)
+    deps = dataclasses.replace(deps_of(config, simulate=True), judge=lambda o: o.version == 0)
     root = run / "realtime"
     root.mkdir(parents=True)
     (root / "config.yaml").write_text(json.dumps(config.model_dump(mode="json")))
     url = traces_url(config)
-    argv = server_argv(root / "config.yaml", url, run.resolve(), config.realtime.admin_token)
+    argv = server_argv(
+        root / "config.yaml", url, run.resolve(), config.realtime.admin_token, deps.workspaces
+    )
     import asyncio
 
     try:
@@ -159,6 +161,10 @@ def test_a_drop_in_live_accepts_after_a_deploy_rolls_back_while_serving(tmp_path
             stop(server_of(run)["pid"])
 
 
-@pytest.mark.parametrize("bad", ["--realtime.rows.cohort=prompt", "--serve.traces=null"])
+@pytest.mark.parametrize(
+    "bad",
+    # demo has no train split to mix rollouts from
+    ["--realtime.rows.cohort=prompt", "--serve.traces=null", "--realtime.mix=1"],
+)
 def test_bad_realtime_settings_are_one_line_usage_errors(tmp_path: Path, bad: str) -> None:
     assert main(["realtime", "--config", CONFIG, f"--run_dir={tmp_path}", bad]) == 2

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from shadowrl.commands import (
+    bench,
     deploy,
     gate,
     keys,
@@ -65,6 +66,7 @@ COMMANDS = (
     Command("realtime", "learn from production: collect, reward, train, gate, deploy or roll back", realtime.add_args, realtime.run),
     Command("deploy", "roll the live server back to the previous deployed checkpoint", deploy.add_args, deploy.run),
     Command("users", "simulated users who work with a served agent and give feedback", users.add_args, users.run),
+    Command("bench", "grow the pinned suite from failed production sessions", bench.add_args, bench.run),
 )  # fmt: skip
 
 # Errors whose message tells the user what to fix: printed as one line, exit 2.

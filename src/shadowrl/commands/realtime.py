@@ -27,6 +27,7 @@ from shadowrl.commands.errors import UsageError
 if TYPE_CHECKING:
     from shadowrl.realtime.stages import Deps
     from shadowrl.serve.store import TraceStore
+    from shadowrl.tasks.task import Task
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -55,10 +56,18 @@ def traces_url(config: Config) -> str:
         raise UsageError(str(e)) from e
 
 
+def workspaces_root(config: Config) -> Path:
+    """Where agent sessions' workspaces live: `serve.workspaces_root`, else one in the run."""
+    root = config.serve.workspaces_root
+    run_dir = Path(config.run_dir).resolve()
+    return Path(root).expanduser().resolve() if root else run_dir / "realtime" / "workspaces"
+
+
 def server_argv(
-    config_file: Path, traces: str, run_dir: Path, token: str
+    config_file: Path, traces: str, run_dir: Path, token: str, workspaces: Path
 ) -> Callable[[str, int, int], list[str]]:
-    """The `shadowrl serve` command line of the loop's server, on the same config."""
+    """The `shadowrl serve` command line of the loop's server, on the same config, with
+    the agent service on (`workspaces`)."""
 
     def argv(checkpoint: str, version: int, port: int) -> list[str]:
         return [
@@ -66,6 +75,7 @@ def server_argv(
             f"--model.path={checkpoint}", f"--run_dir={run_dir}", f"--serve.traces={traces}",
             "--serve.host=127.0.0.1", f"--serve.port={port}", f"--serve.policy_version={version}",
             f"--serve.admin_token={token}", "--serve.log_level=warning",
+            f"--serve.workspaces_root={workspaces}",
         ]  # fmt: skip
 
     return argv
@@ -90,9 +100,26 @@ def initial_checkpoint(config: Config) -> Callable[[Path], str]:
     return write
 
 
+def mix_candidates(config: Config) -> list[Task]:
+    """The train tasks `realtime.mix` may roll out on: the pinned suite's train split, less
+    the pinned tasks; none is a UsageError when mixing is asked for."""
+    from shadowrl.commands.eval import load_eval_tasks, parse_suite
+    from shadowrl.realtime.mix import mix_tasks
+    from shadowrl.tasks.task import load_suite
+
+    rt = config.realtime
+    if rt.mix == 0:
+        return []
+    name, _ = parse_suite(rt.suite)
+    found = mix_tasks(load_suite(name, "train"), load_eval_tasks(rt.suite, rt.eval_limit))
+    if not found:
+        raise UsageError(f"realtime.mix: suite {name!r} has no train task outside the pinned ones")
+    return found
+
+
 def deps_of(config: Config, simulate: bool) -> Deps:
     from shadowrl.commands.eval import load_eval_tasks
-    from shadowrl.commands.policies import open_evaluator
+    from shadowrl.commands.policies import open_evaluator, open_policy
     from shadowrl.eval.pins import config_pins
     from shadowrl.models import load_tokenizer
     from shadowrl.realtime.stages import Deps
@@ -108,9 +135,12 @@ def deps_of(config: Config, simulate: bool) -> Deps:
         pins=config_pins(config),
         tokenizer=load_tokenizer(config.model.path),
         open_evaluator=lambda spec: open_evaluator(spec, config),
+        open_policy=lambda spec: open_policy(spec, config),
         pinned=load_eval_tasks(rt.suite, rt.eval_limit),
         user_tasks=load_eval_tasks(rt.users.suite, rt.users.limit) if simulate else None,
+        mix_tasks=mix_candidates(config),
         cache_dir=Path(config.tasks.cache_dir).expanduser(),
+        workspaces=workspaces_root(config),
         seed=config.seed,
     )
 
@@ -147,7 +177,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     config_file.write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
     url = traces_url(config)
     deps = deps_of(config, args.simulate_users)
-    argv = server_argv(config_file, url, run_dir, config.realtime.admin_token)
+    argv = server_argv(config_file, url, run_dir, config.realtime.admin_token, deps.workspaces)
     with open_trace_store(url) as store:
         rows = asyncio.run(run_cycles(deps, store, argv, initial_checkpoint(config)))
     for r in rows:

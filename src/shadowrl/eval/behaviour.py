@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from shadowrl.agent.parsing import ParsedReply
 from shadowrl.types import ToolCall, ToolResult, Trajectory
 
 READ_TOOLS = frozenset({"read_file"})
@@ -36,6 +37,7 @@ class EpisodeBehaviour:
     tool_errors: int
     tokens: int
     wall_s: float
+    clarifying: bool = False  # asked a question instead of acting (`asks_instead_of_acting`)
 
 
 def _path(call: ToolCall) -> str | None:
@@ -62,6 +64,17 @@ def _calls(traj: Trajectory) -> list[tuple[ToolCall, ToolResult | None]]:
         by_id = {r.call_id: r for r in step.results}
         out += [(call, by_id.get(call.id)) for call in step.tool_calls]
     return out
+
+
+def asks_instead_of_acting(replies: Sequence[ParsedReply]) -> bool:
+    """Whether an episode asked the user a question instead of working: some reply is
+    prose with a '?' (no tool call, no malformed one) and no reply calls an edit tool.
+
+    A question dodges a negative reward (a hack Cursor saw in production), so served
+    sessions (`realtime/sessions.py`) and pinned-eval episodes are counted by this rule.
+    """
+    edited = any(c.name in EDIT_TOOLS for p in replies for c in p.calls)
+    return not edited and any(not p.calls and not p.errors and "?" in p.content for p in replies)
 
 
 def episode_behaviour(traj: Trajectory) -> EpisodeBehaviour:
@@ -93,6 +106,9 @@ def episode_behaviour(traj: Trajectory) -> EpisodeBehaviour:
         tool_errors=traj.tool_errors,
         tokens=traj.num_generated,
         wall_s=traj.wall_s,
+        clarifying=asks_instead_of_acting(
+            [ParsedReply(s.text.strip(), s.tool_calls, list(s.parse_errors)) for s in traj.steps]
+        ),
     )
 
 

@@ -20,7 +20,8 @@ p < alpha and Δ < −margin.
 An incomplete run (any crashed episode on either side) never promotes: a crash is
 counted as unresolved, which could hide a regression or fake an improvement.
 
-What must match (else `PinMismatch`): the suite's content hash, the harness version,
+What must match (else `PinMismatch`): the suite's content hash and version (a grown
+suite's, `tasks/versions.py`), the harness version,
 the samples per task, the task ids, and the config sections that shape what is
 measured: the agent's budgets, prompt and tools (`agent`), the sandbox limits
 (`sandbox`) and the reward shaping (`tasks.shaping`); see `MEASURED_SECTIONS`. The
@@ -66,6 +67,8 @@ def check_pins(candidate: EvalResult, incumbent: EvalResult) -> None:
     problems = []
     if a.suite_hash != b.suite_hash:
         problems.append(f"suite hash {a.suite_hash} != {b.suite_hash} ({a.suite} vs {b.suite})")
+    if a.suite_version != b.suite_version:
+        problems.append(f"suite version {a.suite_version} != {b.suite_version}")
     if a.harness_version != b.harness_version:
         problems.append(f"harness version {a.harness_version} != {b.harness_version}")
     if candidate.samples != incumbent.samples:

@@ -58,6 +58,9 @@ class SampleResult(BaseModel):
     tool_calls: int = Field(default=0, description="Tool calls made.")
     tool_errors: int = Field(default=0, description="Failed or malformed tool calls.")
     diff_lines: int = Field(default=0, description="Lines the agent's successful edits changed.")
+    clarifying: bool = Field(
+        default=False, description="It asked a question instead of acting (no edit attempted)."
+    )
     wall_s: float = Field(
         default=0.0, description="Wall-clock seconds of episode plus verification."
     )
@@ -122,6 +125,11 @@ class Pins(BaseModel):
 
     suite: str = Field(description="Suite name or path as given.")
     suite_hash: str = Field(description="Hash of the tasks' content and their rendered prompts.")
+    suite_version: str | None = Field(
+        default=None,
+        description="Version of a grown suite ('<dir>@v0002', `shadowrl bench grow`); None "
+        "for a fixed one.",
+    )
     harness_version: str = Field(
         description="Fingerprint of what the harness does (see `harness_version`)."
     )

@@ -46,6 +46,7 @@ from shadowrl.eval.result import (
 from shadowrl.tasks.prepare import PreparedTask, prepare, task_prompt
 from shadowrl.tasks.task import Task
 from shadowrl.tasks.verify import Verdict
+from shadowrl.tasks.versions import version_of
 from shadowrl.types import Trajectory
 
 log = logging.getLogger(__name__)
@@ -119,6 +120,7 @@ def _graded(sample: int, traj: Trajectory, verdict: Verdict, wall_s: float) -> S
         tool_calls=b.tool_calls,
         tool_errors=b.tool_errors,
         diff_lines=b.diff_lines,
+        clarifying=b.clarifying,
         wall_s=wall_s,
         end=traj.end,
         error=error,
@@ -253,6 +255,7 @@ async def evaluate(
         pins=Pins(
             suite=suite,
             suite_hash=suite_hash(tasks, task_prompt),
+            suite_version=version_of(suite),
             harness_version=await asyncio.to_thread(
                 harness_version, policy_factory.tokenizer, spec.agent
             ),

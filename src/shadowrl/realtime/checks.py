@@ -13,8 +13,9 @@ it promotes almost anything. Three checks make its verdict mean what it says:
   the margin the gate cannot protect users, and promotion is refused (unless
   configured otherwise, which the gate record says).
 * **alarms** — rates that show a broken agent even when pass rates are too small to
-  compare: malformed-tool-call and no-edit rates on the pinned suite (candidate minus
-  incumbent), and the divergence of the candidate from the weights that served the
+  compare: malformed-tool-call, no-edit and clarifying-question rates on the pinned
+  suite (candidate minus incumbent; a question instead of work dodges a negative
+  reward, `eval.behaviour.asks_instead_of_acting`), and the divergence of the candidate from the weights that served the
   sessions it was trained on (mean log π_served − log π_candidate over their tokens, an
   estimate of KL(π_served ‖ π_candidate) per token): an absurd step shows up there first;
   and, with MTP draft heads, the drop of their acceptance per draft position from the
@@ -65,6 +66,12 @@ def malformed_rate(r: EvalResult) -> float:
     return sum(s.tool_errors > 0 for t in r.tasks for s in t.samples) / n if n else 0.0
 
 
+def clarifying_rate(r: EvalResult) -> float:
+    """Share of episodes that asked a question instead of acting."""
+    n = episodes(r)
+    return sum(s.clarifying for t in r.tasks for s in t.samples) / n if n else 0.0
+
+
 def no_edit_rate(r: EvalResult) -> float:
     """Share of episodes whose edits changed no line."""
     n = episodes(r)
@@ -88,6 +95,7 @@ def alarms(
     *,
     max_malformed_increase: float,
     max_no_edit_increase: float,
+    max_clarifying_increase: float,
     max_kl: float,
     mtp: tuple[Sequence[float], Sequence[float]] | None = None,
     max_mtp_drop: float = 0.1,
@@ -99,6 +107,8 @@ def alarms(
               max_malformed_increase),
         Alarm("no_edit_rate_increase", no_edit_rate(candidate) - no_edit_rate(incumbent),
               max_no_edit_increase),
+        Alarm("clarifying_rate_increase",
+              clarifying_rate(candidate) - clarifying_rate(incumbent), max_clarifying_increase),
     ]  # fmt: skip
     if kl is not None:
         found.append(Alarm("kl_to_deployed", kl, max_kl))

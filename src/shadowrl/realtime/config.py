@@ -70,6 +70,13 @@ class RealtimeConfig(BaseModel):
     suite: str = Field(
         "easy:heldout", description="The pinned suite the gate compares on (suite[:split])."
     )
+    mix: float = Field(
+        0.0,
+        ge=0,
+        description="Rollout episodes on the pinned suite's train split per production "
+        "session trained on, in groups of train.group_size, each group its own cohort "
+        "(realtime/mix.py); 0: production rows only. Pinned tasks never enter.",
+    )
     eval_limit: int | None = Field(
         None, ge=1, description="Evaluate only the first N tasks of the pinned suite."
     )
@@ -88,6 +95,12 @@ class RealtimeConfig(BaseModel):
     )
     max_no_edit_increase: float = Field(
         0.1, ge=0, description="Alarm: candidate − incumbent share of episodes that edit nothing."
+    )
+    max_clarifying_increase: float = Field(
+        0.1,
+        ge=0,
+        description="Alarm: candidate − incumbent share of pinned-eval episodes that ask a "
+        "question instead of acting.",
     )
     max_kl: float = Field(
         1.0,

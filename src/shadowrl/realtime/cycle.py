@@ -120,6 +120,7 @@ def cycle_row(st: CycleState, ctx: Ctx) -> dict[str, Any]:
         "rolled_back": rolled,
         "watch": watch,
         "rows": tr["rows"],
+        "mix": tr.get("mix"),  # rollouts on pinned train tasks (realtime.mix)
         "kl": tr.get("kl"),
         "clarifying_rate": r["clarifying_rate"],
         "broken_rate": r["broken_rate"],
@@ -141,6 +142,7 @@ async def run_cycles(
     """
     root = deps.run_dir / "realtime"
     root.mkdir(parents=True, exist_ok=True)
+    deps.workspaces.mkdir(parents=True, exist_ok=True)  # the server's agent API needs it
     bootstrap(deps, store, initial)
     server = ensure_server(deps, store, argv)
     ctx = Ctx(deps, store, server)

@@ -22,12 +22,11 @@ from typing import Any
 from sqlalchemy import Engine
 
 from shadowrl.agent.parsing import parse_tool_calls
+from shadowrl.eval.behaviour import EDIT_TOOLS, asks_instead_of_acting
 from shadowrl.realtime.rewards import Conduct, Signal
 from shadowrl.serve.store.export import branch_segments, branches
 from shadowrl.serve.store.queries import RequestView, SessionView, iter_sessions
 from shadowrl.types import Trajectory
-
-EDIT_TOOLS = frozenset({"edit_file", "write_file"})
 
 
 @dataclass(frozen=True)
@@ -37,6 +36,7 @@ class ProductionSession:
     id: str
     task_id: str | None
     checkpoint: str | None
+    workspace: str | None  # an agent session's workspace (None for chat/completions)
     signals: tuple[Signal, ...]
     conduct: Conduct
     sampling: tuple[tuple[float, float], ...]  # (temperature, top_p) of every request
@@ -57,9 +57,8 @@ def conduct_of(replies: Sequence[str], schemas: Sequence[dict[str, Any]]) -> Con
     """The agent's conduct from its replies' text, in order (see the module docstring)."""
     parsed = [parse_tool_calls(text, schemas) for text in replies]
     edited = any(c.name in EDIT_TOOLS for p in parsed for c in p.calls)
-    asked = any(not p.calls and not p.errors and "?" in p.content for p in parsed)
     broken = bool(parsed) and bool(parsed[-1].errors)
-    return Conduct(broken_end=broken, clarifying=asked and not edited, edited=edited)
+    return Conduct(broken_end=broken, clarifying=asks_instead_of_acting(parsed), edited=edited)
 
 
 def chains(requests: Sequence[RequestView]) -> list[list[RequestView]]:
@@ -86,6 +85,7 @@ def production_session(
         task_id=s.task_id,
         checkpoint=s.checkpoint
         or next((r.checkpoint for r in view.requests if r.checkpoint), None),
+        workspace=s.workspace,
         signals=tuple(Signal(f.signal, f.value) for f in view.feedback),
         conduct=conduct_of(replies, schemas),
         sampling=tuple((r.row.temperature, r.row.top_p) for r in view.requests),

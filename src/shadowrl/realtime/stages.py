@@ -35,11 +35,13 @@ from shadowrl.eval.runner import Evaluate
 from shadowrl.models import ModelConfig, load_model
 from shadowrl.realtime import checks
 from shadowrl.realtime.config import RealtimeConfig
+from shadowrl.realtime.mix import OpenPolicy, mix_plan, rollouts
 from shadowrl.realtime.process import ServerProcess
+from shadowrl.realtime.reaction import Judge, tests_judge
 from shadowrl.realtime.rewards import DECISIONS, session_reward, summarize
-from shadowrl.realtime.rows import cohort_groups, production_batch
+from shadowrl.realtime.rows import RowCounts, cohort_groups, production_batch
 from shadowrl.realtime.sessions import ProductionSession, read_sessions
-from shadowrl.realtime.users import Judge, Users, tests_judge
+from shadowrl.realtime.users import Users
 from shadowrl.rl.batch import TrainBatch
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.mtp_rl import acceptance as mtp_acceptance
@@ -66,9 +68,12 @@ class Deps:
     pins: ConfigPins
     tokenizer: Any
     open_evaluator: OpenEvaluator
+    open_policy: OpenPolicy  # the mixed-in rollouts' policy (in this process)
     pinned: list[Task]
     user_tasks: list[Task] | None  # None: real users (wait for their sessions)
+    mix_tasks: list[Task]  # train tasks rollouts may be mixed in on (`mix.mix_tasks`)
     cache_dir: Path
+    workspaces: Path  # the server's serve.workspaces_root (simulated users check out there)
     seed: int = 0
     judge: Judge = tests_judge
 
@@ -115,7 +120,8 @@ def sessions_between(ctx: Ctx, since: str, until: str | None) -> list[Production
 
 
 async def gather_sessions(ctx: Ctx, ids: list[str], since: str) -> None:
-    """Simulated users run the ids not in the store yet; real users are waited for."""
+    """Simulated users run the ids without a session yet (a user's workspace is named by
+    its id); real users are waited for."""
     deps = ctx.deps
     if deps.user_tasks is None:
         deadline = time.monotonic() + deps.rt.collect_timeout_s
@@ -125,12 +131,12 @@ async def gather_sessions(ctx: Ctx, ids: list[str], since: str) -> None:
                 return
             await asyncio.sleep(5.0)
         return
-    have = {s.id for s in sessions_between(ctx, since, None)}
+    have = {Path(s.workspace).name for s in sessions_between(ctx, since, None) if s.workspace}
     users = Users(
-        ctx.server.url, deps.user_tasks, deps.spec, deps.tokenizer, deps.rt.users,
+        ctx.server.url, deps.user_tasks, deps.workspaces, deps.spec, deps.rt.users,
         deps.cache_dir, deps.judge,
     )  # fmt: skip
-    await users.run([sid for sid in ids if sid not in have])
+    await users.run([u for u in ids if u not in have])
 
 
 def has_feedback(s: ProductionSession) -> bool:
@@ -182,19 +188,22 @@ def divergence(model: Any, batch: TrainBatch) -> float:
     return total / n if n else 0.0
 
 
-def train_candidate(ctx: Ctx, st: CycleState) -> dict[str, Any]:
+def production_groups(ctx: Ctx, st: CycleState, version: int) -> tuple[list[Any], RowCounts]:
+    sessions = cycle_sessions(ctx, st)
+    cfg = ctx.deps.rt
+    rewards = [session_reward(s.signals, s.conduct, cfg.rewards) for s in sessions]
+    return cohort_groups(sessions, rewards, trainer_version=version, cfg=cfg.rows)
+
+
+def train_candidate(
+    ctx: Ctx, st: CycleState, groups: list[Any], out: dict[str, Any]
+) -> dict[str, Any]:
     deps = ctx.deps
     live = registry.live(ctx.store.engine)
     assert live is not None
-    sessions = cycle_sessions(ctx, st)
-    rewards = [session_reward(s.signals, s.conduct, deps.rt.rewards) for s in sessions]
-    groups, counts = cohort_groups(
-        sessions, rewards, trainer_version=live.version, cfg=deps.rt.rows
-    )
     batch = production_batch(
         groups, trainer_version=live.version, cfg=deps.rt.rows, train=deps.train
     )
-    out: dict[str, Any] = {"rows": dataclasses.asdict(counts), "parent": live.path}
     if not batch.microbatches:
         return out | {"candidate": None, "reason": "no signal: no cohort has unequal rewards"}
     model, tokenizer = load_model(deps.model.model_copy(update={"path": live.path}))
@@ -219,7 +228,23 @@ def train_candidate(ctx: Ctx, st: CycleState) -> dict[str, Any]:
 
 
 async def train(ctx: Ctx, st: CycleState) -> None:
-    st.out["train"] = await asyncio.to_thread(train_candidate, ctx, st)
+    deps = ctx.deps
+    live = registry.live(ctx.store.engine)
+    assert live is not None
+    groups, counts = await asyncio.to_thread(production_groups, ctx, st, live.version)
+    plan = mix_plan(counts.trained, deps.rt.mix, deps.train.group_size, deps.mix_tasks,
+                    seed=f"{deps.seed}:{st.cycle}")  # fmt: skip
+    mixed, spoiled = await rollouts(
+        deps.open_policy, live.path, live.version, plan, group_size=deps.train.group_size,
+        spec=deps.spec, cache_dir=deps.cache_dir,
+    )  # fmt: skip
+    out: dict[str, Any] = {
+        "rows": dataclasses.asdict(counts),
+        "parent": live.path,
+        "mix": {"tasks": [t.instance_id for t in plan], "groups": len(mixed),
+                "episodes": sum(map(len, mixed)), "spoiled": spoiled},
+    }  # fmt: skip
+    st.out["train"] = await asyncio.to_thread(train_candidate, ctx, st, groups + mixed, out)
 
 
 # -------------------------------------------------------------------- eval
@@ -279,7 +304,8 @@ def decide(ctx: Ctx, st: CycleState) -> dict[str, Any]:
     fired = checks.alarms(
         cand, inc, st.out["train"]["kl"],
         max_malformed_increase=deps.rt.max_malformed_increase,
-        max_no_edit_increase=deps.rt.max_no_edit_increase, max_kl=deps.rt.max_kl,
+        max_no_edit_increase=deps.rt.max_no_edit_increase,
+        max_clarifying_increase=deps.rt.max_clarifying_increase, max_kl=deps.rt.max_kl,
         mtp=None if mtp is None else (mtp["parent"], mtp["candidate"]),
         max_mtp_drop=deps.rt.max_mtp_acceptance_drop,
     )  # fmt: skip
@@ -312,6 +338,8 @@ def decide(ctx: Ctx, st: CycleState) -> dict[str, Any]:
             "incumbent_malformed": checks.malformed_rate(inc),
             "candidate_no_edit": checks.no_edit_rate(cand),
             "incumbent_no_edit": checks.no_edit_rate(inc),
+            "candidate_clarifying": checks.clarifying_rate(cand),
+            "incumbent_clarifying": checks.clarifying_rate(inc),
         },
     }
 

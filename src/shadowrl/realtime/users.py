@@ -1,22 +1,22 @@
-"""Simulated users: they work with the served agent on real tasks and react like users.
+"""Simulated users: they bring real tasks to the agent service and react like users.
 
-Each user opens one session on a task drawn from a suite, lets the agent work (the one
-harness, `episode.graded_episode`, driven through the server so every request is
-recorded under the session's `X-Session-Id`), looks at the result and gives feedback
-through `/v1/feedback` as a person would:
+Each user is an id (`c001-u003`) that seeds every draw it makes. It picks a task from
+its suite, checks the task's buggy workspace out into `<workspaces_root>/<user id>`
+(the server's `serve.workspaces_root`: user and server share the machine, as an IDE
+and a local agent do), and opens an agent session on it through
+`POST /v1/agent/sessions` with the task's prompt as its request. It follows the
+session's event stream until the run ends, reads the diff, and judges it as a careful
+user would: the task's hidden tests are run on a fresh copy of the workspace with the
+diff applied (`grade_diff`, the grader of training and eval). Then it reacts
+(`reaction.react`, a pure function): accept → `…/apply` writes the changes into its
+workspace and it sends accept and the kept-lines fraction to `/v1/feedback`; reject
+→ a reject, and sometimes a dissatisfied follow-up message through `…/messages`
+(the agent works on, in the same token stream) with its feedback signal; silence →
+nothing. It cancels the session at the end, freeing the server's sandbox.
 
-* accept when the task's hidden tests pass on the agent's work, reject otherwise
-  (`judge`, replaceable: a test may plant a preference the tests do not encode);
-* flip that decision with probability `flip` (people misjudge);
-* stay silent with probability `silent` (no feedback at all);
-* after an accept, keep a fraction of the changed lines, uniform in [`keep_low`, 1];
-* after a reject, send a dissatisfied follow-up with probability `followup`.
-
-Every draw comes from a generator seeded by (`seed`, session id), so the same seed
-gives the same tasks and the same reactions to the same outcomes; what the model
-samples is the server's business. The agent runs client-side here: this is how an
-IDE drives a model endpoint, and it keeps the users independent of the agent-session
-API (issue 19 §1), which a later change can switch them to.
+The server records the session as `kind="agent"` with every turn token-exact, which
+is what the real-time cycle trains on. Same seed, same tasks and same reactions to
+the same outcomes; what the model samples is the server's business.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,55 +32,81 @@ from typing import Any
 
 import httpx
 
-from shadowrl.episode import EpisodeSpec, episode_in_new_sandbox
+from shadowrl.episode import EpisodeSpec
 from shadowrl.realtime.config import UsersConfig
-from shadowrl.serve.remote import RemotePolicy
-from shadowrl.tasks.prepare import prepare
+from shadowrl.realtime.reaction import FOLLOWUP, Judge, Outcome, Reaction, react, tests_judge
+from shadowrl.tasks.patch import apply_patch, touched_paths
+from shadowrl.tasks.prepare import PreparedTask, prepare, task_prompt
 from shadowrl.tasks.task import Task
+from shadowrl.tasks.verify import Verdict, verify
 
 log = logging.getLogger(__name__)
 
-# (hidden tests passed, policy version that served the session) -> accept?
-Judge = Callable[[bool, int], bool]
-
-
-def tests_judge(resolved: bool, _version: int) -> bool:
-    """The default user: accepts exactly when the hidden tests pass."""
-    return resolved
+SESSIONS = "/v1/agent/sessions"
 
 
 @dataclass(frozen=True)
 class UserOutcome:
     """What one user saw and said."""
 
-    session_id: str
+    user: str  # the user's id: its seed and its workspace's name
+    session_id: str  # the agent session the server opened
     task_id: str
     resolved: bool
     version: int
-    signals: tuple[str, ...]
+    signals: tuple[str, ...]  # the feedback sent, in order (none: silent)
+    diff_lines: int  # lines the agent's diff changed
+    reaction: Reaction
 
 
-def reactions(rng: random.Random, accept: bool, cfg: UsersConfig) -> list[dict[str, Any]]:
-    """The feedback bodies (without session id) one user sends for one decision."""
-    if rng.random() < cfg.flip:
-        accept = not accept
-    if rng.random() < cfg.silent:
-        return []
-    if accept:
-        kept = rng.uniform(cfg.keep_low, 1.0)
-        return [{"signal": "accept"}, {"signal": "keep", "value": round(kept, 4)}]
-    out: list[dict[str, Any]] = [{"signal": "reject"}]
-    if rng.random() < cfg.followup:
-        out.append({"signal": "followup_dissatisfied"})
-    return out
+def grade_diff(prepared: PreparedTask, diff: str, spec: EpisodeSpec) -> Verdict:
+    """The task's hidden tests on its pristine workspace with `diff` applied."""
+    sandbox = spec.open_sandbox(prepared)
+    try:
+        if diff.strip():
+            files = {p: t for p in touched_paths(diff) if (t := prepared.read(p)) is not None}
+            for path, text in apply_patch(files, diff).items():
+                if text is None:
+                    sandbox.exec(f"rm -f -- '{path}'")
+                else:
+                    sandbox.write_file(path, text)
+        return verify(prepared.task, prepared, sandbox, shaping=spec.shaping)
+    finally:
+        sandbox.close()
 
 
-async def served_model(url: str) -> str:
-    """The `model` id the server answers to."""
-    async with httpx.AsyncClient(timeout=30) as client:
-        resp = await client.get(f"{url.rstrip('/')}/v1/models")
-        resp.raise_for_status()
-        return str(resp.json()["data"][0]["id"])
+def checkout(prepared: PreparedTask, into: Path) -> None:
+    """A fresh copy of the task's buggy workspace at `into` (the user's own checkout)."""
+    shutil.rmtree(into, ignore_errors=True)
+    shutil.copytree(prepared.workspace, into, symlinks=True)
+
+
+async def post(
+    client: httpx.AsyncClient, path: str, body: dict[str, Any], key: str | None = None
+) -> dict[str, Any]:
+    """POST, waiting out the server's 429 (all its agent slots busy) with backoff."""
+    delay, headers = 0.2, {"Idempotency-Key": key} if key else None
+    while True:
+        resp = await client.post(path, json=body, headers=headers)
+        if resp.status_code != 429:
+            resp.raise_for_status()
+            out: dict[str, Any] = resp.json()
+            return out
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 5.0)
+
+
+async def finished(client: httpx.AsyncClient, sid: str, after: int) -> tuple[dict[str, Any], int]:
+    """Follow the session's events past id `after` until its run ends; the session then,
+    and the last event id seen."""
+    async with client.stream("GET", f"{SESSIONS}/{sid}/events", params={"after": after}) as r:
+        r.raise_for_status()
+        async for line in r.aiter_lines():
+            if line.startswith("id: "):
+                after = int(line[4:])
+    resp = await client.get(f"{SESSIONS}/{sid}")
+    resp.raise_for_status()
+    return resp.json(), after
 
 
 @dataclass(frozen=True)
@@ -88,53 +115,72 @@ class Users:
 
     url: str
     tasks: Sequence[Task]
-    spec: EpisodeSpec
-    tokenizer: Any
+    workspaces: Path  # the server's serve.workspaces_root
+    spec: EpisodeSpec  # the sandbox and shaping the user's grader runs with
     cfg: UsersConfig
     cache_dir: Path
     judge: Judge = tests_judge
+    headers: dict[str, str] | None = None  # e.g. an API key's Authorization
 
-    async def session(self, sid: str, model: str) -> UserOutcome:
-        """One user's whole session: pick a task, let the agent work, react."""
-        rng = random.Random(f"{self.cfg.seed}:{sid}")
+    async def session(self, user: str, client: httpx.AsyncClient) -> UserOutcome:
+        """One user's whole session: pick a task, let the agent work, judge, react."""
+        rng = random.Random(f"{self.cfg.seed}:{user}")
         task = self.tasks[rng.randrange(len(self.tasks))]
         prepared = await asyncio.to_thread(prepare, task, self.cache_dir)
-        policy = RemotePolicy(self.url, model, tokenizer=self.tokenizer)
-        policy.headers["X-Session-Id"] = sid  # the server records every turn under it
+        await asyncio.to_thread(checkout, prepared, self.workspaces / user)
+        body = {"workspace": user, "task": task_prompt(task), "task_id": task.instance_id}
+        sid = str((await post(client, SESSIONS, body))["id"])
         try:
-            traj, verdict = await episode_in_new_sandbox(
-                policy, prepared, tokenizer=self.tokenizer, spec=self.spec
-            )
+            view, seen = await finished(client, sid, -1)
+            verdict = await asyncio.to_thread(grade_diff, prepared, view["diff"], self.spec)
+            version = max(view["versions"], default=-1)
+            outcome = Outcome(verdict.resolved, view["diff"], version)
+            said = react(outcome, rng, self.cfg, self.judge)
+            await self.respond(client, sid, said, seen, view["status"] == "done")
         finally:
-            await policy.aclose()
-        versions = [
-            v for s in traj.segments for v, m in zip(s.versions, s.loss_mask, strict=True) if m
-        ]
-        version = max(versions, default=-1)
-        said = reactions(rng, self.judge(verdict.resolved, version), self.cfg)
-        async with httpx.AsyncClient(timeout=30) as client:
-            for k, body in enumerate(said):
-                resp = await client.post(
-                    f"{self.url.rstrip('/')}/v1/feedback",
-                    json={"session_id": sid, **body},
-                    headers={"Idempotency-Key": f"{sid}:{k}"},  # a rerun sends nothing twice
-                )
-                resp.raise_for_status()
-        signals = tuple(b["signal"] for b in said)
-        return UserOutcome(sid, task.instance_id, verdict.resolved, version, signals)
+            await client.post(f"{SESSIONS}/{sid}/cancel")  # frees the server's sandbox
+        signals = tuple(b["signal"] for b in said.feedback())
+        return UserOutcome(
+            user,
+            sid,
+            task.instance_id,
+            verdict.resolved,
+            version,
+            signals,
+            outcome.diff_lines,
+            said,
+        )
+
+    async def respond(
+        self, client: httpx.AsyncClient, sid: str, said: Reaction, seen: int, done: bool
+    ) -> None:
+        """Act on the reaction through the agent routes and `/v1/feedback` (a run that
+        ended in an error has nothing to apply and takes no message: feedback only)."""
+        if said.decision == "accept" and done:
+            await post(client, f"{SESSIONS}/{sid}/apply", {})
+        bodies = said.feedback()
+        if said.followup and done:  # the message first: the agent works on, then the signal
+            await post(client, f"{SESSIONS}/{sid}/messages", {"content": FOLLOWUP})
+            await finished(client, sid, seen)
+        for k, body in enumerate(bodies):  # keyed: a retried request is not counted twice
+            await post(client, "/v1/feedback", {"session_id": sid, **body}, key=f"{sid}:{k}")
 
     async def run(
-        self, session_ids: Sequence[str], on_done: Callable[[UserOutcome], None] | None = None
+        self, users: Sequence[str], on_done: Callable[[UserOutcome], None] | None = None
     ) -> list[UserOutcome]:
-        """Run these sessions, at most `cfg.concurrency` at once, in id order of results."""
-        model = await served_model(self.url)
+        """Run these users, at most `cfg.concurrency` at once, results in input order."""
         gate = asyncio.Semaphore(self.cfg.concurrency)
+        self.workspaces.mkdir(parents=True, exist_ok=True)
+        timeout = httpx.Timeout(30.0, read=None)  # an event stream is quiet while a turn runs
+        async with httpx.AsyncClient(
+            base_url=self.url.rstrip("/"), timeout=timeout, headers=self.headers
+        ) as client:
 
-        async def one(sid: str) -> UserOutcome:
-            async with gate:
-                out = await self.session(sid, model)
-            if on_done is not None:
-                on_done(out)
-            return out
+            async def one(user: str) -> UserOutcome:
+                async with gate:
+                    out = await self.session(user, client)
+                if on_done is not None:
+                    on_done(out)
+                return out
 
-        return list(await asyncio.gather(*(one(sid) for sid in session_ids)))
+            return list(await asyncio.gather(*(one(u) for u in users)))

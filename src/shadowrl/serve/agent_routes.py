@@ -1,6 +1,6 @@
 """The `/v1/agent/sessions` routes: the HTTP face of `agent_sessions.AgentSessions`.
 
-    POST /v1/agent/sessions                  {"workspace", "commit"?, "task", "budgets"?} -> 201
+    POST /v1/agent/sessions                  {"workspace", "commit"?, "task", "task_id"?, "budgets"?}
     GET  /v1/agent/sessions/{id}             status, steps, diff, token counts (?tokens=true: ids)
     GET  /v1/agent/sessions/{id}/events      server-sent events: message, step..., end
     POST /v1/agent/sessions/{id}/messages    {"content"}: continue a finished turn -> 202
@@ -50,6 +50,11 @@ class CreateSession(BaseModel):
         None, min_length=1, max_length=256, description="Start from this git commit of it."
     )
     task: str = Field(min_length=1, description="What the agent is asked to do.")
+    task_id: str | None = Field(
+        None, min_length=1, max_length=256,
+        description="An id of the task for the trace store (e.g. a benchmark instance id); "
+        "the agent never sees it.",
+    )  # fmt: skip
     budgets: Budgets | None = Field(None, description="Lower budgets for this session.")
 
 
@@ -102,6 +107,7 @@ class AgentSessionOut(BaseModel):
     diff: str
     usage: AgentUsage
     budgets: dict[str, float]
+    versions: list[int]
     token_ids: list[int] | None = None
     loss_mask: list[bool] | None = None
 
@@ -138,6 +144,7 @@ def view(s: AgentSession, tokens: bool = False) -> dict[str, Any]:
         "diff": s.diff,
         "usage": s.token_counts(),
         "budgets": s.config.model_dump(include=set(BUDGETS)),
+        "versions": sorted(s.versions),
     }
     if tokens and s.status != "running":
         t = s.state.tokens
@@ -163,7 +170,9 @@ def agent_router(sessions: AgentSessions, owner: Callable[..., str | None] = no_
     @r.post("", status_code=201, responses=documented(201, AgentSessionOut))
     async def create(body: CreateSession, who: str | None = Owner) -> dict[str, Any]:
         budgets = _checked_budgets(sessions, body.budgets)
-        s = await sessions.create(body.workspace, body.task, body.commit, budgets, who)
+        s = await sessions.create(
+            body.workspace, body.task, body.commit, budgets, who, body.task_id
+        )
         return view(s)
 
     @r.get("/{session_id}", responses=documented(200, AgentSessionOut))

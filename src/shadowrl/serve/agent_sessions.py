@@ -71,6 +71,7 @@ class RecordingPolicy:
         gen = await self.policy().generate(prompt_ids, sampling)
         s = self.session
         s.generated += len(gen.token_ids)
+        s.versions.update(gen.versions)
         s.context = len(prompt_ids) + len(gen.token_ids)
         if s.writer is not None:  # committed before the loop goes on
             rid = f"{s.id}-t{s.recorded}"
@@ -112,6 +113,7 @@ class AgentSession:
         self.run_task: asyncio.Task[None] | None = None
         self.last_request: str | None = None  # the parent of the next turn's request
         self.generated = self.context = self.recorded = 0
+        self.versions: set[int] = set()  # policy versions that generated its tokens
         self.created = time.time()
         self.sandbox_closed = False
 
@@ -276,6 +278,7 @@ class AgentSessions:
         commit: str | None = None,
         budgets: dict[str, Any] | None = None,
         owner: str | None = None,
+        task_id: str | None = None,
     ) -> AgentSession:
         self._room()
         config = self.settings.spec.agent.model_copy(update=budgets or {})
@@ -298,7 +301,7 @@ class AgentSessions:
         self.sessions[sid] = session
         info = {"budgets": config.model_dump(include=set(BUDGETS))}
         row = NewSession(
-            sid, "agent", owner, "running", task, None, snap.label, session.checkpoint, info
+            sid, "agent", owner, "running", task, task_id, snap.label, session.checkpoint, info
         )
         if self.writer is not None:  # committed first: feedback may name it at once
             await self.writer.write(row)
