@@ -24,8 +24,9 @@ from shadowrl.commands.config import Config, episode_spec
 from shadowrl.commands.errors import UsageError
 
 if TYPE_CHECKING:
-    from shadowrl.realtime.stages import Deps
+    from shadowrl.realtime.context import Deps
     from shadowrl.serve.store import TraceStore
+    from shadowrl.tasks.task import Task
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -83,14 +84,39 @@ def initial_checkpoint(config: Config) -> Callable[[Path], str]:
     return write
 
 
+def user_pool(config: Config) -> list[Task]:
+    """The tasks users bring: `realtime.users.suite`, narrowed by its screen if there is one."""
+    from shadowrl.commands.eval import load_eval_tasks
+    from shadowrl.eval.result import EvalResult
+    from shadowrl.realtime.preference import learnable
+
+    users = config.realtime.users
+    tasks = load_eval_tasks(users.suite, users.limit)
+    if users.screen is None:
+        return tasks
+    path = Path(users.screen)
+    if not path.exists():
+        raise UsageError(f"realtime.users.screen: no such file {path} (run `shadowrl eval` first)")
+    kept = learnable(tasks, EvalResult.load(path), users.max_diff_lines)
+    if not kept:
+        raise UsageError(
+            f"the screen {path} found no task of {users.suite} the users accept sometimes "
+            "but not always: screen more samples or tasks, or drop realtime.users.screen"
+        )
+    logging.getLogger(__name__).info("users bring %d of %d screened tasks", len(kept), len(tasks))
+    return kept
+
+
 def deps_of(config: Config, simulate: bool) -> Deps:
     from shadowrl.commands.eval import load_eval_tasks
     from shadowrl.commands.policies import open_policy
     from shadowrl.eval.pins import config_pins
     from shadowrl.models import load_tokenizer
-    from shadowrl.realtime.stages import Deps
+    from shadowrl.realtime.context import Deps
+    from shadowrl.realtime.panel import panel_tasks
 
     rt = config.realtime
+    pool = user_pool(config) if simulate or rt.panel is not None else []
     return Deps(
         run_dir=Path(config.run_dir).resolve(),
         rt=rt,
@@ -102,9 +128,10 @@ def deps_of(config: Config, simulate: bool) -> Deps:
         tokenizer=load_tokenizer(config.model.path),
         open_policy=lambda spec: open_policy(spec, config),
         pinned=load_eval_tasks(rt.suite, rt.eval_limit),
-        user_tasks=load_eval_tasks(rt.users.suite, rt.users.limit) if simulate else None,
+        user_tasks=pool if simulate else None,
         cache_dir=Path(config.tasks.cache_dir).expanduser(),
         seed=config.seed,
+        panel=panel_tasks(pool, rt.panel.tasks) if rt.panel is not None else [],
     )
 
 

@@ -1,6 +1,6 @@
 """The stages of one real-time cycle, each a function of the shared context and the state.
 
-    collect ─► reward ─► train ─► eval ─► gate ─► deploy | reject ─► watch (─► roll back)
+    collect ─► reward ─► train ─► [panel] ─► eval ─► gate ─► deploy | reject ─► watch (─► roll back)
 
 Every stage reads what earlier stages left in `CycleState.out` and adds its own
 result there; the driver (`cycle.py`) saves the state after each stage, so a stage is
@@ -15,85 +15,31 @@ import asyncio
 import dataclasses
 import math
 import time
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from shadowrl.agent.tools import ToolSet
-from shadowrl.episode import EpisodeSpec, PolicyFactory
 from shadowrl.eval import gate as paired_gate
-from shadowrl.eval.config import EvalConfig
-from shadowrl.eval.pins import ConfigPins
 from shadowrl.eval.report import write_report
 from shadowrl.eval.result import EvalResult
 from shadowrl.eval.runner import evaluate
-from shadowrl.models import ModelConfig, load_model
 from shadowrl.realtime import checks
-from shadowrl.realtime.config import RealtimeConfig
-from shadowrl.realtime.process import ServerProcess
+from shadowrl.realtime.context import Ctx, CycleState, now
+from shadowrl.realtime.control import permuted_rewards
+from shadowrl.realtime.learning import (
+    outcome_recorder,
+    panel_stage,
+    preference_counts,
+    read_outcomes,
+)
 from shadowrl.realtime.rewards import DECISIONS, session_reward, summarize
-from shadowrl.realtime.rows import cohort_groups, production_batch
 from shadowrl.realtime.sessions import ProductionSession, read_sessions
-from shadowrl.realtime.users import Judge, Users, tests_judge
-from shadowrl.rl.batch import TrainBatch
-from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.trainer import Trainer, token_logprobs
-from shadowrl.serve.store import CheckpointRecord, CheckpointUpdate, TraceStore, registry
-from shadowrl.tasks.task import Task
+from shadowrl.realtime.training import Arm, train_arm
+from shadowrl.realtime.users import Users
+from shadowrl.serve.store import CheckpointRecord, CheckpointUpdate, registry
 
-STAGES = ("collect", "reward", "train", "eval", "gate", "deploy", "watch")
-OpenPolicy = Callable[[str], AbstractAsyncContextManager[PolicyFactory]]
-
-
-@dataclass(frozen=True)
-class Deps:
-    """What the command hands the loop: config sections, tasks, and how to open a policy."""
-
-    run_dir: Path
-    rt: RealtimeConfig
-    eval: EvalConfig
-    train: TrainConfig
-    model: ModelConfig
-    spec: EpisodeSpec
-    pins: ConfigPins
-    tokenizer: Any
-    open_policy: OpenPolicy
-    pinned: list[Task]
-    user_tasks: list[Task] | None  # None: real users (wait for their sessions)
-    cache_dir: Path
-    seed: int = 0
-    judge: Judge = tests_judge
-
-
-@dataclass
-class Ctx:
-    deps: Deps
-    store: TraceStore
-    server: ServerProcess
-
-    @property
-    def root(self) -> Path:
-        return self.deps.run_dir / "realtime"
-
-
-@dataclass
-class CycleState:
-    """Where the current cycle is: persisted after every stage (`cycle.py`)."""
-
-    cycle: int
-    stage: str
-    since: str  # ISO time: this cycle's sessions are the ones created after it
-    out: dict[str, Any] = field(default_factory=dict)
-    times: dict[str, float] = field(default_factory=dict)
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
+STAGES = ("collect", "reward", "train", "panel", "eval", "gate", "deploy", "watch")
 
 
 def schemas(ctx: Ctx) -> list[dict[str, Any]]:
@@ -127,7 +73,7 @@ async def gather_sessions(ctx: Ctx, ids: list[str], since: str) -> None:
         ctx.server.url, deps.user_tasks, deps.spec, deps.tokenizer, deps.rt.users,
         deps.cache_dir, deps.judge,
     )  # fmt: skip
-    await users.run([sid for sid in ids if sid not in have])
+    await users.run([sid for sid in ids if sid not in have], outcome_recorder(ctx.root))
 
 
 def has_feedback(s: ProductionSession) -> bool:
@@ -162,52 +108,36 @@ async def reward(ctx: Ctx, st: CycleState) -> None:
     st.out["reward"] = {
         **dataclasses.asdict(summary),
         "with_feedback": sum(has_feedback(s) for s in sessions),
+        "preference": preference_counts(
+            read_outcomes(ctx.root), [s.id for s in sessions], ctx.deps.rt.users.max_diff_lines
+        ),
     }
 
 
 # ------------------------------------------------------------------- train
 
 
-def divergence(model: Any, batch: TrainBatch) -> float:
-    """Mean log π_served − log π_model over the batch's trained tokens (≈ KL per token)."""
-    total, n = 0.0, 0
-    with torch.no_grad():
-        for mb in batch.microbatches:
-            lp = token_logprobs(model, mb.input_ids, mb.loss_mask)
-            total += float(((mb.behaviour_logprobs - lp) * mb.loss_mask).sum())
-            n += mb.num_tokens
-    return total / n if n else 0.0
-
-
 def train_candidate(ctx: Ctx, st: CycleState) -> dict[str, Any]:
+    """The candidate, registered; and the permuted-feedback control when configured."""
     deps = ctx.deps
     live = registry.live(ctx.store.engine)
     assert live is not None
     sessions = cycle_sessions(ctx, st)
     rewards = [session_reward(s.signals, s.conduct, deps.rt.rewards) for s in sessions]
-    groups, counts = cohort_groups(
-        sessions, rewards, trainer_version=live.version, cfg=deps.rt.rows
-    )
-    batch = production_batch(
-        groups, trainer_version=live.version, cfg=deps.rt.rows, train=deps.train
-    )
-    out: dict[str, Any] = {"rows": dataclasses.asdict(counts), "parent": live.path}
-    if not batch.microbatches:
-        return out | {"candidate": None, "reason": "no signal: no cohort has unequal rewards"}
-    model, tokenizer = load_model(deps.model.model_copy(update={"path": live.path}))
-    trainer = Trainer(model, deps.train)
-    trainer.version = live.version
-    metrics = trainer.step(batch)
-    kl = divergence(trainer.model, batch)
-    trainer.version = registry.next_version(ctx.store.engine)
-    path = str(trainer.save(ctx.root / f"cycle-{st.cycle:03d}" / "candidate", tokenizer))
-    if registry.get(ctx.store.engine, path) is None:
-        record = CheckpointRecord(
-            path, trainer.version, "candidate", parent=live.path, cycle=st.cycle
-        )
+    arm = Arm(
+        live.path, live.version, registry.next_version(ctx.store.engine), deps.model,
+        deps.train, deps.rt.rows, deps.rt.train_steps,
+    )  # fmt: skip
+    cycle_dir = ctx.root / f"cycle-{st.cycle:03d}"
+    out = train_arm(arm, sessions, rewards, cycle_dir / "candidate")
+    path = out["candidate"]
+    if path is not None and registry.get(ctx.store.engine, path) is None:
+        record = CheckpointRecord(path, arm.version, "candidate", parent=live.path, cycle=st.cycle)
         ctx.store.writer.submit(record).result()
-    finite = {k: v for k, v in metrics.items() if isinstance(v, float) and math.isfinite(v)}
-    return out | {"candidate": path, "version": trainer.version, "kl": kl, "metrics": finite}
+    if deps.rt.control and path is not None:
+        shuffled = permuted_rewards(sessions, rewards, deps.rt.rows.cohort, seed=st.cycle)
+        out["control"] = train_arm(arm, sessions, shuffled, cycle_dir / "control")
+    return out
 
 
 async def train(ctx: Ctx, st: CycleState) -> None:
@@ -367,6 +297,6 @@ async def watch(ctx: Ctx, st: CycleState) -> None:
 
 
 RUN = {
-    "collect": collect, "reward": reward, "train": train, "eval": evaluate_stage,
-    "gate": gate, "deploy": deploy, "watch": watch,
+    "collect": collect, "reward": reward, "train": train, "panel": panel_stage,
+    "eval": evaluate_stage, "gate": gate, "deploy": deploy, "watch": watch,
 }  # fmt: skip

@@ -6,7 +6,8 @@ recorded under the session's `X-Session-Id`), looks at the result and gives feed
 through `/v1/feedback` as a person would:
 
 * accept when the task's hidden tests pass on the agent's work, reject otherwise
-  (`judge`, replaceable: a test may plant a preference the tests do not encode);
+  (`judge`, replaceable), and reject a diff larger than `max_diff_lines` even when it
+  passes (a planted preference the tests do not encode: `realtime/preference.py`);
 * flip that decision with probability `flip` (people misjudge);
 * stay silent with probability `silent` (no feedback at all);
 * after an accept, keep a fraction of the changed lines, uniform in [`keep_low`, 1];
@@ -32,7 +33,9 @@ from typing import Any
 import httpx
 
 from shadowrl.episode import EpisodeSpec, episode_in_new_sandbox
+from shadowrl.eval.behaviour import episode_behaviour
 from shadowrl.realtime.config import UsersConfig
+from shadowrl.realtime.preference import within_preference
 from shadowrl.serve.remote import RemotePolicy
 from shadowrl.tasks.prepare import prepare
 from shadowrl.tasks.task import Task
@@ -57,6 +60,7 @@ class UserOutcome:
     resolved: bool
     version: int
     signals: tuple[str, ...]
+    diff_lines: int = 0  # lines the agent's edits changed (what the planted preference reads)
 
 
 def reactions(rng: random.Random, accept: bool, cfg: UsersConfig) -> list[dict[str, Any]]:
@@ -111,7 +115,11 @@ class Users:
             v for s in traj.segments for v, m in zip(s.versions, s.loss_mask, strict=True) if m
         ]
         version = max(versions, default=-1)
-        said = reactions(rng, self.judge(verdict.resolved, version), self.cfg)
+        lines = episode_behaviour(traj).diff_lines
+        judged = self.judge(verdict.resolved, version)
+        said = reactions(
+            rng, judged and within_preference(lines, self.cfg.max_diff_lines), self.cfg
+        )
         async with httpx.AsyncClient(timeout=30) as client:
             for k, body in enumerate(said):
                 resp = await client.post(
@@ -121,7 +129,7 @@ class Users:
                 )
                 resp.raise_for_status()
         signals = tuple(b["signal"] for b in said)
-        return UserOutcome(sid, task.instance_id, verdict.resolved, version, signals)
+        return UserOutcome(sid, task.instance_id, verdict.resolved, version, signals, lines)
 
     async def run(
         self, session_ids: Sequence[str], on_done: Callable[[UserOutcome], None] | None = None
