@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+from shadowrl.commands.config import load_config
+from shadowrl.commands.errors import UsageError
+from shadowrl.commands.realtime import user_pool
 from shadowrl.eval.behaviour import summarize_behaviour
 from shadowrl.eval.gate import PinMismatch
 from shadowrl.eval.result import EvalResult, Pins, SampleResult, TaskResult, score, score_by_tier
@@ -18,12 +21,19 @@ from shadowrl.realtime import checks, panel, power
 from shadowrl.realtime.config import RealtimeConfig
 from shadowrl.realtime.control import permuted_rewards
 from shadowrl.realtime.learning import outcome_recorder, preference_counts, read_outcomes
-from shadowrl.realtime.preference import learnable, rejected_by_preference, user_accepts
+from shadowrl.realtime.preference import (
+    accept_rate,
+    learnable,
+    rejected_by_preference,
+    user_accepts,
+)
 from shadowrl.realtime.rewards import Conduct, Reward
 from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.realtime.users import UserOutcome
 from shadowrl.tasks.task import load_suite
 from shadowrl.types import Trajectory
+
+TINY = str(Path(__file__).parents[2] / "configs" / "realtime-tiny.yaml")
 
 # ------------------------------------------------------------------ power
 
@@ -215,3 +225,27 @@ def test_outcomes_are_logged_and_the_preference_counted(tmp_path: Path) -> None:
     }  # fmt: skip
     assert preference_counts(outcomes, ids, None)["rejected_by_preference"] == 0
     assert math.isclose(len(outcomes), 4)
+
+
+# ------------------------------------------------------- the users' pool
+
+
+def test_the_users_pool_is_narrowed_by_its_screen(tmp_path: Path) -> None:
+    tasks = load_suite("easy", "train")[:3]
+    ids = [t.instance_id for t in tasks]
+    screen = result([[(True, 2), (True, 2)], [(True, 2), (False, 0)], [(False, 0)] * 2], ids)
+    (tmp_path / "eval.json").write_text(screen.model_dump_json())
+    argv = ["--realtime.users.suite=easy:train", "--realtime.users.limit=3"]
+    config = load_config([TINY], [*argv, f"--realtime.users.screen={tmp_path / 'eval.json'}"])
+    assert [t.instance_id for t in user_pool(config)] == ids[1:2]
+    # the users' accept rate on the kept tasks' screened samples sets the plan's p0
+    assert accept_rate(screen, tasks[1:2], None) == 0.5
+    assert accept_rate(screen, tasks, None) == pytest.approx(3 / 6)
+    plain = load_config([TINY], argv)
+    assert len(user_pool(plain)) == 3
+    with pytest.raises(UsageError, match="no such file"):
+        user_pool(load_config([TINY], [*argv, f"--realtime.users.screen={tmp_path / 'x'}"]))
+    none = result([[(True, 2)] * 2] * 3, ids)  # always accepted: nothing to learn
+    (tmp_path / "none.json").write_text(none.model_dump_json())
+    with pytest.raises(UsageError, match="accept sometimes"):
+        user_pool(load_config([TINY], [*argv, f"--realtime.users.screen={tmp_path / 'none.json'}"]))

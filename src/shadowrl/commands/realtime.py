@@ -12,6 +12,8 @@ interrupted. Writes `<run_dir>/realtime/cycles.jsonl`, `report.md` and `cycles.p
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import logging
 import sys
 from collections.abc import Callable
@@ -25,6 +27,7 @@ from shadowrl.commands.errors import UsageError
 
 if TYPE_CHECKING:
     from shadowrl.realtime.context import Deps
+    from shadowrl.realtime.power import Plan
     from shadowrl.serve.store import TraceStore
     from shadowrl.tasks.task import Task
 
@@ -36,6 +39,11 @@ def add_args(p: argparse.ArgumentParser) -> None:
         help="simulated users (realtime.users) bring the sessions; else wait for real ones",
     )
     p.add_argument("--cycles", type=int, help="override realtime.cycles")
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="print the panel's power calculation (episodes needed per arm) and exit",
+    )
 
 
 def traces_url(config: Config) -> str:
@@ -107,6 +115,24 @@ def user_pool(config: Config) -> list[Task]:
     return kept
 
 
+def power_plan(config: Config, panel: list[Task]) -> Plan:
+    """The panel's size against what it needs to detect `realtime.panel.effect`."""
+    from shadowrl.eval.result import EvalResult
+    from shadowrl.realtime.power import plan
+    from shadowrl.realtime.preference import accept_rate
+
+    rt = config.realtime
+    assert rt.panel is not None
+    users = rt.users
+    p0 = 0.5
+    if users.screen is not None and Path(users.screen).exists():
+        p0 = accept_rate(EvalResult.load(users.screen), panel, users.max_diff_lines)
+    p0 = min(p0, 1 - rt.panel.effect)  # a rise from p0 must stay a rate
+    return plan(
+        p0, rt.panel.effect, len(panel) * rt.panel.samples, alpha=config.eval.alpha, power=rt.power
+    )
+
+
 def deps_of(config: Config, simulate: bool) -> Deps:
     from shadowrl.commands.eval import load_eval_tasks
     from shadowrl.commands.policies import open_policy
@@ -165,6 +191,15 @@ def run(args: argparse.Namespace, config: Config) -> int:
     config_file.write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
     url = traces_url(config)
     deps = deps_of(config, args.simulate_users)
+    if config.realtime.panel is not None:
+        sized = power_plan(config, deps.panel)
+        (root / "plan.json").write_text(json.dumps(dataclasses.asdict(sized) | {
+            "reachable": sized.reachable, "text": str(sized)}, indent=1))  # fmt: skip
+        print(f"power: {sized}")
+    elif args.plan:
+        raise UsageError("--plan sizes the panel: set realtime.panel")
+    if args.plan:
+        return 0
     argv = server_argv(config_file, url, run_dir, config.realtime.admin_token)
     with open_trace_store(url) as store:
         rows = asyncio.run(run_cycles(deps, store, argv, initial_checkpoint(config)))

@@ -74,6 +74,13 @@ class PanelConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     tasks: int = Field(8, ge=1, description="Panel users: the first N tasks of the users' pool.")
     samples: int = Field(2, ge=1, description="Episodes per panel task (fixed sample indices).")
+    effect: float = Field(
+        0.1,
+        gt=0,
+        lt=1,
+        description="Rise in the panel's accept rate the run is sized to detect: the power "
+        "calculation (`realtime --plan`, realtime/power.py) says how many episodes that needs.",
+    )
 
 
 class RealtimeConfig(BaseModel):

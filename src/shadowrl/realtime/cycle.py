@@ -129,6 +129,7 @@ def cycle_row(st: CycleState, ctx: Ctx) -> dict[str, Any]:
         "panel_s": t.get("panel", 0.0),
         "panel": out.get("panel"),
         "preference": r.get("preference"),
+        "train_tokens": tr.get("tokens"),
         "control": tr.get("control"),
     }
 

@@ -48,3 +48,12 @@ def learnable(tasks: Sequence[Task], screen: EvalResult, max_diff_lines: int | N
         if 0 < accepted < len(t.samples):
             keep.add(t.instance_id)
     return [t for t in tasks if t.instance_id in keep]
+
+
+def accept_rate(screen: EvalResult, tasks: Sequence[Task], max_diff_lines: int | None) -> float:
+    """The users' accept rate over the screen's samples of `tasks` (0.5 if it has none)."""
+    ids = {t.instance_id for t in tasks}
+    samples = [s for t in screen.tasks if t.instance_id in ids for s in t.samples]
+    if not samples:
+        return 0.5  # the worst case: the most variance a binary outcome has
+    return sum(sample_accepted(s, max_diff_lines) for s in samples) / len(samples)

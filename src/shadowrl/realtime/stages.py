@@ -108,10 +108,9 @@ async def reward(ctx: Ctx, st: CycleState) -> None:
     st.out["reward"] = {
         **dataclasses.asdict(summary),
         "with_feedback": sum(has_feedback(s) for s in sessions),
-        "preference": preference_counts(
-            read_outcomes(ctx.root), [s.id for s in sessions], ctx.deps.rt.users.max_diff_lines
-        ),
-    }
+        "preference": None if (n := ctx.deps.rt.users.max_diff_lines) is None
+        else preference_counts(read_outcomes(ctx.root), [s.id for s in sessions], n),
+    }  # fmt: skip
 
 
 # ------------------------------------------------------------------- train
