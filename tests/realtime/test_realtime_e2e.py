@@ -161,6 +161,34 @@ def test_a_drop_in_live_accepts_after_a_deploy_rolls_back_while_serving(tmp_path
             stop(server_of(run)["pid"])
 
 
+def test_a_cycle_measures_learning_against_a_permuted_control_on_a_fixed_panel(
+    tmp_path: Path,
+) -> None:
+    run = tmp_path / "run"
+    argv = ["realtime", "--config", CONFIG, f"--run_dir={run}", "--simulate-users",
+            "--cycles", "1", "--realtime.watch_sessions=0", "--realtime.control=true",
+            "--realtime.panel.tasks=1", "--realtime.panel.samples=2",
+            "--realtime.users.max_diff_lines=3"]  # fmt: skip
+    assert main(argv) == 0
+    (row,) = cycles(run)
+    plan = json.loads((run / "realtime" / "plan.json").read_text())
+    assert plan["affordable_per_arm"] == 2 and not plan["reachable"]  # said before the run
+    assert row["candidate"] is not None, row["reason"]  # flips give rewards unequal
+    control = row["control"]
+    assert "/cycle-001/control/" in control["candidate"] and control["steps"] == 1
+    assert control["tokens"] == row["train_tokens"] > 0  # equal compute: the same rows
+    assert control["rows"] == row["rows"]
+    panel = row["panel"]
+    assert set(panel["scores"]) == {"deployed", "candidate", "control"}
+    assert all(s["episodes"] == 2 for s in panel["scores"].values())
+    for pair in ("candidate_vs_deployed", "candidate_vs_control", "control_vs_deployed"):
+        d = panel[pair]["delta"]
+        assert d["low"] <= d["mean"] <= d["high"]
+    logged = (run / "realtime" / "users.jsonl").read_text().splitlines()
+    assert row["preference"]["sessions"] == row["sessions"] == len(logged)
+    assert row["panel_s"] > 0
+
+
 @pytest.mark.parametrize(
     "bad",
     # demo has no train split to mix rollouts from

@@ -13,6 +13,8 @@ interrupted. Writes `<run_dir>/realtime/cycles.jsonl`, `report.md` and `cycles.p
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import logging
 import sys
 from collections.abc import Callable
@@ -25,7 +27,8 @@ from shadowrl.commands.config import Config, episode_spec
 from shadowrl.commands.errors import UsageError
 
 if TYPE_CHECKING:
-    from shadowrl.realtime.stages import Deps
+    from shadowrl.realtime.context import Deps
+    from shadowrl.realtime.power import Plan
     from shadowrl.serve.store import TraceStore
     from shadowrl.tasks.task import Task
 
@@ -42,6 +45,11 @@ def add_args(p: argparse.ArgumentParser) -> None:
         choices=["local", "ray"],
         help="where the pinned evals run (the config's `backend`): 'ray' runs them on the "
         "evaluator actor and its environment workers on the cluster at --ray.address",
+    )
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="print the panel's power calculation (episodes needed per arm) and exit",
     )
 
 
@@ -117,14 +125,57 @@ def mix_candidates(config: Config) -> list[Task]:
     return found
 
 
+def user_pool(config: Config) -> list[Task]:
+    """The tasks users bring: `realtime.users.suite`, narrowed by its screen if there is one."""
+    from shadowrl.commands.eval import load_eval_tasks
+    from shadowrl.eval.result import EvalResult
+    from shadowrl.realtime.preference import learnable
+
+    users = config.realtime.users
+    tasks = load_eval_tasks(users.suite, users.limit)
+    if users.screen is None:
+        return tasks
+    path = Path(users.screen)
+    if not path.exists():
+        raise UsageError(f"realtime.users.screen: no such file {path} (run `shadowrl eval` first)")
+    kept = learnable(tasks, EvalResult.load(path), users.max_diff_lines)
+    if not kept:
+        raise UsageError(
+            f"the screen {path} found no task of {users.suite} the users accept sometimes "
+            "but not always: screen more samples or tasks, or drop realtime.users.screen"
+        )
+    logging.getLogger(__name__).info("users bring %d of %d screened tasks", len(kept), len(tasks))
+    return kept
+
+
+def power_plan(config: Config, panel: list[Task]) -> Plan:
+    """The panel's size against what it needs to detect `realtime.panel.effect`."""
+    from shadowrl.eval.result import EvalResult
+    from shadowrl.realtime.power import plan
+    from shadowrl.realtime.preference import accept_rate
+
+    rt = config.realtime
+    assert rt.panel is not None
+    users = rt.users
+    p0 = 0.5
+    if users.screen is not None and Path(users.screen).exists():
+        p0 = accept_rate(EvalResult.load(users.screen), panel, users.max_diff_lines)
+    p0 = min(p0, 1 - rt.panel.effect)  # a rise from p0 must stay a rate
+    return plan(
+        p0, rt.panel.effect, len(panel) * rt.panel.samples, alpha=config.eval.alpha, power=rt.power
+    )
+
+
 def deps_of(config: Config, simulate: bool) -> Deps:
     from shadowrl.commands.eval import load_eval_tasks
     from shadowrl.commands.policies import open_evaluator, open_policy
     from shadowrl.eval.pins import config_pins
     from shadowrl.models import load_tokenizer
-    from shadowrl.realtime.stages import Deps
+    from shadowrl.realtime.context import Deps
+    from shadowrl.realtime.panel import panel_tasks
 
     rt = config.realtime
+    pool = user_pool(config) if simulate or rt.panel is not None else []
     return Deps(
         run_dir=Path(config.run_dir).resolve(),
         rt=rt,
@@ -137,11 +188,12 @@ def deps_of(config: Config, simulate: bool) -> Deps:
         open_evaluator=lambda spec: open_evaluator(spec, config),
         open_policy=lambda spec: open_policy(spec, config),
         pinned=load_eval_tasks(rt.suite, rt.eval_limit),
-        user_tasks=load_eval_tasks(rt.users.suite, rt.users.limit) if simulate else None,
+        user_tasks=pool if simulate else None,
         mix_tasks=mix_candidates(config),
         cache_dir=Path(config.tasks.cache_dir).expanduser(),
         workspaces=workspaces_root(config),
         seed=config.seed,
+        panel=panel_tasks(pool, rt.panel.tasks) if rt.panel is not None else [],
     )
 
 
@@ -178,6 +230,16 @@ def run(args: argparse.Namespace, config: Config) -> int:
     url = traces_url(config)
     deps = deps_of(config, args.simulate_users)
     argv = server_argv(config_file, url, run_dir, config.realtime.admin_token, deps.workspaces)
+    if config.realtime.panel is not None:
+        sized = power_plan(config, deps.panel)
+        (root / "plan.json").write_text(json.dumps(dataclasses.asdict(sized) | {
+            "reachable": sized.reachable, "text": str(sized)}, indent=1))  # fmt: skip
+        print(f"power: {sized}")
+    elif args.plan:
+        raise UsageError("--plan sizes the panel: set realtime.panel")
+    if args.plan:
+        return 0
+    argv = server_argv(config_file, url, run_dir, config.realtime.admin_token)
     with open_trace_store(url) as store:
         rows = asyncio.run(run_cycles(deps, store, argv, initial_checkpoint(config)))
     for r in rows:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shadowrl.realtime.rewards import RewardConfig
 
@@ -54,6 +54,33 @@ class UsersConfig(BaseModel):
         0.3, ge=0, le=1, description="Probability of a dissatisfied follow-up after a reject."
     )
     concurrency: int = Field(4, ge=1, description="Users working at once.")
+    screen: str | None = Field(
+        None,
+        description="eval.json of a screen of the starting policy on `suite` (`shadowrl eval "
+        "--samples K`): users bring only the tasks it accepted sometimes but not always "
+        "(realtime/preference.py). None: every task of the suite.",
+    )
+    max_diff_lines: int | None = Field(
+        None,
+        ge=0,
+        description="Planted preference the tests do not encode: reject a passing diff that "
+        "changes more lines than this (None: no such preference).",
+    )
+
+
+class PanelConfig(BaseModel):
+    """The fixed panel of users replayed on each checkpoint (`realtime/panel.py`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    tasks: int = Field(8, ge=1, description="Panel users: the first N tasks of the users' pool.")
+    samples: int = Field(2, ge=1, description="Episodes per panel task (fixed sample indices).")
+    effect: float = Field(
+        0.1,
+        gt=0,
+        lt=1,
+        description="Rise in the panel's accept rate the run is sized to detect: the power "
+        "calculation (`realtime --plan`, realtime/power.py) says how many episodes that needs.",
+    )
 
 
 class RealtimeConfig(BaseModel):
@@ -130,6 +157,19 @@ class RealtimeConfig(BaseModel):
     keep_serving: bool = Field(
         False, description="Leave the server running after the last cycle (else stop it)."
     )
+    train_steps: int = Field(
+        1, ge=1, description="Optimizer steps a candidate takes on its cycle's batch."
+    )
+    panel: PanelConfig | None = Field(
+        None,
+        description="Replay a fixed panel of users on the deployed checkpoint, the candidate "
+        "and the control, and compare them in pairs (None: no panel).",
+    )
+    control: bool = Field(
+        False,
+        description="Also train a control on the cycle's sessions with their rewards permuted "
+        "within each cohort, at equal compute (needs the panel to be compared).",
+    )
     rewards: RewardConfig = Field(
         default_factory=RewardConfig, description="Signal → reward weights."
     )
@@ -139,3 +179,9 @@ class RealtimeConfig(BaseModel):
     users: UsersConfig = Field(
         default_factory=UsersConfig, description="Simulated users (--simulate-users)."
     )
+
+    @model_validator(mode="after")
+    def _control_needs_panel(self) -> RealtimeConfig:
+        if self.control and self.panel is None:
+            raise ValueError("realtime.control needs realtime.panel: nothing else compares it")
+        return self

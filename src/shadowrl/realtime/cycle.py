@@ -30,9 +30,10 @@ from typing import Any
 
 from shadowrl.metrics import MetricsLogger
 from shadowrl.realtime import stages
+from shadowrl.realtime.context import Ctx, CycleState, Deps, now
 from shadowrl.realtime.process import ServerProcess, find_server, free_port, start_server
 from shadowrl.realtime.report import write_report
-from shadowrl.realtime.stages import STAGES, Ctx, CycleState, Deps, now
+from shadowrl.realtime.stages import STAGES
 from shadowrl.serve.store import CheckpointRecord, TraceStore, registry
 
 log = logging.getLogger(__name__)
@@ -126,6 +127,11 @@ def cycle_row(st: CycleState, ctx: Ctx) -> dict[str, Any]:
         "broken_rate": r["broken_rate"],
         "no_edit_rate": r["no_edit_rate"],
         "min_detectable_drop": None if g is None else g.get("min_detectable_drop"),
+        "panel_s": t.get("panel", 0.0),
+        "panel": out.get("panel"),
+        "preference": r.get("preference"),
+        "train_tokens": tr.get("tokens"),
+        "control": tr.get("control"),
     }
 
 

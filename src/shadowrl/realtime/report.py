@@ -2,7 +2,8 @@
 
 Written after every cycle from `cycles.jsonl` and the registry, so a reader sees the
 whole history so far: accept rate and mean reward per cycle, where each cycle's time
-went (collect, train, eval, gate, deploy, watch), and every checkpoint's status.
+went (collect, train, panel, eval, gate, deploy, watch), every checkpoint's status, and,
+when measured, the panel's paired comparisons and the planted preference's counts.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 from shadowrl.serve.store.registry import CheckpointView
 
-TIMES = ("collect_s", "train_s", "eval_s", "gate_s", "deploy_s", "watch_s")
+TIMES = ("collect_s", "train_s", "panel_s", "eval_s", "gate_s", "deploy_s", "watch_s")
+PAIRS = ("candidate_vs_control", "candidate_vs_deployed", "control_vs_deployed")
 
 
 def read_cycles(root: Path) -> list[dict[str, Any]]:
@@ -55,6 +57,46 @@ def fmt(x: Any, spec: str = ".3f") -> str:
     return "—" if x is None else format(x, spec)
 
 
+def delta_text(c: dict[str, Any] | None) -> str:
+    if c is None:
+        return "—"
+    d, sign = c["delta"], c["sign"]
+    return (
+        f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] "
+        f"({sign['better']}/{sign['worse']}, p {sign['p_two_sided']:.2g})"
+    )
+
+
+def learning_section(root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The panel's paired comparisons and the planted preference's counts, if measured."""
+    seen: list[dict[str, int]] = [r["preference"] for r in rows if r.get("preference")]
+    paneled = [r for r in rows if r.get("panel")]
+    if not seen and not paneled:
+        return []
+    lines = ["", "## Learning from feedback", ""]
+    plan = root / "plan.json"
+    if plan.exists():
+        lines += [f"Power, computed before the run: {json.loads(plan.read_text())['text']}.", ""]
+    if seen:
+        n = sum(p["sessions"] for p in seen)
+        passed = sum(p["resolved"] for p in seen)
+        bit = sum(p["rejected_by_preference"] for p in seen)
+        lines += [f"Planted preference: {bit} of {n} sessions ({passed} passing the tests) "
+                  "were rejected only for the size of their diff.", ""]  # fmt: skip
+    if paneled:
+        lines += [
+            "Panel accept-rate differences, mean [95 % interval] (pairs better/worse, "
+            "sign-test p):",
+            "",
+            "| cycle | " + " | ".join(p.replace("_vs_", " − ") for p in PAIRS) + " |",
+            "|---|" + "---|" * len(PAIRS),
+        ]
+        for r in paneled:
+            cells = " | ".join(delta_text(r["panel"].get(p)) for p in PAIRS)
+            lines.append(f"| {r['cycle']} | {cells} |")
+    return lines
+
+
 def write_report(root: Path, checkpoints: Sequence[CheckpointView]) -> Path:
     """`report.md` and `cycles.png` under `root` (the run's `realtime/` directory)."""
     rows = read_cycles(root)
@@ -83,6 +125,7 @@ def write_report(root: Path, checkpoints: Sequence[CheckpointView]) -> Path:
         )
     lines += ["", "Why each cycle ended as it did:", ""]
     lines += [f"- cycle {r['cycle']}: {r['reason']}" for r in rows]
+    lines += learning_section(root, rows)
     lines += ["", "## Checkpoint registry", "", "| path | version | status | reason |",
               "|---|---|---|---|"]  # fmt: skip
     lines += [f"| `{c.path}` | {c.version} | {c.status} | {c.reason or ''} |" for c in checkpoints]

@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shadowrl.realtime.config import RowsConfig
+from shadowrl.realtime.config import Cohort, RowsConfig
 from shadowrl.realtime.rewards import Reward
 from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.rl.batch import TrainBatch, build_rl_batch
@@ -40,6 +40,11 @@ class RowCounts:
     off_distribution: int
     stale: int
     cohorts: int
+
+
+def cohort_key(s: ProductionSession, cohort: Cohort) -> str:
+    """The cohort a session's advantage is centred in: its checkpoint, or its task."""
+    return (s.checkpoint or "") if cohort == "checkpoint" else (s.task_id or s.id)
 
 
 def cohort_groups(
@@ -61,8 +66,9 @@ def cohort_groups(
         elif oldest is None or trainer_version - oldest > cfg.max_staleness:
             stale += 1
         else:
-            key = (s.checkpoint or "") if cfg.cohort == "checkpoint" else (s.task_id or s.id)
-            groups[key].append(dataclasses.replace(s.trajectory, reward=r.value))
+            groups[cohort_key(s, cfg.cohort)].append(
+                dataclasses.replace(s.trajectory, reward=r.value)
+            )
     trained = sum(len(g) for g in groups.values())
     counts = RowCounts(len(sessions), trained, unlabeled, off, stale, len(groups))
     return list(groups.values()), counts

@@ -1,6 +1,6 @@
 """The stages of one real-time cycle, each a function of the shared context and the state.
 
-    collect ─► reward ─► train ─► eval ─► gate ─► deploy | reject ─► watch (─► roll back)
+    collect ─► reward ─► train ─► [panel] ─► eval ─► gate ─► deploy | reject ─► watch (─► roll back)
 
 Every stage reads what earlier stages left in `CycleState.out` and adds its own
 result there; the driver (`cycle.py`) saves the state after each stage, so a stage is
@@ -15,93 +15,34 @@ import asyncio
 import dataclasses
 import math
 import time
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from shadowrl.agent.tools import ToolSet
-from shadowrl.episode import EpisodeSpec
 from shadowrl.eval import gate as paired_gate
-from shadowrl.eval.config import EvalConfig
-from shadowrl.eval.pins import ConfigPins
 from shadowrl.eval.report import write_report
 from shadowrl.eval.result import EvalResult
-from shadowrl.eval.runner import Evaluate
-from shadowrl.models import ModelConfig, load_model
 from shadowrl.realtime import checks
-from shadowrl.realtime.config import RealtimeConfig
-from shadowrl.realtime.mix import OpenPolicy, mix_plan, rollouts
-from shadowrl.realtime.process import ServerProcess
-from shadowrl.realtime.reaction import Judge, tests_judge
+from shadowrl.realtime.context import Ctx, CycleState, now
+from shadowrl.realtime.control import permuted_rewards
+from shadowrl.realtime.learning import (
+    outcome_recorder,
+    panel_stage,
+    preference_counts,
+    read_outcomes,
+)
+from shadowrl.realtime.mix import mix_plan, rollouts
+from shadowrl.realtime.preference import within_preference
+from shadowrl.realtime.reaction import Outcome
 from shadowrl.realtime.rewards import DECISIONS, session_reward, summarize
-from shadowrl.realtime.rows import RowCounts, cohort_groups, production_batch
+from shadowrl.realtime.rows import cohort_groups
 from shadowrl.realtime.sessions import ProductionSession, read_sessions
+from shadowrl.realtime.training import Arm, train_arm
 from shadowrl.realtime.users import Users
-from shadowrl.rl.batch import TrainBatch
-from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.mtp_rl import acceptance as mtp_acceptance
-from shadowrl.rl.mtp_rl import starting_heads
-from shadowrl.rl.trainer import Trainer, token_logprobs
-from shadowrl.serve.store import CheckpointRecord, CheckpointUpdate, TraceStore, registry
-from shadowrl.tasks.task import Task
+from shadowrl.serve.store import CheckpointRecord, CheckpointUpdate, registry
 
-STAGES = ("collect", "reward", "train", "eval", "gate", "deploy", "watch")
-# what evaluates a checkpoint: in this process, or the Ray evaluator actor (backend ray)
-OpenEvaluator = Callable[[str], AbstractAsyncContextManager[Evaluate]]
-
-
-@dataclass(frozen=True)
-class Deps:
-    """What the command hands the loop: config sections, tasks, and how to open a policy."""
-
-    run_dir: Path
-    rt: RealtimeConfig
-    eval: EvalConfig
-    train: TrainConfig
-    model: ModelConfig
-    spec: EpisodeSpec
-    pins: ConfigPins
-    tokenizer: Any
-    open_evaluator: OpenEvaluator
-    open_policy: OpenPolicy  # the mixed-in rollouts' policy (in this process)
-    pinned: list[Task]
-    user_tasks: list[Task] | None  # None: real users (wait for their sessions)
-    mix_tasks: list[Task]  # train tasks rollouts may be mixed in on (`mix.mix_tasks`)
-    cache_dir: Path
-    workspaces: Path  # the server's serve.workspaces_root (simulated users check out there)
-    seed: int = 0
-    judge: Judge = tests_judge
-
-
-@dataclass
-class Ctx:
-    deps: Deps
-    store: TraceStore
-    server: ServerProcess
-
-    @property
-    def root(self) -> Path:
-        return self.deps.run_dir / "realtime"
-
-
-@dataclass
-class CycleState:
-    """Where the current cycle is: persisted after every stage (`cycle.py`)."""
-
-    cycle: int
-    stage: str
-    since: str  # ISO time: this cycle's sessions are the ones created after it
-    out: dict[str, Any] = field(default_factory=dict)
-    times: dict[str, float] = field(default_factory=dict)
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
+STAGES = ("collect", "reward", "train", "panel", "eval", "gate", "deploy", "watch")
 
 
 def schemas(ctx: Ctx) -> list[dict[str, Any]]:
@@ -120,8 +61,7 @@ def sessions_between(ctx: Ctx, since: str, until: str | None) -> list[Production
 
 
 async def gather_sessions(ctx: Ctx, ids: list[str], since: str) -> None:
-    """Simulated users run the ids without a session yet (a user's workspace is named by
-    its id); real users are waited for."""
+    """Simulated users run the ids not in the store yet; real users are waited for."""
     deps = ctx.deps
     if deps.user_tasks is None:
         deadline = time.monotonic() + deps.rt.collect_timeout_s
@@ -132,11 +72,16 @@ async def gather_sessions(ctx: Ctx, ids: list[str], since: str) -> None:
             await asyncio.sleep(5.0)
         return
     have = {Path(s.workspace).name for s in sessions_between(ctx, since, None) if s.workspace}
+    most = deps.rt.users.max_diff_lines
+
+    def judge(o: Outcome) -> bool:  # the tests, and the planted preference on diff size
+        return deps.judge(o) and within_preference(o.diff_lines, most)
+
     users = Users(
         ctx.server.url, deps.user_tasks, deps.workspaces, deps.spec, deps.rt.users,
-        deps.cache_dir, deps.judge,
+        deps.cache_dir, judge,
     )  # fmt: skip
-    await users.run([u for u in ids if u not in have])
+    await users.run([u for u in ids if u not in have], outcome_recorder(ctx.root))
 
 
 def has_feedback(s: ProductionSession) -> bool:
@@ -171,80 +116,61 @@ async def reward(ctx: Ctx, st: CycleState) -> None:
     st.out["reward"] = {
         **dataclasses.asdict(summary),
         "with_feedback": sum(has_feedback(s) for s in sessions),
-    }
+        "preference": None if (n := ctx.deps.rt.users.max_diff_lines) is None
+        else preference_counts(read_outcomes(ctx.root), [s.id for s in sessions], n),
+    }  # fmt: skip
 
 
 # ------------------------------------------------------------------- train
 
 
-def divergence(model: Any, batch: TrainBatch) -> float:
-    """Mean log π_served − log π_model over the batch's trained tokens (≈ KL per token)."""
-    total, n = 0.0, 0
-    with torch.no_grad():
-        for mb in batch.microbatches:
-            lp = token_logprobs(model, mb.input_ids, mb.loss_mask)
-            total += float(((mb.behaviour_logprobs - lp) * mb.loss_mask).sum())
-            n += mb.num_tokens
-    return total / n if n else 0.0
-
-
-def production_groups(ctx: Ctx, st: CycleState, version: int) -> tuple[list[Any], RowCounts]:
-    sessions = cycle_sessions(ctx, st)
-    cfg = ctx.deps.rt
-    rewards = [session_reward(s.signals, s.conduct, cfg.rewards) for s in sessions]
-    return cohort_groups(sessions, rewards, trainer_version=version, cfg=cfg.rows)
-
-
-def train_candidate(
-    ctx: Ctx, st: CycleState, groups: list[Any], out: dict[str, Any]
-) -> dict[str, Any]:
+def train_candidate(ctx: Ctx, st: CycleState, mixed: list[Any]) -> dict[str, Any]:
+    """The candidate, registered; and the permuted-feedback control when configured (both
+    with the same `mixed` rollout groups)."""
     deps = ctx.deps
     live = registry.live(ctx.store.engine)
     assert live is not None
-    batch = production_batch(
-        groups, trainer_version=live.version, cfg=deps.rt.rows, train=deps.train
-    )
-    if not batch.microbatches:
-        return out | {"candidate": None, "reason": "no signal: no cohort has unequal rewards"}
-    model, tokenizer = load_model(deps.model.model_copy(update={"path": live.path}))
-    trainer = Trainer(model, deps.train, heads=starting_heads(deps.train.mtp, live.path))
-    trainer.version = live.version
-    heads = trainer.mtp.heads if trainer.mtp is not None else None
-    parent = None if heads is None else mtp_acceptance(model, heads, batch, deps.train.mtp)
-    metrics = trainer.step(batch)  # re-distils the heads too (train.mtp), saved beside
-    kl = divergence(trainer.model, batch)
-    if heads is not None:
-        out["mtp"] = {"parent": parent,
-                      "candidate": mtp_acceptance(model, heads, batch, deps.train.mtp)}  # fmt: skip
-    trainer.version = registry.next_version(ctx.store.engine)
-    path = str(trainer.save(ctx.root / f"cycle-{st.cycle:03d}" / "candidate", tokenizer))
-    if registry.get(ctx.store.engine, path) is None:
-        record = CheckpointRecord(
-            path, trainer.version, "candidate", parent=live.path, cycle=st.cycle
-        )
+    sessions = cycle_sessions(ctx, st)
+    rewards = [session_reward(s.signals, s.conduct, deps.rt.rewards) for s in sessions]
+    arm = Arm(
+        live.path, live.version, registry.next_version(ctx.store.engine), deps.model,
+        deps.train, deps.rt.rows, deps.rt.train_steps,
+    )  # fmt: skip
+    cycle_dir = ctx.root / f"cycle-{st.cycle:03d}"
+    out = train_arm(arm, sessions, rewards, cycle_dir / "candidate", mixed)
+    path = out["candidate"]
+    if path is not None and registry.get(ctx.store.engine, path) is None:
+        record = CheckpointRecord(path, arm.version, "candidate", parent=live.path, cycle=st.cycle)
         ctx.store.writer.submit(record).result()
-    finite = {k: v for k, v in metrics.items() if isinstance(v, float) and math.isfinite(v)}
-    return out | {"candidate": path, "version": trainer.version, "kl": kl, "metrics": finite}
+    if deps.rt.control and path is not None:
+        shuffled = permuted_rewards(sessions, rewards, deps.rt.rows.cohort, seed=st.cycle)
+        out["control"] = train_arm(arm, sessions, shuffled, cycle_dir / "control", mixed)
+    return out
+
+
+def trained_rows(ctx: Ctx, st: CycleState, version: int) -> int:
+    """How many production rows the cycle trains on (what `realtime.mix` is a ratio of)."""
+    sessions = cycle_sessions(ctx, st)
+    cfg = ctx.deps.rt
+    rewards = [session_reward(s.signals, s.conduct, cfg.rewards) for s in sessions]
+    return cohort_groups(sessions, rewards, trainer_version=version, cfg=cfg.rows)[1].trained
 
 
 async def train(ctx: Ctx, st: CycleState) -> None:
     deps = ctx.deps
     live = registry.live(ctx.store.engine)
     assert live is not None
-    groups, counts = await asyncio.to_thread(production_groups, ctx, st, live.version)
-    plan = mix_plan(counts.trained, deps.rt.mix, deps.train.group_size, deps.mix_tasks,
+    trained = await asyncio.to_thread(trained_rows, ctx, st, live.version)
+    plan = mix_plan(trained, deps.rt.mix, deps.train.group_size, deps.mix_tasks,
                     seed=f"{deps.seed}:{st.cycle}")  # fmt: skip
     mixed, spoiled = await rollouts(
         deps.open_policy, live.path, live.version, plan, group_size=deps.train.group_size,
         spec=deps.spec, cache_dir=deps.cache_dir,
     )  # fmt: skip
-    out: dict[str, Any] = {
-        "rows": dataclasses.asdict(counts),
-        "parent": live.path,
-        "mix": {"tasks": [t.instance_id for t in plan], "groups": len(mixed),
-                "episodes": sum(map(len, mixed)), "spoiled": spoiled},
-    }  # fmt: skip
-    st.out["train"] = await asyncio.to_thread(train_candidate, ctx, st, groups + mixed, out)
+    out = await asyncio.to_thread(train_candidate, ctx, st, mixed)
+    out["mix"] = {"tasks": [t.instance_id for t in plan], "groups": len(mixed),
+                  "episodes": sum(map(len, mixed)), "spoiled": spoiled}  # fmt: skip
+    st.out["train"] = out
 
 
 # -------------------------------------------------------------------- eval
@@ -406,6 +332,6 @@ async def watch(ctx: Ctx, st: CycleState) -> None:
 
 
 RUN = {
-    "collect": collect, "reward": reward, "train": train, "eval": evaluate_stage,
-    "gate": gate, "deploy": deploy, "watch": watch,
+    "collect": collect, "reward": reward, "train": train, "panel": panel_stage,
+    "eval": evaluate_stage, "gate": gate, "deploy": deploy, "watch": watch,
 }  # fmt: skip

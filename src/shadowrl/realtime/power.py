@@ -1,0 +1,91 @@
+"""How many sessions a learning-from-feedback comparison needs, computed before the run.
+
+The panel (`panel.py`) compares two checkpoints on the same users; each episode is one
+binary outcome (the user accepts or not). Two sample sizes, both one-sided at level
+alpha with the given power, by the normal approximation:
+
+* unpaired, two proportions p0 and p1 = p0 + d, per arm (the same approximation as
+  `checks.min_detectable_drop`, solved for n instead of δ):
+      n = (z_{1−α} + z_power)² · (p0(1−p0) + p1(1−p1)) / d²
+  Pairing by task can only help when outcomes correlate within a task, so this is
+  the conservative size for the panel.
+* paired (McNemar, Connor 1987), given ψ, the share of discordant pairs:
+      n = (z_{1−α} · √ψ + z_power · √(ψ − d²))² / d²
+
+`plan` sets the size needed against what the box can run, so a run too small to show
+the effect says so before it starts rather than after.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+
+def _z(q: float) -> float:
+    return NormalDist().inv_cdf(q)
+
+
+def _check(alpha: float, power: float, d: float) -> None:
+    if not (0 < alpha < 1 and 0 < power < 1):
+        raise ValueError("alpha and power must lie in (0, 1)")
+    if d <= 0:
+        raise ValueError("the effect d must be positive")
+
+
+def sessions_needed(p0: float, d: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Episodes per arm to detect a rise from rate `p0` to `p0 + d` (unpaired bound)."""
+    _check(alpha, power, d)
+    p1 = p0 + d
+    if not (p0 >= 0 and p1 <= 1):
+        raise ValueError(f"rates {p0} and {p0} + {d} must lie in [0, 1]")
+    z = _z(1 - alpha) + _z(power)
+    return math.ceil(z * z * (p0 * (1 - p0) + p1 * (1 - p1)) / (d * d))
+
+
+def paired_sessions_needed(
+    discordant: float, d: float, *, alpha: float = 0.05, power: float = 0.8
+) -> int:
+    """Pairs to detect a difference `d` when a share `discordant` of pairs disagree."""
+    _check(alpha, power, d)
+    if not (d * d < discordant <= 1):
+        raise ValueError(f"the discordant share {discordant} must exceed d² and be at most 1")
+    n = (_z(1 - alpha) * math.sqrt(discordant) + _z(power) * math.sqrt(discordant - d * d)) ** 2
+    return math.ceil(n / (d * d))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The size a comparison needs against the size this box can afford."""
+
+    p0: float
+    d: float
+    alpha: float
+    power: float
+    needed_per_arm: int
+    affordable_per_arm: int
+
+    @property
+    def reachable(self) -> bool:
+        return self.affordable_per_arm >= self.needed_per_arm
+
+    def __str__(self) -> str:
+        need = (
+            f"detecting +{self.d:.2f} over an accept rate of {self.p0:.2f} (one-sided α = "
+            f"{self.alpha}, power {self.power}) needs {self.needed_per_arm} panel episodes per arm"
+        )
+        if self.reachable:
+            return f"{need}; this run affords {self.affordable_per_arm}: sized to reach it"
+        return (
+            f"{need}; this run affords {self.affordable_per_arm}: it cannot reach that power, "
+            "so a null result here says nothing about an effect of that size"
+        )
+
+
+def plan(
+    p0: float, d: float, affordable_per_arm: int, *, alpha: float = 0.05, power: float = 0.8
+) -> Plan:
+    """The needed size for (p0, d) next to `affordable_per_arm` episodes."""
+    needed = sessions_needed(p0, d, alpha=alpha, power=power)
+    return Plan(p0, d, alpha, power, needed, affordable_per_arm)

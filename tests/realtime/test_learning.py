@@ -1,0 +1,251 @@
+"""Learning from feedback, the parts with hand-computed answers: the power calculation,
+the planted preference and the screen, the permuted-feedback control, the panel's paired
+comparison and the users' outcome log."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shadowrl.commands.config import load_config
+from shadowrl.commands.errors import UsageError
+from shadowrl.commands.realtime import user_pool
+from shadowrl.eval.behaviour import summarize_behaviour
+from shadowrl.eval.gate import PinMismatch
+from shadowrl.eval.result import EvalResult, Pins, SampleResult, TaskResult, score, score_by_tier
+from shadowrl.realtime import checks, panel, power
+from shadowrl.realtime.config import RealtimeConfig
+from shadowrl.realtime.control import permuted_rewards
+from shadowrl.realtime.learning import outcome_recorder, preference_counts, read_outcomes
+from shadowrl.realtime.preference import (
+    accept_rate,
+    learnable,
+    rejected_by_preference,
+    user_accepts,
+)
+from shadowrl.realtime.rewards import Conduct, Reward
+from shadowrl.realtime.sessions import ProductionSession
+from shadowrl.realtime.users import UserOutcome
+from shadowrl.tasks.task import load_suite
+from shadowrl.types import Trajectory
+
+TINY = str(Path(__file__).parents[2] / "configs" / "realtime-tiny.yaml")
+
+# ------------------------------------------------------------------ power
+
+
+def test_sessions_needed_matches_the_hand_computed_size() -> None:
+    # z = 1.644854 + 0.841621 = 2.486475, z² = 6.182557; p0 = 0.5, p1 = 0.6:
+    # variance 0.25 + 0.24 = 0.49 -> n = 6.182557 · 0.49 / 0.01 = 302.9 -> 303.
+    assert power.sessions_needed(0.5, 0.1, alpha=0.05, power=0.8) == 303
+    # p0 = 0.1, d = 0.2: 0.09 + 0.21 = 0.30 -> 6.182557 · 0.30 / 0.04 = 46.4 -> 47.
+    assert power.sessions_needed(0.1, 0.2, alpha=0.05, power=0.8) == 47
+
+
+def test_sessions_needed_inverts_the_gates_detectable_drop() -> None:
+    # checks.min_detectable_drop(p, n) uses the same approximation solved for δ: a drop from
+    # 0.6 to 0.5 has the variance of a rise from 0.5 to 0.6, so 303 episodes detect it
+    # and 302 do not.
+    assert checks.min_detectable_drop(0.6, 303, alpha=0.05, power=0.8) <= 0.1
+    assert checks.min_detectable_drop(0.6, 302, alpha=0.05, power=0.8) > 0.1
+
+
+def test_paired_sessions_needed_matches_connors_formula_by_hand() -> None:
+    # ψ = 0.2, d = 0.1: (1.644854·√0.2 + 0.841621·√0.19)² / 0.01
+    #   = (0.735601 + 0.366855)² / 0.01 = 1.215409 / 0.01 = 121.5 -> 122.
+    assert power.paired_sessions_needed(0.2, 0.1, alpha=0.05, power=0.8) == 122
+
+
+@pytest.mark.parametrize(
+    ("p0", "d", "alpha", "pw"),
+    [(0.5, 0.0, 0.05, 0.8), (0.95, 0.1, 0.05, 0.8), (0.5, 0.1, 1.0, 0.8)],
+)
+def test_sessions_needed_refuses_impossible_inputs(
+    p0: float, d: float, alpha: float, pw: float
+) -> None:
+    with pytest.raises(ValueError):
+        power.sessions_needed(p0, d, alpha=alpha, power=pw)
+
+
+def test_the_plan_says_when_the_run_cannot_reach_its_power() -> None:
+    short = power.plan(0.5, 0.1, affordable_per_arm=16)
+    assert (short.needed_per_arm, short.reachable) == (303, False)
+    assert "cannot reach" in str(short)
+    assert power.plan(0.5, 0.1, affordable_per_arm=303).reachable
+
+
+# ---------------------------------------------------- preference and screen
+
+
+def sample(i: int, resolved: bool, lines: int) -> SampleResult:
+    return SampleResult(
+        sample=i, resolved=resolved, reward=float(resolved), diff_lines=lines, end="submitted"
+    )
+
+
+def result(
+    tasks: list[list[tuple[bool, int]]], ids: list[str] | None = None, **pins: Any
+) -> EvalResult:
+    """Task i (`ids[i]`, default task-i) has samples (resolved, changed lines) `tasks[i]`."""
+    rows = [
+        TaskResult(
+            instance_id=ids[i] if ids else f"task-{i}",
+            tier="easy",
+            samples=[sample(j, r, n) for j, (r, n) in enumerate(row)],
+        )
+        for i, row in enumerate(tasks)
+    ]
+    fields = {
+        "suite": "realtime-panel", "suite_hash": "h", "harness_version": "v",
+        "config_digest": "c", "config_sections": {"agent": "a"}, "policy": "p",
+    } | pins  # fmt: skip
+    return EvalResult(
+        pins=Pins.model_validate(fields),
+        samples=len(tasks[0]),
+        tasks=rows,
+        overall=score(rows),
+        by_tier=score_by_tier(rows),
+        behaviour=summarize_behaviour([], []),
+        wall_s=1.0,
+        created="2026-01-01T00:00:00",
+    )
+
+
+def test_the_planted_preference_rejects_only_large_passing_diffs() -> None:
+    assert user_accepts(True, 4, max_diff_lines=4)
+    assert not user_accepts(True, 5, max_diff_lines=4)
+    assert not user_accepts(False, 1, max_diff_lines=4)
+    assert user_accepts(True, 500, max_diff_lines=None)
+    assert rejected_by_preference(True, 5, 4) and not rejected_by_preference(False, 5, 4)
+
+
+def test_the_screen_keeps_tasks_the_user_accepts_sometimes() -> None:
+    tasks = load_suite("easy", "train")[:4]
+    ids = [t.instance_id for t in tasks]
+    screen = result(
+        [
+            [(True, 2), (True, 2)],  # always accepted: no signal
+            [(True, 2), (False, 0)],  # sometimes: kept
+            [(True, 2), (True, 9)],  # tests always pass, the preference splits it: kept
+            [(False, 0), (False, 3)],  # never: no signal
+        ],
+        ids,
+    )
+    kept = [t.instance_id for t in learnable(tasks, screen, max_diff_lines=4)]
+    assert kept == ids[1:3]
+    # Without the preference the third always passes, so only the second is left.
+    assert [t.instance_id for t in learnable(tasks, screen, None)] == ids[1:2]
+
+
+# --------------------------------------------------------------- control
+
+
+def session(i: int, checkpoint: str, task: str) -> ProductionSession:
+    traj = Trajectory(task_id=task, messages=(), steps=(), segments=(), end="submitted")
+    return ProductionSession(f"s{i}", task, checkpoint, (), Conduct(), (), traj)
+
+
+def test_permuted_rewards_shuffle_within_each_cohort_and_keep_the_unlabeled() -> None:
+    sessions = [session(i, "ckpt-a" if i < 6 else "ckpt-b", f"t{i % 2}") for i in range(10)]
+    values = [1.0, -1.0, None, 0.5, -1.0, 1.0, 2.0, None, -2.0, 3.0]
+    rewards = [Reward(v) for v in values]
+    out = permuted_rewards(sessions, rewards, "checkpoint", seed=3)
+    assert [r.value for r in out].index(None) == 2 and out[7].value is None
+    for cohort in (range(6), range(6, 10)):
+        assert Counter(out[i].value for i in cohort) == Counter(values[i] for i in cohort)
+    assert out != rewards  # a seed that leaves everything in place would test nothing
+    assert out == permuted_rewards(sessions, rewards, "checkpoint", seed=3)
+    # By task: sessions of t0 only trade with t0.
+    by_task = permuted_rewards(sessions, rewards, "task", seed=3)
+    for parity in (0, 1):
+        idx = [i for i in range(10) if i % 2 == parity]
+        assert Counter(by_task[i].value for i in idx) == Counter(values[i] for i in idx)
+
+
+def test_the_control_needs_the_panel() -> None:
+    with pytest.raises(ValueError, match=r"needs realtime\.panel"):
+        RealtimeConfig(control=True)
+    assert RealtimeConfig(control=True, panel={"tasks": 2, "samples": 1}).control
+
+
+# ----------------------------------------------------------------- panel
+
+
+def test_the_panel_compares_user_acceptance_in_pairs() -> None:
+    # 4 tasks × 2 samples. a accepts 6 of 8, b accepts 3 of 8 (b's two passing 9-line
+    # diffs are rejected by the preference, N = 4).
+    a = result([[(True, 2), (True, 2)], [(True, 3), (False, 0)],
+                [(True, 1), (True, 1)], [(False, 0), (True, 4)]])  # fmt: skip
+    b = result([[(True, 2), (False, 0)], [(True, 9), (False, 0)],
+                [(True, 1), (True, 9)], [(False, 0), (True, 4)]])  # fmt: skip
+    c = panel.compare(a, b, max_diff_lines=4, resamples=2000, seed=0)
+    assert (c.a.accepted, c.b.accepted, c.b.rejected_by_preference) == (6, 3, 2)
+    assert c.b.resolved == 5
+    # Per-task accept rates a (1, .5, 1, .5), b (.5, 0, .5, .5): mean Δ = 1.5/4 = 0.375.
+    assert c.delta.mean == pytest.approx(0.375)
+    assert c.delta.low <= 0.375 <= c.delta.high
+    # Paired episodes: a better on 3 (t0s1, t1s0, t2s1), worse on none; p = 2 · 1/8.
+    assert (c.sign.better, c.sign.worse) == (3, 0)
+    assert c.sign.p_two_sided == pytest.approx(0.25)
+    assert "+0.375" in str(c)
+
+
+def test_the_panel_refuses_replays_that_measured_different_things() -> None:
+    a = result([[(True, 2)], [(False, 0)]])
+    with pytest.raises(PinMismatch):
+        panel.compare(a, result([[(True, 2)], [(False, 0)]], suite_hash="other"), None)
+
+
+def test_the_panel_is_the_head_of_the_pool() -> None:
+    pool = load_suite("easy", "train")[:5]
+    assert panel.panel_tasks(pool, 3) == pool[:3]
+    assert len(panel.panel_tasks(pool, 9)) == 5
+    with pytest.raises(ValueError):
+        panel.panel_tasks([], 3)
+
+
+# ------------------------------------------------------------- outcomes
+
+
+def test_outcomes_are_logged_and_the_preference_counted(tmp_path: Path) -> None:
+    record = outcome_recorder(tmp_path)
+    record(UserOutcome("c001-u000", "t", True, 0, ("accept", "keep"), diff_lines=2))
+    record(UserOutcome("c001-u001", "t", True, 0, ("reject",), diff_lines=12))
+    record(UserOutcome("c001-u002", "t", False, 0, ("reject",), diff_lines=30))
+    record(UserOutcome("c002-u000", "t", True, 1, ("reject",), diff_lines=40))
+    record(UserOutcome("c001-u001", "t", True, 0, ("reject",), diff_lines=12))  # a rerun
+    outcomes = read_outcomes(tmp_path)
+    ids = ["c001-u000", "c001-u001", "c001-u002", "c001-u999"]
+    assert preference_counts(outcomes, ids, max_diff_lines=4) == {
+        "sessions": 3, "resolved": 2, "rejected_by_preference": 1,
+    }  # fmt: skip
+    assert preference_counts(outcomes, ids, None)["rejected_by_preference"] == 0
+    assert math.isclose(len(outcomes), 4)
+
+
+# ------------------------------------------------------- the users' pool
+
+
+def test_the_users_pool_is_narrowed_by_its_screen(tmp_path: Path) -> None:
+    tasks = load_suite("easy", "train")[:3]
+    ids = [t.instance_id for t in tasks]
+    screen = result([[(True, 2), (True, 2)], [(True, 2), (False, 0)], [(False, 0)] * 2], ids)
+    (tmp_path / "eval.json").write_text(screen.model_dump_json())
+    argv = ["--realtime.users.suite=easy:train", "--realtime.users.limit=3"]
+    config = load_config([TINY], [*argv, f"--realtime.users.screen={tmp_path / 'eval.json'}"])
+    assert [t.instance_id for t in user_pool(config)] == ids[1:2]
+    # the users' accept rate on the kept tasks' screened samples sets the plan's p0
+    assert accept_rate(screen, tasks[1:2], None) == 0.5
+    assert accept_rate(screen, tasks, None) == pytest.approx(3 / 6)
+    plain = load_config([TINY], argv)
+    assert len(user_pool(plain)) == 3
+    with pytest.raises(UsageError, match="no such file"):
+        user_pool(load_config([TINY], [*argv, f"--realtime.users.screen={tmp_path / 'x'}"]))
+    none = result([[(True, 2)] * 2] * 3, ids)  # always accepted: nothing to learn
+    (tmp_path / "none.json").write_text(none.model_dump_json())
+    with pytest.raises(UsageError, match="accept sometimes"):
+        user_pool(load_config([TINY], [*argv, f"--realtime.users.screen={tmp_path / 'none.json'}"]))
