@@ -239,7 +239,6 @@ def run(args: argparse.Namespace, config: Config) -> int:
         raise UsageError("--plan sizes the panel: set realtime.panel")
     if args.plan:
         return 0
-    argv = server_argv(config_file, url, run_dir, config.realtime.admin_token)
     with open_trace_store(url) as store:
         rows = asyncio.run(run_cycles(deps, store, argv, initial_checkpoint(config)))
     for r in rows:
