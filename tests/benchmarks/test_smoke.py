@@ -188,9 +188,12 @@ def test_weight_sync_s3(tmp_path: Path) -> None:
 
 
 def test_compaction(tmp_path: Path) -> None:
+    # The teacher-forced part only: --rl-steps 0 skips --quick's short RL run and
+    # --episodes 0 the real episodes (both take minutes; test_compaction_rl_and_episodes).
     result = run_benchmark(
-        "compaction.py", tmp_path, "--quick", "--model", "tiny", "--summary-tokens", "16"
-    )
+        "compaction.py", tmp_path, "--quick", "--model", "tiny", "--summary-tokens", "16",
+        "--rl-steps", "0", "--episodes", "0",
+    )  # fmt: skip
     has_keys(
         result, "nll", "compaction_error", "fact_compaction_error", "error_ratio_vs_truncation",
         "retention", "rows",
@@ -204,6 +207,25 @@ def test_compaction(tmp_path: Path) -> None:
     assert row["retention_expert"] == 1.0 and row["facts"][0].startswith("app/")
     assert row["fact_tokens"] > 0  # the expected value is found among the scored tokens
     assert math.isnan(result["compaction_error"]["learned"][0])  # no --learned checkpoint
+
+
+@pytest.mark.slow
+def test_compaction_rl_and_episodes(tmp_path: Path) -> None:
+    """--quick as documented, on the tiny model: one short RL step makes the learned arm,
+    then one real episode per arm (~15 min on the loaded 2-core box)."""
+    result = run_benchmark(
+        "compaction.py", tmp_path, "--quick", "--model", "tiny", "--summary-tokens", "16",
+        "--rl-steps", "1", "--episodes", "1",
+    )  # fmt: skip
+    assert result["settings"]["rl_steps"] == 1
+    assert not math.isnan(result["nll"]["learned"][0])  # the RL'd policy wrote a summary
+    arms = result["episodes"]
+    assert set(arms) == {"full", "truncation", "prompted", "learned"}
+    assert all(a["episodes"] == 1 and a["crashed"] == 0 for a in arms.values())
+    # Only the summary arms summarise; truncation reads less than the whole context.
+    assert arms["full"]["summaries"][0] == arms["truncation"]["summaries"][0] == 0
+    assert arms["prompted"]["summaries"][0] >= 1 and arms["learned"]["summaries"][0] >= 1
+    assert arms["truncation"]["read_tokens"][0] < arms["full"]["read_tokens"][0]
 
 
 def test_speculative(tmp_path: Path) -> None:
