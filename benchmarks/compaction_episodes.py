@@ -28,6 +28,7 @@ from typing import Any
 
 FULL_CONTEXT = 6144  # the `full` arm's context: three times the tier's budget
 ARMS = ("full", "truncation", "prompted", "learned")
+EPISODE_TIMEOUT_S = 3600.0  # the config's 600 s cuts episodes on a loaded CPU box
 TAIL = 96  # decoded tokens enough to see the summary request at the end of a prompt
 
 
@@ -93,15 +94,16 @@ class ArmPolicies:
 
 def arm_spec(spec: Any, arm: str) -> Any:
     """The episode spec of an arm: the config's for the summary arms; no summary and a
-    `FULL_CONTEXT` window for `full` and `truncation`."""
+    `FULL_CONTEXT` window for `full` and `truncation`. Every arm gets `EPISODE_TIMEOUT_S`:
+    a wall-clock cut would score the box's load, not the compaction."""
     from shadowrl.agent.config import AgentConfig
 
-    if arm in ("prompted", "learned"):
-        return spec
     tree = spec.agent.model_dump()
-    tree["max_context_tokens"] = FULL_CONTEXT
-    tree["tools"] = [t for t in tree["tools"] if t != "summarize"]
-    tree["summary"]["enabled"] = False
+    tree["episode_timeout_s"] = EPISODE_TIMEOUT_S
+    if arm in ("full", "truncation"):
+        tree["max_context_tokens"] = FULL_CONTEXT
+        tree["tools"] = [t for t in tree["tools"] if t != "summarize"]
+        tree["summary"]["enabled"] = False
     return dataclasses.replace(spec, agent=AgentConfig.model_validate(tree))
 
 

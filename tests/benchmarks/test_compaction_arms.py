@@ -82,10 +82,15 @@ def test_compacting_routes_summary_requests_and_counts(arms: Any, tokenizer: Any
 
 def test_arm_specs_differ_only_in_compaction(arms: Any) -> None:
     spec = episode_spec(load_config([ROOT / "configs" / "summarize-cpu.yaml"]))
-    assert arms.arm_spec(spec, "prompted") is spec and arms.arm_spec(spec, "learned") is spec
+    same = {"max_turns", "max_new_tokens", "max_episode_tokens", "temperature", "system_prompt"}
+    for arm in ("prompted", "learned"):
+        agent = arms.arm_spec(spec, arm).agent
+        assert agent.model_dump(exclude={"episode_timeout_s"}) == spec.agent.model_dump(
+            exclude={"episode_timeout_s"}
+        )
     for arm in ("full", "truncation"):
         agent = arms.arm_spec(spec, arm).agent
         assert not agent.summary.enabled and "summarize" not in agent.tools
         assert agent.max_context_tokens == arms.FULL_CONTEXT > spec.agent.max_context_tokens
-        same = {"max_turns", "max_new_tokens", "max_episode_tokens", "temperature", "system_prompt"}
         assert agent.model_dump(include=same) == spec.agent.model_dump(include=same)
+        assert agent.episode_timeout_s == arms.EPISODE_TIMEOUT_S
