@@ -212,7 +212,7 @@ def test_compaction(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_compaction_rl_and_episodes(tmp_path: Path) -> None:
     """--quick as documented, on the tiny model: one short RL step makes the learned arm,
-    then one real episode per arm (10-20 min on the loaded 2-core box)."""
+    then one real episode per arm (1.5-6 min on the 2-core box, by its load)."""
     result = run_benchmark(
         "compaction.py", tmp_path, "--quick", "--model", "tiny", "--summary-tokens", "16",
         "--rl-steps", "1", "--episodes", "1", timeout=3600,
