@@ -24,11 +24,15 @@ The same difference on the few generated tokens that spell the expected value
 **Fact retention**: the share of the fix's facts (file, function, expected value) a
 summary keeps. Intervals are 95 % bootstrap intervals over trigger points.
 
-    python benchmarks/compaction.py --quick                    # 1 held-out task, SmolLM2
-    python benchmarks/compaction.py --model runs/x/sft --learned runs/x/rl/latest
+Plus pass@1 and tokens per arm from real episodes on the same held-out tasks
+(`compaction_episodes.py`: one acting policy, `--model`; the arms differ only in how its
+context is compacted), with eval's intervals (`--episodes` per task and arm; 0 skips).
 
-Not measured here yet: pass@1 and tokens per arm from real episodes, and `--quick`'s
-short RL run when no checkpoint is given (arm d is then NaN). Writes
+    python benchmarks/compaction.py --quick                    # 1 held-out task, SmolLM2
+    python benchmarks/compaction.py --model runs/x/sft --learned runs/x/checkpoints/step_N
+
+`--quick` without `--learned` first runs a short RL from `--model` with summaries on
+(`compaction_rl.py`, `--rl-steps`; 0 skips it and leaves arm d NaN). Writes
 benchmarks/results/compaction.json (`--quick`: compaction_quick.json; `--out`
 elsewhere); the last line is `nll_full=.. nll_truncation=.. nll_prompted=..
 nll_learned=.. retention_prompted=.. retention_learned=.. summary_tokens=..` (mean NLLs;
@@ -192,6 +196,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     from shadowrl.agent.summary import next_segment_messages
     from shadowrl.agent.tools import ToolSet
     from shadowrl.commands.config import episode_spec, load_config
+    from shadowrl.eval.pins import config_pins
     from shadowrl.inference.config import EngineConfig
     from shadowrl.inference.engine import Engine
     from shadowrl.models import ModelConfig, load_model
@@ -203,6 +208,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     cache = Path(config.tasks.cache_dir).expanduser()
     scorer, tok = load_model(ModelConfig(path=args.model))
     learned = load_model(ModelConfig(path=args.learned))[0] if args.learned else None
+    if learned is None and args.quick and args.rl_steps:
+        from compaction_rl import short_rl
+
+        learned = short_rl(CONFIG, args.model, args.rl_steps)
     renderer = Renderer(tok, ToolSet.from_names(agent.tools).schemas())
     engine_cfg = EngineConfig(max_batch=1, max_seq_len=8192)
     cap = args.summary_tokens or agent.summary.max_tokens
@@ -250,7 +259,17 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 row[f"retention_{arm}"] = retention(text, needed)
             print(json.dumps({k: v for k, v in row.items() if not k.startswith("summary_")}))
             rows.append(row)
-    return aggregate(rows, args)
+    result = aggregate(rows, args)
+    if args.episodes:
+        from compaction_episodes import run_arms
+
+        result["episodes"] = asyncio.run(
+            run_arms(
+                tasks, scorer, learned, tok, spec, samples=args.episodes, cache_dir=cache,
+                pins=config_pins(config), interval=interval, seed=config.seed,
+            )
+        )  # fmt: skip
+    return result
 
 
 def aggregate(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
@@ -266,6 +285,8 @@ def aggregate(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str,
             "learned": args.learned,
             "tasks": args.tasks,
             "summary_tokens": args.summary_tokens,
+            "episodes": args.episodes,
+            "rl_steps": args.rl_steps if args.quick and not args.learned else 0,
         },
         "trigger_points": len(rows),
         "nll": {arm: interval(col(f"nll_{arm}")) for arm in ARMS},
@@ -297,13 +318,29 @@ def main() -> None:
         "--summary-tokens", type=int, default=0, help="cap on a written summary (0 = config's)"
     )
     p.add_argument("--tasks", type=int, default=0, help="held-out tasks (0 = all; --quick: 1)")
+    p.add_argument(
+        "--episodes", type=int, default=-1, help="real episodes per task and arm (0 = none; "
+        "default 4, --quick 2)",
+    )  # fmt: skip
+    p.add_argument(
+        "--rl-steps", type=int, default=2, help="--quick without --learned: short RL steps "
+        "that make the learned arm (0 = skip it)",
+    )  # fmt: skip
     p.add_argument("--out", type=Path, help="result file (default: results/compaction.json)")
     args = p.parse_args()
     args.tasks = args.tasks or (1 if args.quick else None)
+    if args.episodes < 0:
+        args.episodes = 2 if args.quick else 4
     result = measure(args)
     out = args.out or RESULTS / ("compaction_quick.json" if args.quick else "compaction.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
+    for arm, e in result.get("episodes", {}).items():
+        print(
+            f"episodes {arm}: pass@1 {e['pass1'][0]:.2f} [{e['pass1'][1]:.2f}, {e['pass1'][2]:.2f}] "
+            f"({e['resolved']}/{e['episodes']}), tokens read {e['read_tokens'][0]:.0f}, "
+            f"generated {e['generated_tokens'][0]:.0f}, summary {e['summary_tokens'][0]:.0f} per episode"
+        )
     n, ret, toks = result["nll"], result["retention"], result["summary_tokens"]
     ratio = result["error_ratio_vs_truncation"]
     print(

@@ -13,7 +13,12 @@ from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.loop import run_episode
 from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.agent.prompt import Renderer
-from shadowrl.agent.summary import SUMMARY_REQUEST, degeneracy, next_segment_messages
+from shadowrl.agent.summary import (
+    SUMMARY_REQUEST,
+    asks_for_summary,
+    degeneracy,
+    next_segment_messages,
+)
 from shadowrl.agent.tools import ToolSet
 from shadowrl.types import Segment, Trajectory
 
@@ -106,6 +111,26 @@ def test_summarize_tool_asks_for_a_summary_early(
     assert traj.steps[2].text == SUMMARY and traj.info["summaries"] == 1
     # The carried result is the last real one (the reads), not summarize's own reply.
     assert "[read_file]" in expert.prompts[3] and "Write the summary now" not in expert.prompts[3]
+
+
+@pytest.mark.parametrize("filler", [40, 55, 70])
+def test_full_length_replies_never_cut_the_episode_off(
+    demo_sandbox: Any, tokenizer: Any, filler: int
+) -> None:
+    """A model that always writes its whole reply budget (what a random or rambling one
+    does) still gets to summarise: the loop asks as soon as one more such reply could
+    leave no room for the request and the summary, not only at the trigger."""
+    config = summary_config(trigger_tokens=1300).model_copy(
+        update={"max_context_tokens": 1300 + 64 + 64, "max_episode_tokens": 10_000}
+    )
+    text = "I am still looking around. " * filler
+
+    def reply(prompt: str) -> str:
+        return SUMMARY if asks_for_summary(prompt) else text
+
+    traj = play(demo_sandbox, tokenizer, reply, config)
+    assert traj.end == "max_turns" and traj.info["summaries"] >= 2
+    assert all(len(s.token_ids) <= config.max_context_tokens for s in traj.segments)
 
 
 def test_without_summaries_the_episode_is_one_segment(

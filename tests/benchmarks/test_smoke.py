@@ -37,7 +37,7 @@ def _digest(root: Path) -> str:
     return h.hexdigest()
 
 
-def run_benchmark(script: str, tmp_path: Path, *args: str) -> dict[str, Any]:
+def run_benchmark(script: str, tmp_path: Path, *args: str, timeout: int = 600) -> dict[str, Any]:
     """Run benchmarks/<script> with `args` and `--out` in tmp_path; return its result JSON."""
     out = tmp_path / "result.json"
     before = _digest(RECORDED)
@@ -46,7 +46,7 @@ def run_benchmark(script: str, tmp_path: Path, *args: str) -> dict[str, Any]:
         cwd=tmp_path,  # anything written relative to the cwd lands here, not in the repo
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
     )
     assert proc.returncode == 0, f"{script} exited {proc.returncode}:\n{proc.stderr[-4000:]}"
     assert _digest(RECORDED) == before, f"{script} changed benchmarks/results/"
@@ -198,9 +198,12 @@ def test_weight_sync_s3(tmp_path: Path) -> None:
 
 
 def test_compaction(tmp_path: Path) -> None:
+    # The teacher-forced part only: --rl-steps 0 skips --quick's short RL run and
+    # --episodes 0 the real episodes (both take minutes; test_compaction_rl_and_episodes).
     result = run_benchmark(
-        "compaction.py", tmp_path, "--quick", "--model", "tiny", "--summary-tokens", "16"
-    )
+        "compaction.py", tmp_path, "--quick", "--model", "tiny", "--summary-tokens", "16",
+        "--rl-steps", "0", "--episodes", "0",
+    )  # fmt: skip
     has_keys(
         result, "nll", "compaction_error", "fact_compaction_error", "error_ratio_vs_truncation",
         "retention", "rows",
@@ -214,6 +217,28 @@ def test_compaction(tmp_path: Path) -> None:
     assert row["retention_expert"] == 1.0 and row["facts"][0].startswith("app/")
     assert row["fact_tokens"] > 0  # the expected value is found among the scored tokens
     assert math.isnan(result["compaction_error"]["learned"][0])  # no --learned checkpoint
+
+
+@pytest.mark.slow
+def test_compaction_rl_and_episodes(tmp_path: Path) -> None:
+    """--quick as documented, on the tiny model: one short RL step makes the learned arm,
+    then one real episode per arm (1.5-6 min on the 2-core box, by its load)."""
+    result = run_benchmark(
+        "compaction.py", tmp_path, "--quick", "--model", "tiny", "--summary-tokens", "16",
+        "--rl-steps", "1", "--episodes", "1", timeout=3600,
+    )  # fmt: skip
+    assert result["settings"]["rl_steps"] == 1
+    assert not math.isnan(result["nll"]["learned"][0])  # the RL'd policy wrote a summary
+    arms = result["episodes"]
+    assert set(arms) == {"full", "truncation", "prompted", "learned"}
+    assert all(a["episodes"] == 1 and a["crashed"] == 0 for a in arms.values())
+    # Only the summary arms summarise (whether a random model's episode reaches the
+    # trigger depends on its samples), each summary within the config's 160 tokens;
+    # truncation reads less than the whole context.
+    assert arms["full"]["summaries"][0] == arms["truncation"]["summaries"][0] == 0
+    for arm in ("prompted", "learned"):
+        assert arms[arm]["summary_tokens"][0] <= 160 * arms[arm]["summaries"][0]
+    assert arms["truncation"]["read_tokens"][0] < arms["full"]["read_tokens"][0]
 
 
 def test_speculative(tmp_path: Path) -> None:

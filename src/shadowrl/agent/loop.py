@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from shadowrl.agent.config import AgentConfig
+from shadowrl.agent.config import SUMMARY_REQUEST_TOKENS, AgentConfig
 from shadowrl.agent.parsing import ParsedReply, parse_tool_calls
 from shadowrl.agent.prompt import Renderer
 from shadowrl.agent.state import Chain, Checkpoints, EpisodeCheckpoint, EpisodeState, Tokens
@@ -238,10 +238,13 @@ class _Episode:
         return gen
 
     def _wants_summary(self, more: int) -> bool:
-        """The model called `summarize`, or the next context would pass the trigger."""
-        s = self.config.summary
+        """The model called `summarize`, or the next context would pass the trigger, or
+        one more full-length reply would leave no room for the request and a summary."""
+        cfg, s = self.config, self.config.summary
         requested, self.ctx.summary_requested = self.ctx.summary_requested, False
-        crowded = len(self.tokens.ids) + more >= s.trigger_tokens
+        after = len(self.tokens.ids) + more
+        last_chance = after + cfg.max_new_tokens + SUMMARY_REQUEST_TOKENS + s.max_tokens
+        crowded = after >= s.trigger_tokens or last_chance > cfg.max_context_tokens
         return s.enabled and self.segment_turns > 0 and (requested or crowded)
 
     async def _summarize(
