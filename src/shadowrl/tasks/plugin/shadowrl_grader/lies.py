@@ -56,6 +56,8 @@ def make_liar(
 ) -> tuple[Callable[[type], str | None], Callable[[], str | None]]:
     """(`liar(cls)`: the first lie in `cls`'s MRO, described; `scan()`: the first lie in any
     class alive now). A task that allows `comparison` or `arithmetic` skips those names."""
+    from unittest import mock  # the genuine classes, before any workspace code runs
+
     rules = (("comparison", COMPARISON), ("arithmetic", ARITHMETIC))
     names = frozenset().union(*(s for rule, s in rules if rule not in allowed))
     _type, _vars, _issubclass, _repr, _map, _id = type, vars, issubclass, repr, map, id
@@ -63,6 +65,9 @@ def make_liar(
     _descriptors = (types.WrapperDescriptorType, types.MethodDescriptorType)
     _property, _match, _subclasses = property, _TOTAL_ORDERING.fullmatch, type.__subclasses__
     _getattr, functools_file = getattr, functools.total_ordering.__code__.co_filename
+    # a test's own mocks answer every dunder by design (their MagicProxy values); mocks
+    # from the code under test are layer 1's and the watch's (tasks/README.md, limits)
+    _mocks = mock.NonCallableMock
 
     def lie(cls: type, name: str, value: object) -> bool:
         if value is None:
@@ -84,6 +89,8 @@ def make_liar(
 
     def in_class(cls: type) -> str | None:
         try:
+            if _issubclass(cls, _mocks):
+                return None
             space = _vars(cls)
             for name in names.intersection(space):
                 if lie(cls, name, space[name]):
