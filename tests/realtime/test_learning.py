@@ -27,6 +27,7 @@ from shadowrl.realtime.preference import (
     rejected_by_preference,
     user_accepts,
 )
+from shadowrl.realtime.reaction import Reaction
 from shadowrl.realtime.rewards import Conduct, Reward
 from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.realtime.users import UserOutcome
@@ -146,7 +147,7 @@ def test_the_screen_keeps_tasks_the_user_accepts_sometimes() -> None:
 
 def session(i: int, checkpoint: str, task: str) -> ProductionSession:
     traj = Trajectory(task_id=task, messages=(), steps=(), segments=(), end="submitted")
-    return ProductionSession(f"s{i}", task, checkpoint, (), Conduct(), (), traj)
+    return ProductionSession(f"s{i}", task, checkpoint, None, (), Conduct(), (), traj)
 
 
 def test_permuted_rewards_shuffle_within_each_cohort_and_keep_the_unlabeled() -> None:
@@ -213,11 +214,18 @@ def test_the_panel_is_the_head_of_the_pool() -> None:
 
 def test_outcomes_are_logged_and_the_preference_counted(tmp_path: Path) -> None:
     record = outcome_recorder(tmp_path)
-    record(UserOutcome("c001-u000", "t", True, 0, ("accept", "keep"), diff_lines=2))
-    record(UserOutcome("c001-u001", "t", True, 0, ("reject",), diff_lines=12))
-    record(UserOutcome("c001-u002", "t", False, 0, ("reject",), diff_lines=30))
-    record(UserOutcome("c002-u000", "t", True, 1, ("reject",), diff_lines=40))
-    record(UserOutcome("c001-u001", "t", True, 0, ("reject",), diff_lines=12))  # a rerun
+    accept, reject = Reaction("accept", True, False, 1.0), Reaction("reject", False, False)
+
+    def outcome(sid: str, resolved: bool, version: int, lines: int) -> UserOutcome:
+        said = accept if resolved and lines < 4 else reject
+        signals = ("accept", "keep") if said is accept else ("reject",)
+        return UserOutcome(f"user-{sid}", sid, "t", resolved, version, signals, lines, said)
+
+    record(outcome("c001-u000", True, 0, 2))
+    record(outcome("c001-u001", True, 0, 12))
+    record(outcome("c001-u002", False, 0, 30))
+    record(outcome("c002-u000", True, 1, 40))
+    record(outcome("c001-u001", True, 0, 12))  # a rerun
     outcomes = read_outcomes(tmp_path)
     ids = ["c001-u000", "c001-u001", "c001-u002", "c001-u999"]
     assert preference_counts(outcomes, ids, max_diff_lines=4) == {

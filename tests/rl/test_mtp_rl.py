@@ -123,7 +123,7 @@ def test_a_damaged_head_trips_the_deploy_alarm() -> None:
     for candidate, fires in ((heads, False), (damaged, True)):
         found = checks.alarms(
             *[_eval_result()] * 2, None, max_malformed_increase=1, max_no_edit_increase=1,
-            max_kl=1, mtp=(parent, acceptance(model, candidate, batch, rl)), max_mtp_drop=0.1,
+            max_clarifying_increase=1, max_kl=1, mtp=(parent, acceptance(model, candidate, batch, rl)), max_mtp_drop=0.1,
         )  # fmt: skip
         assert [a.name for a in found] == (["mtp_acceptance_drop"] if fires else [])
 
