@@ -15,6 +15,7 @@ import importlib.util
 
 import pytest
 import torch
+from test_engine import prompts
 
 from shadowrl.inference.config import EngineConfig, SpeculativeConfig
 from shadowrl.inference.engine import Engine
@@ -34,11 +35,6 @@ GREEDY = SamplingParams(max_new_tokens=16, temperature=0.0)
 @pytest.fixture(scope="module")
 def tiny() -> tuple[torch.nn.Module, object]:
     return tiny_model(seed=0)
-
-
-def prompts(*lengths: int, seed: int = 0) -> list[list[int]]:
-    g = torch.Generator().manual_seed(seed)
-    return [torch.randint(3, 49152, (n,), generator=g).tolist() for n in lengths]
 
 
 def reference(model: torch.nn.Module, prompt: list[int], gen: Generation, sp: SamplingParams):
