@@ -35,7 +35,7 @@ from shadowrl.realtime.learning import (
 from shadowrl.realtime.mix import mix_plan, rollouts
 from shadowrl.realtime.preference import within_preference
 from shadowrl.realtime.reaction import Outcome
-from shadowrl.realtime.rewards import DECISIONS, session_reward, summarize
+from shadowrl.realtime.rewards import DECISIONS, Reward, session_reward, summarize
 from shadowrl.realtime.rows import cohort_groups
 from shadowrl.realtime.sessions import ProductionSession, read_sessions
 from shadowrl.realtime.training import Arm, train_arm
@@ -124,14 +124,18 @@ async def reward(ctx: Ctx, st: CycleState) -> None:
 # ------------------------------------------------------------------- train
 
 
-def train_candidate(ctx: Ctx, st: CycleState, mixed: list[Any]) -> dict[str, Any]:
+def train_candidate(
+    ctx: Ctx,
+    st: CycleState,
+    sessions: list[ProductionSession],
+    rewards: list[Reward],
+    mixed: list[Any],
+) -> dict[str, Any]:
     """The candidate, registered; and the permuted-feedback control when configured (both
     with the same `mixed` rollout groups)."""
     deps = ctx.deps
     live = registry.live(ctx.store.engine)
     assert live is not None
-    sessions = cycle_sessions(ctx, st)
-    rewards = [session_reward(s.signals, s.conduct, deps.rt.rewards) for s in sessions]
     arm = Arm(
         live.path, live.version, registry.next_version(ctx.store.engine), deps.model,
         deps.train, deps.rt.rows, deps.rt.train_steps,
@@ -148,26 +152,22 @@ def train_candidate(ctx: Ctx, st: CycleState, mixed: list[Any]) -> dict[str, Any
     return out
 
 
-def trained_rows(ctx: Ctx, st: CycleState, version: int) -> int:
-    """How many production rows the cycle trains on (what `realtime.mix` is a ratio of)."""
-    sessions = cycle_sessions(ctx, st)
-    cfg = ctx.deps.rt
-    rewards = [session_reward(s.signals, s.conduct, cfg.rewards) for s in sessions]
-    return cohort_groups(sessions, rewards, trainer_version=version, cfg=cfg.rows)[1].trained
-
-
 async def train(ctx: Ctx, st: CycleState) -> None:
     deps = ctx.deps
     live = registry.live(ctx.store.engine)
     assert live is not None
-    trained = await asyncio.to_thread(trained_rows, ctx, st, live.version)
+    sessions = await asyncio.to_thread(cycle_sessions, ctx, st)
+    rewards = [session_reward(s.signals, s.conduct, deps.rt.rewards) for s in sessions]
+    # how many production rows the cycle trains on: what `realtime.mix` is a ratio of
+    _, counts = cohort_groups(sessions, rewards, trainer_version=live.version, cfg=deps.rt.rows)
+    trained = counts.trained
     plan = mix_plan(trained, deps.rt.mix, deps.train.group_size, deps.mix_tasks,
                     seed=f"{deps.seed}:{st.cycle}")  # fmt: skip
     mixed, spoiled = await rollouts(
         deps.open_policy, live.path, live.version, plan, group_size=deps.train.group_size,
         spec=deps.spec, cache_dir=deps.cache_dir,
     )  # fmt: skip
-    out = await asyncio.to_thread(train_candidate, ctx, st, mixed)
+    out = await asyncio.to_thread(train_candidate, ctx, st, sessions, rewards, mixed)
     out["mix"] = {"tasks": [t.instance_id for t in plan], "groups": len(mixed),
                   "episodes": sum(map(len, mixed)), "spoiled": spoiled}  # fmt: skip
     st.out["train"] = out
