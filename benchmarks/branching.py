@@ -31,15 +31,11 @@ RESULTS = Path(__file__).parent / "results"
 
 
 def generated(group: Any) -> int:
-    """Tokens actually generated: a tree's shared prefix counts once per subtree."""
-    total = sum(t.num_generated for t in group.trajectories)
-    for sub in getattr(group, "subtrees", ()):
-        if sub.split is not None:
-            seg_i, pos = sub.split
-            segs = sub.branches[0].segments
-            prefix = sum(s.num_generated for s in segs[:seg_i]) + sum(segs[seg_i].loss_mask[:pos])
-            total -= prefix * (len(sub.branches) - 1)
-    return total
+    """Tokens actually generated: a tree's shared prefixes count once (nested ones too)."""
+    subtrees = getattr(group, "subtrees", ())
+    if subtrees:
+        return sum(sub.generated for sub in subtrees)
+    return sum(t.num_generated for t in group.trajectories)
 
 
 class Arm:
