@@ -38,6 +38,16 @@ def generated(group: Any) -> int:
     return sum(t.num_generated for t in group.trajectories)
 
 
+def branch_points(node: Any) -> int:
+    """Splits in a tree group (or a subtree), nested ones included; 0 for a flat group."""
+    subs = getattr(node, "subtrees", None)
+    if subs is not None:
+        return sum(branch_points(s) for s in subs)
+    if not hasattr(node, "split"):
+        return 0  # a trajectory
+    return (node.split is not None) + sum(branch_points(b) for b in node.branches)
+
+
 class Arm:
     """One mode's running totals; `play` rolls out one more group (flat) or tree."""
 
@@ -46,9 +56,12 @@ class Arm:
 
         self.mode, self.engine, self.tok, self.args = mode, engine, tok, args
         self.cfg = BranchingConfig(
-            enabled=True, roots=args.roots, branches=args.branches, rule=args.rule, turn=args.turn
-        )
+            enabled=True, roots=args.roots, branches=args.branches, rule=args.rule,
+            turn=args.turn, entropy_threshold=args.entropy_threshold,
+            max_branch_points=args.max_branch_points,
+        )  # fmt: skip
         self.tokens = self.episodes = self.resolved = self.failed = self.groups = 0
+        self.splits = 0
         self.solved: set[str] = set()
         self.hits0 = engine.prefix.hit_tokens
 
@@ -72,6 +85,7 @@ class Arm:
             )
         self.groups += 1
         self.tokens += generated(group)
+        self.splits += branch_points(group)
         self.failed += not group.ok  # a group whose episodes crashed (a sandbox, a worker)
         self.episodes += len(group.trajectories)
         wins = [t for t in group.trajectories if t.info.get("resolved")]
@@ -93,7 +107,7 @@ class Arm:
             "resolved_per_1k_tokens": round(self.resolved * per_k, 4),
             "distinct_tasks_per_1k_tokens": round(len(self.solved) * per_k, 4),
             "prefix_hit_tokens": self.engine.prefix.hit_tokens - self.hits0,
-            "failed_groups": self.failed,
+            "failed_groups": self.failed, "branch_points": self.splits,
         }  # fmt: skip
 
 
@@ -121,8 +135,13 @@ def main() -> None:
     p.add_argument("--budget", type=int, default=20000, help="generated tokens per mode")
     p.add_argument("--roots", type=int, default=2, help="G1")
     p.add_argument("--branches", type=int, default=3, help="G2")
-    p.add_argument("--rule", choices=["first_edit", "turn"], default="first_edit")
+    p.add_argument("--rule", choices=["first_edit", "turn", "entropy"], default="first_edit")
     p.add_argument("--turn", type=int, default=2, help="branch point of --rule turn")
+    p.add_argument(
+        "--entropy-threshold", type=float, default=0.05,
+        help="--rule entropy: mean entropy (nats) over the first 16 tokens after a tool result",
+    )  # fmt: skip
+    p.add_argument("--max-branch-points", type=int, default=1, help="--rule entropy: per root")
     p.add_argument("--max-turns", type=int, default=8)
     p.add_argument("--max-new-tokens", type=int, default=256)
     p.add_argument(

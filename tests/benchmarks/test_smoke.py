@@ -148,6 +148,7 @@ def test_branching(tmp_path: Path) -> None:
     # tree generates 2 x (24 + 3 x 24) tokens where a flat group of 6 generates 6 x 48
     assert flat["generated_tokens"] / flat["groups"] == 288
     assert tree["generated_tokens"] / tree["groups"] == 192
+    assert (flat["branch_points"], tree["branch_points"]) == (0, 2 * tree["groups"])
 
 
 def test_serve_traces(tmp_path: Path) -> None:
