@@ -8,13 +8,15 @@ go in rounds (each round, every mode below its budget rolls out one group of the
 task), and the result file is rewritten after every round (`"partial": true` until both
 modes reach the budget), so a run cut short on a loaded box still holds paired rounds.
 It reports resolved episodes and distinct resolved tasks per 1,000 generated tokens,
+the ratio's 95 % bootstrap interval over each mode's groups, the branch points taken,
 and the prompt tokens the engine's prefix cache served instead of prefilling.
 
     python benchmarks/branching.py --model runs/sft/final    # SmolLM2 after SFT
     python benchmarks/branching.py --quick                   # tiny random model (smoke)
 
 Writes benchmarks/results/branching.json (`--quick`: branching_quick.json; `--out`
-elsewhere); the last line is `flat=<resolved/1k> tree=<resolved/1k> ratio=<tree/flat>`.
+elsewhere); the last line is
+`flat=<resolved/1k> tree=<resolved/1k> ratio=<tree/flat> ci95=[<low>, <high>]`.
 """
 
 from __future__ import annotations
@@ -48,6 +50,24 @@ def branch_points(node: Any) -> int:
     return (node.split is not None) + sum(branch_points(b) for b in node.branches)
 
 
+def ratio_interval(
+    flat: list[tuple[int, int]], tree: list[tuple[int, int]], resamples: int = 4000
+) -> list[float] | None:
+    """95 % percentile-bootstrap interval of tree/flat resolved-per-token, drawing each
+    mode's groups (tokens, resolved) with replacement (seeded)."""
+    import numpy as np
+
+    if not any(r for _, r in flat) or not tree:
+        return None  # flat resolved nothing: no ratio
+    rng, rates = np.random.default_rng(0), []
+    for arm in (np.array(flat, float), np.array(tree, float)):
+        draw = arm[rng.integers(0, len(arm), size=(resamples, len(arm)))]
+        rates.append(draw[..., 1].sum(1) / np.maximum(draw[..., 0].sum(1), 1))
+    ratio = rates[1] / np.where(rates[0] > 0, rates[0], np.nan)  # a draw flat solved none of
+    low, high = np.nanquantile(ratio, [0.025, 0.975])
+    return [round(float(low), 3), round(float(high), 3)]
+
+
 class Arm:
     """One mode's running totals; `play` rolls out one more group (flat) or tree."""
 
@@ -62,6 +82,7 @@ class Arm:
         )  # fmt: skip
         self.tokens = self.episodes = self.resolved = self.failed = self.groups = 0
         self.splits = 0
+        self.per_group: list[tuple[int, int]] = []  # (generated tokens, resolved)
         self.solved: set[str] = set()
         self.hits0 = engine.prefix.hit_tokens
 
@@ -84,13 +105,15 @@ class Arm:
                 self.engine, task, prepared, branching=self.cfg, tokenizer=self.tok, spec=a.spec
             )
         self.groups += 1
-        self.tokens += generated(group)
+        tokens, before = generated(group), self.resolved
+        self.tokens += tokens
         self.splits += branch_points(group)
         self.failed += not group.ok  # a group whose episodes crashed (a sandbox, a worker)
         self.episodes += len(group.trajectories)
         wins = [t for t in group.trajectories if t.info.get("resolved")]
         self.resolved += len(wins)
         self.solved |= {t.task_id for t in wins}
+        self.per_group.append((tokens, self.resolved - before))
         ends = ",".join(sorted({t.end for t in group.trajectories}))
         print(
             f"{self.mode}: group {self.groups} ({task.instance_id}) {self.tokens}/{a.budget} "
@@ -108,10 +131,11 @@ class Arm:
             "distinct_tasks_per_1k_tokens": round(len(self.solved) * per_k, 4),
             "prefix_hit_tokens": self.engine.prefix.hit_tokens - self.hits0,
             "failed_groups": self.failed, "branch_points": self.splits,
+            "per_group": self.per_group,
         }  # fmt: skip
 
 
-async def rounds(arms: list[Arm], tasks: list[Any], write: Any) -> None:
+async def rounds(arms: list[Arm], tasks: list[Any], write: Any) -> int:
     """Round-robin over the tasks: each round, every arm below its budget rolls out one
     group of the same task, then the result file is rewritten (marked partial until every
     arm is done), so a run stopped early still holds paired, complete rounds."""
@@ -123,6 +147,7 @@ async def rounds(arms: list[Arm], tasks: list[Any], write: Any) -> None:
             if not arm.done:
                 await arm.play(task, prepared)
         write(partial=not all(arm.done for arm in arms), rounds=i)
+    return i
 
 
 def main() -> None:
@@ -192,6 +217,7 @@ def main() -> None:
         result = {
             "model": args.model, "settings": settings, "partial": partial, "rounds": rounds,
             "runs": runs, "ratio_resolved_per_1k": round(tree / flat, 3) if flat else None,
+            "ratio_interval_95": ratio_interval(arms[0].per_group, arms[1].per_group),
             "machine": machine(),
         }  # fmt: skip
         out.write_text(json.dumps(result, indent=2) + "\n")
@@ -204,11 +230,11 @@ def main() -> None:
         Engine(model, tok, cfg, seed=0) as tree_engine,
     ):
         arms = [Arm("flat", flat_engine, tok, args), Arm("tree", tree_engine, tok, args)]
-        asyncio.run(rounds(arms, tasks, write))
-        result = write(partial=False, rounds=-1)
+        result = write(partial=False, rounds=asyncio.run(rounds(arms, tasks, write)))
     print(json.dumps(result, indent=2))
     flat_k, tree_k = (r["resolved_per_1k_tokens"] for r in result["runs"])
-    print(f"flat={flat_k} tree={tree_k} ratio={result['ratio_resolved_per_1k']}")
+    interval = result["ratio_interval_95"]
+    print(f"flat={flat_k} tree={tree_k} ratio={result['ratio_resolved_per_1k']} ci95={interval}")
 
 
 if __name__ == "__main__":

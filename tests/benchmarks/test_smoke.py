@@ -149,6 +149,8 @@ def test_branching(tmp_path: Path) -> None:
     assert flat["generated_tokens"] / flat["groups"] == 288
     assert tree["generated_tokens"] / tree["groups"] == 192
     assert (flat["branch_points"], tree["branch_points"]) == (0, 2 * tree["groups"])
+    assert [tok for tok, _ in tree["per_group"]] == [192] * tree["groups"]
+    assert result["rounds"] == max(flat["groups"], tree["groups"])
 
 
 def test_serve_traces(tmp_path: Path) -> None:
