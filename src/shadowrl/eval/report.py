@@ -12,25 +12,23 @@ from pathlib import Path
 
 from shadowrl.eval.result import EvalResult, Scores
 from shadowrl.eval.stats import Estimate
+from shadowrl.markdown import table
 
 
 def _pct(e: Estimate) -> str:
     return f"{e.value:.1%} [{e.low:.1%}, {e.high:.1%}]"
 
 
-def _score_rows(name: str, s: Scores) -> str:
+def _score_row(name: str, s: Scores) -> tuple[object, ...]:
     ks = "; ".join(f"@{k} {_pct(e)}" for k, e in s.pass_k.items() if k > 1)
-    return f"| {name} | {s.tasks} | {s.episodes} | {_pct(s.pass1)} | {ks or '-'} | {s.mean_reward:.3f} | {s.errors} |"
+    return name, s.tasks, s.episodes, _pct(s.pass1), ks or "-", f"{s.mean_reward:.3f}", s.errors
 
 
 def _scores_table(r: EvalResult) -> list[str]:
-    lines = [
-        "| tier | tasks | episodes | pass@1 (clustered Wilson 95%) | pass@k (bootstrap 95%) | reward | crashed |",
-        "|---|---|---|---|---|---|---|",
-        _score_rows("**all**", r.overall),
-    ]
-    lines += [_score_rows(tier, s) for tier, s in r.by_tier.items()]
-    return lines
+    header = ("tier", "tasks", "episodes", "pass@1 (clustered Wilson 95%)",
+              "pass@k (bootstrap 95%)", "reward", "crashed")  # fmt: skip
+    rows = [_score_row("**all**", r.overall)]
+    return table(header, rows + [_score_row(tier, s) for tier, s in r.by_tier.items()])
 
 
 def _behaviour(r: EvalResult) -> list[str]:
@@ -50,14 +48,14 @@ def _behaviour(r: EvalResult) -> list[str]:
 
 
 def _tasks_table(r: EvalResult) -> list[str]:
-    lines = ["| task | tier | resolved | ends | tokens | turns |", "|---|---|---|---|---|---|"]
+    rows = []
     for t in r.tasks:
         n, c = t.counts
         ends = ", ".join(sorted({s.end for s in t.samples}))
         tokens = sum(s.tokens for s in t.samples) // max(n, 1)
         turns = sum(s.turns for s in t.samples) / max(n, 1)
-        lines.append(f"| {t.instance_id} | {t.tier} | {c}/{n} | {ends} | {tokens} | {turns:.1f} |")
-    return lines
+        rows.append((t.instance_id, t.tier, f"{c}/{n}", ends, tokens, f"{turns:.1f}"))
+    return table(("task", "tier", "resolved", "ends", "tokens", "turns"), rows)
 
 
 def _failing(r: EvalResult) -> list[str]:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.result import EvalResult
 from shadowrl.eval.stats import Estimate
+from shadowrl.markdown import table
 from shadowrl.metrics import read_metrics
 from shadowrl.pipeline import report_text as text
 from shadowrl.pipeline.config import PipelineConfig
@@ -142,19 +143,15 @@ def _plot_evals(evals: Mapping[str, EvalResult], path: Path) -> None:
 
 
 def _eval_lines(evals: Mapping[str, EvalResult], settings: text.Settings, where: str) -> list[str]:
-    lines = [
-        "## Held-out evaluation",
-        "",
-        "| stage | samples/task | pass@1 | 95% CI | pass@k (k = samples) | tasks solved | episodes |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for name, r in evals.items():
         p, top = r.overall.pass1, r.overall.pass_k[max(r.overall.pass_k)].value
         solved = sum(c > 0 for _, c in (t.counts for t in r.tasks))
-        lines.append(
-            f"| {name} | {r.samples} | {p.value:.3f} | [{p.low:.3f}, {p.high:.3f}] "
-            f"| {top:.3f} | {solved}/{len(r.tasks)} | {r.overall.episodes} |"
-        )
+        rows.append((name, r.samples, f"{p.value:.3f}", f"[{p.low:.3f}, {p.high:.3f}]",
+                     f"{top:.3f}", f"{solved}/{len(r.tasks)}", r.overall.episodes))  # fmt: skip
+    header = ("stage", "samples/task", "pass@1", "95% CI", "pass@k (k = samples)",
+              "tasks solved", "episodes")  # fmt: skip
+    lines = ["## Held-out evaluation", "", *table(header, rows)]
     if len({r.samples for r in evals.values()}) > 1:
         lines += ["", "Compare rows with equal samples/task: the gate refuses the others."]
     lines += ["", "![eval](eval_pass1.png)", "", "What these numbers allow:", ""]

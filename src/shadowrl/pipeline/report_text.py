@@ -21,6 +21,7 @@ from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.gate import PinMismatch, gate
 from shadowrl.eval.result import EvalResult
 from shadowrl.eval.stats import Estimate
+from shadowrl.markdown import table
 from shadowrl.pipeline.config import PipelineConfig
 from shadowrl.rl.config import TrainConfig
 
@@ -248,25 +249,23 @@ def heldout_by_step(evals: Mapping[str, EvalResult], start: str) -> dict[int, tu
 
 def step_table(rows: Sequence[Row], held: Mapping[int, tuple[str, Estimate]]) -> list[str]:
     """Per RL step: train-task reward and pass rate beside the held-out evals."""
-    by_step = {int(r["step"]): r for r in rows}
-    lines = [
-        "| step | train reward | train pass rate | hack attempts | held-out pass@1 [95% CI] | loss | staleness | tok/s | step s |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    by_step, out = {int(r["step"]): r for r in rows}, []
     for step in sorted({*by_step, *held}):
         cell = ""
         if step in held:
             name, p = held[step]
             cell = f"{name}: {p.value:.3f} [{p.low:.3f}, {p.high:.3f}]"
         if (r := by_step.get(step)) is None:
-            lines.append(f"| {step} | | | | {cell} | | | | |")
+            out.append((step, "", "", "", cell, "", "", "", ""))
             continue
-        lines.append(
-            f"| {step} | {r['reward']:.3f} | {r['pass_rate']:.2f} | {r.get('hack_rate', 0):.2f} "
-            f"| {cell} | {r.get('loss', 0):.4f} "
-            f"| {r['staleness_mean']:.2f} | {r['gen_tokens_per_s']:.1f} | {r['step_s']:.1f} |"
-        )
-    return lines
+        out.append((
+            step, f"{r['reward']:.3f}", f"{r['pass_rate']:.2f}", f"{r.get('hack_rate', 0):.2f}",
+            cell, f"{r.get('loss', 0):.4f}", f"{r['staleness_mean']:.2f}",
+            f"{r['gen_tokens_per_s']:.1f}", f"{r['step_s']:.1f}",
+        ))  # fmt: skip
+    header = ("step", "train reward", "train pass rate", "hack attempts",
+              "held-out pass@1 [95% CI]", "loss", "staleness", "tok/s", "step s")  # fmt: skip
+    return table(header, out)
 
 
 def mtp_table(rows: Sequence[Row]) -> list[str]:
@@ -287,13 +286,15 @@ def mtp_table(rows: Sequence[Row]) -> list[str]:
         "overlap per draft position on each step's own tokens, teacher-forced, before the "
         "heads re-distil on them; `spec_*`: what the engine's speculative steps accepted.",
         "",
-        "| step | " + " | ".join(c.replace("_", " ") for c in cols) + " |",
-        "|---|" + "---|" * len(cols),
     ]
-    for r in scored:
-        cells = [f"{r[c]:.3f}" if isinstance(r.get(c), int | float) else "" for c in cols]
-        lines.append(f"| {int(r['step'])} | " + " | ".join(cells) + " |")
-    return [*lines, ""]
+    cells = [
+        [
+            int(r["step"]),
+            *(f"{r[c]:.3f}" if isinstance(r.get(c), int | float) else "" for c in cols),
+        ]
+        for r in scored
+    ]
+    return [*lines, *table(["step", *(c.replace("_", " ") for c in cols)], cells), ""]
 
 
 def train_trend(rows: Sequence[Row], held: Mapping[int, tuple[str, Estimate]]) -> str:
