@@ -129,6 +129,13 @@ class RealtimeConfig(BaseModel):
         description="Alarm: candidate − incumbent share of pinned-eval episodes that ask a "
         "question instead of acting.",
     )
+    alarm_alpha: float = Field(
+        0.05,
+        gt=0,
+        lt=1,
+        description="Level of the rate alarms' one-sided Fisher exact tests: a rate alarm "
+        "fires only when the rise exceeds its limit and p < this.",
+    )
     max_kl: float = Field(
         1.0,
         gt=0,

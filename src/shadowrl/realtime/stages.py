@@ -232,7 +232,7 @@ def decide(ctx: Ctx, st: CycleState) -> dict[str, Any]:
         max_malformed_increase=deps.rt.max_malformed_increase,
         max_no_edit_increase=deps.rt.max_no_edit_increase,
         max_clarifying_increase=deps.rt.max_clarifying_increase, max_kl=deps.rt.max_kl,
-        mtp=None if mtp is None else (mtp["parent"], mtp["candidate"]),
+        alpha=deps.rt.alarm_alpha, mtp=None if mtp is None else (mtp["parent"], mtp["candidate"]),
         max_mtp_drop=deps.rt.max_mtp_acceptance_drop,
     )  # fmt: skip
     power_note = (
@@ -259,13 +259,8 @@ def decide(ctx: Ctx, st: CycleState) -> dict[str, Any]:
         "min_detectable_drop": mde if math.isfinite(mde) else None,
         "underpowered": underpowered,
         "alarms": [dataclasses.asdict(a) for a in fired],
-        "rates": {
-            "candidate_malformed": checks.malformed_rate(cand),
-            "incumbent_malformed": checks.malformed_rate(inc),
-            "candidate_no_edit": checks.no_edit_rate(cand),
-            "incumbent_no_edit": checks.no_edit_rate(inc),
-            "candidate_clarifying": checks.clarifying_rate(cand),
-            "incumbent_clarifying": checks.clarifying_rate(inc),
+        "rates": {  # counts and one-sided Fisher p of each behaviour, fired or not
+            b: dataclasses.asdict(checks.rate_test(cand, inc, b)) for b in checks.BEHAVIOURS
         },
     }
 
