@@ -66,6 +66,12 @@ class UsersConfig(BaseModel):
         description="Planted preference the tests do not encode: reject a passing diff that "
         "changes more lines than this (None: no such preference).",
     )
+    max_turns: int | None = Field(
+        None,
+        ge=1,
+        description="Planted preference the tests do not encode: reject passing work the "
+        "agent took more assistant turns than this to finish (None: no such preference).",
+    )
 
 
 class PanelConfig(BaseModel):
