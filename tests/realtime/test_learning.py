@@ -23,7 +23,7 @@ from shadowrl.realtime import checks, panel, power, report
 from shadowrl.realtime.config import RealtimeConfig
 from shadowrl.realtime.control import permuted_rewards
 from shadowrl.realtime.learning import outcome_recorder, preference_counts, read_outcomes
-from shadowrl.realtime.preference import Preference, accept_rate, learnable
+from shadowrl.realtime.preference import Preference, Work, accept_rate, learnable
 from shadowrl.realtime.reaction import Reaction
 from shadowrl.realtime.rewards import Conduct, Reward
 from shadowrl.realtime.sessions import ProductionSession
@@ -79,16 +79,16 @@ def test_the_plan_says_when_the_run_cannot_reach_its_power() -> None:
 # ---------------------------------------------------- preference and screen
 
 
-def sample(i: int, resolved: bool, lines: int, turns: int = 4) -> SampleResult:
+def sample(i: int, resolved: bool, lines: int, turns: int = 4, tokens: int = 200) -> SampleResult:
     return SampleResult(sample=i, resolved=resolved, reward=float(resolved), diff_lines=lines,
-                        turns=turns, end="submitted")  # fmt: skip
+                        turns=turns, tokens=tokens, end="submitted")  # fmt: skip
 
 
 def result(
     tasks: Sequence[Sequence[tuple[Any, ...]]], ids: list[str] | None = None, **pins: Any
 ) -> EvalResult:
-    """Task i (`ids[i]`, default task-i) has samples (resolved, changed lines[, turns])
-    `tasks[i]`."""
+    """Task i (`ids[i]`, default task-i) has samples (resolved, changed lines[, turns[,
+    tokens]]) `tasks[i]`."""
     rows = [
         TaskResult(
             instance_id=ids[i] if ids else f"task-{i}",
@@ -118,24 +118,27 @@ NONE = Preference()
 
 
 def test_the_planted_preference_rejects_only_large_passing_diffs() -> None:
-    assert SMALL.accepts(True, 4, turns=9)
-    assert not SMALL.accepts(True, 5, turns=1)
-    assert not SMALL.accepts(False, 1, turns=1)
-    assert NONE.accepts(True, 500, turns=500) and not NONE.planted
-    assert SMALL.rejects_passing(True, 5, 1) and not SMALL.rejects_passing(False, 5, 1)
-    assert SMALL.broken(5, 99) == ("diff_lines",)
+    assert SMALL.accepts(Work(True, 4, turns=9))
+    assert not SMALL.accepts(Work(True, 5, turns=1))
+    assert not SMALL.accepts(Work(False, 1, turns=1))
+    assert NONE.accepts(Work(True, 500, 500, 500)) and not NONE.planted
+    assert SMALL.rejects_passing(Work(True, 5)) and not SMALL.rejects_passing(Work(False, 5))
+    assert SMALL.broken(Work(True, 5, 99, 999)) == ("diff_lines",)
 
 
-def test_the_planted_patience_rejects_passing_work_that_took_too_many_turns() -> None:
+def test_the_planted_patience_and_terseness_reject_passing_work_over_their_limits() -> None:
     brisk = Preference(max_turns=4)
-    assert brisk.accepts(True, 2, turns=4)  # read, edit, run the tests, submit
-    assert not brisk.accepts(True, 2, turns=5)  # one malformed call more
-    assert brisk.rejects_passing(True, 2, 5) and not brisk.rejects_passing(False, 2, 5)
-    both = Preference(max_diff_lines=1, max_turns=4)
-    assert both.broken(2, 6) == ("diff_lines", "turns") and both.broken(1, 4) == ()
-    # the users' config picks it; max_diff_lines keeps working beside it
-    cfg = RealtimeConfig(users={"max_turns": 4, "max_diff_lines": 3}).users
-    assert Preference.of(cfg) == Preference(max_diff_lines=3, max_turns=4)
+    assert brisk.accepts(Work(True, 2, turns=4))  # read, edit, run the tests, submit
+    assert not brisk.accepts(Work(True, 2, turns=5))  # one malformed call more
+    assert brisk.rejects_passing(Work(True, 2, 5)) and not brisk.rejects_passing(Work(False, 2, 5))
+    terse = Preference(max_tokens=190)
+    assert terse.accepts(Work(True, 2, 4, tokens=190)) and not terse.accepts(Work(True, 2, 4, 191))
+    every = Preference(max_diff_lines=1, max_turns=4, max_tokens=100)
+    assert every.broken(Work(True, 2, 6, 101)) == ("diff_lines", "turns", "tokens")
+    assert every.broken(Work(True, 1, 4, 100)) == ()
+    # the users' config picks them; max_diff_lines keeps working beside them
+    cfg = RealtimeConfig(users={"max_turns": 4, "max_diff_lines": 3, "max_tokens": 9}).users
+    assert Preference.of(cfg) == Preference(max_diff_lines=3, max_turns=4, max_tokens=9)
 
 
 def test_the_screen_keeps_tasks_the_user_accepts_sometimes() -> None:
@@ -254,7 +257,7 @@ def test_outcomes_are_logged_and_the_preference_counted(tmp_path: Path) -> None:
     ids = ["c001-u000", "c001-u001", "c001-u002", "c001-u999"]
     assert preference_counts(outcomes, ids, SMALL) == {
         "sessions": 3, "resolved": 2, "rejected_by_preference": 1, "over_diff_lines": 1,
-        "over_turns": 0,
+        "over_turns": 0, "over_tokens": 0,
     }  # fmt: skip
     assert preference_counts(outcomes, ids, NONE)["rejected_by_preference"] == 0
     # the turns each user saw: c001-u000 took 3, c001-u001 took 7 (rows logged before
@@ -265,13 +268,13 @@ def test_outcomes_are_logged_and_the_preference_counted(tmp_path: Path) -> None:
         read_outcomes(tmp_path), ids, Preference(max_diff_lines=4, max_turns=5)
     )
     assert brisk == {"sessions": 3, "resolved": 2, "rejected_by_preference": 1,
-                     "over_diff_lines": 1, "over_turns": 1}  # fmt: skip
+                     "over_diff_lines": 1, "over_turns": 1, "over_tokens": 0}  # fmt: skip
     rows = [{"cycle": 1, "preference": brisk}, {"cycle": 2, "preference": {
         "sessions": 4, "resolved": 3, "rejected_by_preference": 0}}]  # fmt: skip
     table = "\n".join(report.preference_lines(rows))
     # Wilson 95 % of 1/2: centre (0.5 + 1.92/2)/(1 + 1.92) = 0.5, half-width 0.406
-    assert "| 1 | 3 | 2 | 1/2 = 0.50 [0.09, 0.91] | 1 | 1 |" in table
-    assert "| 2 | 4 | 3 | 0/3 = 0.00 [0.00, 0.56] | — | — |" in table
+    assert "| 1 | 3 | 2 | 1/2 = 0.50 [0.09, 0.91] | 1 | 1 | 0 |" in table
+    assert "| 2 | 4 | 3 | 0/3 = 0.00 [0.00, 0.56] | — | — | — |" in table
     assert "| all | 7 | 5 | 1/5 = 0.20" in table
     assert math.isclose(len(outcomes), 4)
 

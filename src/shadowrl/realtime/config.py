@@ -72,6 +72,12 @@ class UsersConfig(BaseModel):
         description="Planted preference the tests do not encode: reject passing work the "
         "agent took more assistant turns than this to finish (None: no such preference).",
     )
+    max_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="Planted preference the tests do not encode: reject passing work for "
+        "which the agent generated more tokens than this (None: no such preference).",
+    )
 
 
 class PanelConfig(BaseModel):

@@ -21,7 +21,7 @@ from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.result import EvalResult
 from shadowrl.realtime import panel
 from shadowrl.realtime.context import Ctx, CycleState
-from shadowrl.realtime.preference import Preference
+from shadowrl.realtime.preference import MEASURES, Preference, Work
 from shadowrl.realtime.users import UserOutcome
 from shadowrl.serve.store import registry
 
@@ -51,18 +51,18 @@ def preference_counts(
     outcomes: dict[str, dict[str, Any]], session_ids: Sequence[str], pref: Preference
 ) -> dict[str, int]:
     """Over these sessions: how many had an outcome, passed, and were rejected only for the
-    preference (in all, and per limit broken: `over_diff_lines`, `over_turns`)."""
+    preference (in all, and per limit broken: `over_diff_lines`, `over_turns`, ...)."""
     seen = [outcomes[i] for i in session_ids if i in outcomes]
-    bitten = [
-        pref.broken(o["diff_lines"], o.get("turns", 0))  # rows logged before turns: 0
+    work = [  # rows logged before turns and tokens were recorded read 0 for them
+        Work(bool(o["resolved"]), o["diff_lines"], o.get("turns", 0), o.get("tokens", 0))
         for o in seen
-        if pref.rejects_passing(o["resolved"], o["diff_lines"], o.get("turns", 0))
     ]
+    bitten = [pref.broken(w) for w in work if pref.rejects_passing(w)]
     return {
         "sessions": len(seen),
-        "resolved": sum(bool(o["resolved"]) for o in seen),
+        "resolved": sum(w.resolved for w in work),
         "rejected_by_preference": len(bitten),
-        **{f"over_{limit}": sum(limit in b for b in bitten) for limit in ("diff_lines", "turns")},
+        **{f"over_{m}": sum(m in b for b in bitten) for m in MEASURES},
     }
 
 

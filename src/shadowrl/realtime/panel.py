@@ -31,7 +31,7 @@ from shadowrl.eval.pins import ConfigPins
 from shadowrl.eval.report import write_report
 from shadowrl.eval.result import EvalResult
 from shadowrl.eval.runner import evaluate
-from shadowrl.realtime.preference import Preference, sample_accepted
+from shadowrl.realtime.preference import Preference, Work, sample_accepted
 from shadowrl.tasks.task import Task
 
 CONFIDENCE = 0.95  # of the reported interval: paired_bootstrap's (1 − 2·alpha)
@@ -57,9 +57,7 @@ def score(r: EvalResult, pref: Preference) -> PanelScore:
         episodes=len(samples),
         accepted=sum(sample_accepted(s, pref) for s in samples),
         resolved=sum(s.resolved for s in samples),
-        rejected_by_preference=sum(
-            pref.rejects_passing(s.resolved, s.diff_lines, s.turns) for s in samples
-        ),
+        rejected_by_preference=sum(pref.rejects_passing(Work.of_sample(s)) for s in samples),
     )
 
 

@@ -2,18 +2,20 @@
 
 A user who only accepted what the hidden tests pass would teach nothing the tests do
 not already reward. So the users can hold a preference the tests do not encode, and
-reject passing work that breaks it:
+reject passing work that breaks it (`Preference`, limits on a `Work` record):
 
 * `max_diff_lines`: the diff changes more lines than this (added + removed, counted as
-  `eval/behaviour.py` counts them). The SFT policy's fixes all change exactly 2 lines,
-  so for it this preference either never bites or rejects every fix;
+  `eval/behaviour.py` counts them);
 * `max_turns`: the agent took more assistant turns than this before it finished (a
-  user who watches it work wants it done without detours). The SFT policy's turns do
-  vary on the same task (a malformed call costs a turn, a skipped test run saves one),
-  so this one gives it something to learn.
+  user who watches it work wants it done without detours);
+* `max_tokens`: the agent generated more tokens than this (prose and calls: a user
+  who reads along wants it terse).
 
-Both read only what an eval sample (`SampleResult.diff_lines`, `.turns`) and a served
-session (its diff, its steps) both record, so the live users and the panel judge alike.
+Which one gives a policy something to learn depends on where its behaviour varies on
+the same task; `docs/STATUS.md` ("Learning from feedback") says what SmolLM2 after SFT
+does. Each reads only what an eval sample (`SampleResult.diff_lines`, `.turns`,
+`.tokens`) and a served session (its diff, its steps, its generated tokens) both
+record, so the live users and the panel judge alike.
 If training on the users' feedback learns anything beyond the tests, the rate of such
 rejections falls; a control trained on permuted feedback (`control.py`) must not show
 the same fall.
@@ -35,36 +37,56 @@ from shadowrl.tasks.task import Task
 
 
 @dataclass(frozen=True)
+class Work:
+    """What a user judges: did the tests pass, and how the agent went about it."""
+
+    resolved: bool  # the task's hidden tests pass on the agent's diff
+    diff_lines: int  # lines the diff adds plus lines it removes
+    turns: int = 0  # assistant turns before the user judged
+    tokens: int = 0  # tokens the agent generated (prose and calls)
+
+    @classmethod
+    def of_sample(cls, s: SampleResult) -> Work:
+        return cls(s.resolved, s.diff_lines, s.turns, s.tokens)
+
+
+MEASURES = ("diff_lines", "turns", "tokens")  # what a limit can read, in this order
+
+
+@dataclass(frozen=True)
 class Preference:
     """Limits passing work must also meet to be accepted (None: no such limit)."""
 
     max_diff_lines: int | None = None
     max_turns: int | None = None
+    max_tokens: int | None = None
 
     @classmethod
     def of(cls, users: UsersConfig) -> Preference:
-        return cls(users.max_diff_lines, users.max_turns)
+        return cls(users.max_diff_lines, users.max_turns, users.max_tokens)
 
     @property
     def planted(self) -> bool:
-        return self.max_diff_lines is not None or self.max_turns is not None
+        return any(getattr(self, f"max_{m}") is not None for m in MEASURES)
 
-    def broken(self, diff_lines: int, turns: int) -> tuple[str, ...]:
-        """The limits work of this size exceeds ('diff_lines', 'turns'); empty: none."""
-        over = {"diff_lines": (diff_lines, self.max_diff_lines), "turns": (turns, self.max_turns)}
-        return tuple(name for name, (v, most) in over.items() if most is not None and v > most)
+    def broken(self, work: Work) -> tuple[str, ...]:
+        """The measures of `work` over their limit ('diff_lines', 'turns', 'tokens')."""
+        limits = {m: getattr(self, f"max_{m}") for m in MEASURES}
+        return tuple(
+            m for m, most in limits.items() if most is not None and getattr(work, m) > most
+        )
 
-    def accepts(self, resolved: bool, diff_lines: int, turns: int) -> bool:
+    def accepts(self, work: Work) -> bool:
         """The user's judgement before noise: the tests pass and no limit is broken."""
-        return resolved and not self.broken(diff_lines, turns)
+        return work.resolved and not self.broken(work)
 
-    def rejects_passing(self, resolved: bool, diff_lines: int, turns: int) -> bool:
+    def rejects_passing(self, work: Work) -> bool:
         """Passing work the user rejects only for the preference (it bites)."""
-        return resolved and bool(self.broken(diff_lines, turns))
+        return work.resolved and bool(self.broken(work))
 
 
 def sample_accepted(s: SampleResult, pref: Preference) -> bool:
-    return pref.accepts(s.resolved, s.diff_lines, s.turns)
+    return pref.accepts(Work.of_sample(s))
 
 
 def learnable(tasks: Sequence[Task], screen: EvalResult, pref: Preference) -> list[Task]:

@@ -82,21 +82,23 @@ def preference_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
         "Planted preference: passing sessions rejected only for it (Wilson 95 % interval), "
         "by the limit broken:",
         "",
-        "| cycle | sessions | passing | rejected by the preference | over diff lines | over turns |",
-        "|---|---|---|---|---|---|",
+        "| cycle | sessions | passing | rejected by the preference | over diff lines | over turns "
+        "| over tokens |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         p = r["preference"]
         lines.append(
             f"| {r['cycle']} | {p['sessions']} | {p['resolved']} | "
             f"{bite_text(p['rejected_by_preference'], p['resolved'])} | "
-            f"{p.get('over_diff_lines', '—')} | {p.get('over_turns', '—')} |"
+            f"{p.get('over_diff_lines', '—')} | {p.get('over_turns', '—')} | "
+            f"{p.get('over_tokens', '—')} |"
         )
     bit, passed = (
         sum(r["preference"][k] for r in rows) for k in ("rejected_by_preference", "resolved")
     )
     return [*lines, f"| all | {sum(r['preference']['sessions'] for r in rows)} | {passed} | "
-            f"{bite_text(bit, passed)} | | |", ""]  # fmt: skip
+            f"{bite_text(bit, passed)} | | | |", ""]  # fmt: skip
 
 
 def learning_section(root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:

@@ -33,7 +33,7 @@ from shadowrl.realtime.learning import (
     read_outcomes,
 )
 from shadowrl.realtime.mix import mix_plan, rollouts
-from shadowrl.realtime.preference import Preference
+from shadowrl.realtime.preference import Preference, Work
 from shadowrl.realtime.reaction import Outcome
 from shadowrl.realtime.rewards import DECISIONS, Reward, session_reward, summarize
 from shadowrl.realtime.rows import cohort_groups
@@ -75,7 +75,7 @@ async def gather_sessions(ctx: Ctx, ids: list[str], since: str) -> None:
     pref = Preference.of(deps.rt.users)
 
     def judge(o: Outcome) -> bool:  # the tests, and the planted preference
-        return deps.judge(o) and not pref.broken(o.diff_lines, o.turns)
+        return deps.judge(o) and not pref.broken(Work(o.resolved, o.diff_lines, o.turns, o.tokens))
 
     users = Users(
         ctx.server.url, deps.user_tasks, deps.workspaces, deps.spec, deps.rt.users,
