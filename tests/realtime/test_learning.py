@@ -70,6 +70,11 @@ def test_sessions_needed_refuses_impossible_inputs(
 
 
 def test_the_plan_says_when_the_run_cannot_reach_its_power() -> None:
+    # from 0.5, n·d² = z²·(0.25 + (0.5 + d)(0.5 − d)) = z²·(0.5 − d²), so
+    # d = sqrt(0.5·z² / (n + z²)); z = 1.6449 + 0.8416 = 2.4865: d(16) = 0.3733
+    assert power.smallest_detectable_rise(0.5, 16) == pytest.approx(0.3733, abs=1e-3)
+    assert power.smallest_detectable_rise(0.5, 303) == pytest.approx(0.1, abs=1e-3)
+    assert power.smallest_detectable_rise(0.9, 2) == math.inf  # not even 0.9 → 1
     short = power.plan(0.5, 0.1, affordable_per_arm=16)
     assert (short.needed_per_arm, short.reachable) == (303, False)
     assert "cannot reach" in str(short)

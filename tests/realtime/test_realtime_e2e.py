@@ -168,7 +168,7 @@ def test_a_cycle_measures_learning_against_a_permuted_control_on_a_fixed_panel(
     argv = ["realtime", "--config", CONFIG, f"--run_dir={run}", "--simulate-users",
             "--cycles", "1", "--realtime.watch_sessions=0", "--realtime.control=true",
             "--realtime.panel.tasks=1", "--realtime.panel.samples=2",
-            "--realtime.users.max_diff_lines=3"]  # fmt: skip
+            "--realtime.users.max_diff_lines=3", "--realtime.users.max_tokens=4"]  # fmt: skip
     assert main(argv) == 0
     (row,) = cycles(run)
     plan = json.loads((run / "realtime" / "plan.json").read_text())
@@ -184,8 +184,12 @@ def test_a_cycle_measures_learning_against_a_permuted_control_on_a_fixed_panel(
     for pair in ("candidate_vs_deployed", "candidate_vs_control", "control_vs_deployed"):
         d = panel[pair]["delta"]
         assert d["low"] <= d["mean"] <= d["high"]
-    logged = (run / "realtime" / "users.jsonl").read_text().splitlines()
+    logged = [json.loads(line) for line in (run / "realtime" / "users.jsonl").open()]
     assert row["preference"]["sessions"] == row["sessions"] == len(logged)
+    # what the terseness preference read: the session's turns and generated tokens
+    assert all(o["turns"] >= 1 and o["tokens"] > 4 for o in logged)
+    p = row["preference"]
+    assert p["rejected_by_preference"] == p["over_tokens"] == p["resolved"]  # every pass bit
     assert row["panel_s"] > 0
 
 

@@ -124,6 +124,15 @@ def learning_section(root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
         for r in paneled:
             cells = " | ".join(delta_text(r["panel"].get(p)) for p in PAIRS)
             lines.append(f"| {r['cycle']} | {cells} |")
+        lines += ["", "Panel replays: accepted, passing, and passing rejected by the preference:",
+                  "", "| cycle | arm | episodes | accepted | passing | rejected by the preference |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        for r in paneled:
+            for arm, sc in r["panel"]["scores"].items():
+                lines.append(
+                    f"| {r['cycle']} | {arm} | {sc['episodes']} | {sc['accepted']} | "
+                    f"{sc['resolved']} | {bite_text(sc['rejected_by_preference'], sc['resolved'])} |"
+                )
     return lines
 
 
