@@ -302,6 +302,16 @@ def test_the_users_pool_is_narrowed_by_its_screen(tmp_path: Path) -> None:
     assert len(user_pool(plain)) == 3
     with pytest.raises(UsageError, match="no such file"):
         user_pool(load_config([TINY], [*argv, f"--realtime.users.screen={tmp_path / 'x'}"]))
+    # a terse user rejects every pass of task 1 (250 tokens): screened by the user it is
+    # gone, screened by its tests it stays and the preference bites on it
+    wordy = result([[(True, 2), (True, 2)], [(True, 2, 4, 250), (False, 0)], [(False, 0)] * 2], ids)
+    (tmp_path / "wordy.json").write_text(wordy.model_dump_json())
+    terse = [*argv, f"--realtime.users.screen={tmp_path / 'wordy.json'}",
+             "--realtime.users.max_tokens=240"]  # fmt: skip
+    with pytest.raises(UsageError, match="the users accept sometimes"):
+        user_pool(load_config([TINY], terse))
+    by_tests = user_pool(load_config([TINY], [*terse, "--realtime.users.screen_by=tests"]))
+    assert [t.instance_id for t in by_tests] == ids[1:2]
     none = result([[(True, 2)] * 2] * 3, ids)  # always accepted: nothing to learn
     (tmp_path / "none.json").write_text(none.model_dump_json())
     with pytest.raises(UsageError, match="accept sometimes"):

@@ -138,11 +138,14 @@ def user_pool(config: Config) -> list[Task]:
     path = Path(users.screen)
     if not path.exists():
         raise UsageError(f"realtime.users.screen: no such file {path} (run `shadowrl eval` first)")
-    kept = learnable(tasks, EvalResult.load(path), Preference.of(users))
+    judged = Preference.of(users) if users.screen_by == "user" else Preference()
+    kept = learnable(tasks, EvalResult.load(path), judged)
     if not kept:
         raise UsageError(
-            f"the screen {path} found no task of {users.suite} the users accept sometimes "
-            "but not always: screen more samples or tasks, or drop realtime.users.screen"
+            f"the screen {path} found no task of {users.suite} that "
+            f"{'the users accept' if users.screen_by == 'user' else 'passes its tests'} "
+            "sometimes but not always: screen more samples or tasks, or drop "
+            "realtime.users.screen"
         )
     logging.getLogger(__name__).info("users bring %d of %d screened tasks", len(kept), len(tasks))
     return kept

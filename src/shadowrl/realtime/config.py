@@ -60,6 +60,13 @@ class UsersConfig(BaseModel):
         "--samples K`): users bring only the tasks it accepted sometimes but not always "
         "(realtime/preference.py). None: every task of the suite.",
     )
+    screen_by: Literal["user", "tests"] = Field(
+        "user",
+        description="What the screen keeps a task for: 'user', the users accepted some of "
+        "its screened samples but not all (tests and planted preference); 'tests', its "
+        "hidden tests passed on some but not all, so a preference the policy breaks "
+        "whenever it passes (a per-task habit) still bites on it.",
+    )
     max_diff_lines: int | None = Field(
         None,
         ge=0,

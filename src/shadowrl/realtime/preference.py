@@ -21,8 +21,10 @@ rejections falls; a control trained on permuted feedback (`control.py`) must not
 the same fall.
 
 The screen keeps the tasks where the starting policy's outcome varies (the user accepts
-some samples and not others): elsewhere every session of a cohort gets the same
-reward and a mean-centred advantage of zero. It generalises `pipeline.stages.learnable`
+some samples and not others; with `users.screen_by: tests`, its tests pass on some,
+for a preference that a policy's per-task habit breaks on every passing sample):
+elsewhere every session of a cohort gets the same reward and a mean-centred advantage
+of zero. It generalises `pipeline.stages.learnable`
 from "tests pass" to "the user accepts".
 """
 
