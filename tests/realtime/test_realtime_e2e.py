@@ -122,6 +122,10 @@ def test_a_degraded_candidate_is_rejected_by_the_divergence_alarm(tmp_path: Path
     assert row["gate"] == "reject"
     assert row["caught_by"] == "alarm:kl_to_deployed"  # the paired test alone would promote
     assert row["kl"] > 1.0
+    # the rate alarms did not fire: their counts and Fisher p are recorded beside it
+    tests = row["alarm_tests"]
+    assert set(tests) == {"malformed", "no_edit", "clarifying"}
+    assert all(0 <= t["p"] <= 1 and t["candidate"][1] > 0 for t in tests.values())
     assert statuses(run) == [(0, "deployed"), (1, "rejected")]
 
 
