@@ -93,12 +93,12 @@ async def panel_stage(ctx: Ctx, st: CycleState) -> None:
     control = train.get("control") or {}
     if control.get("candidate") is not None:
         arms["control"] = await replay_on(ctx, control["candidate"], cycle_dir / "control-panel")
-    n, seed = Preference.of(ctx.deps.rt.users), ctx.deps.seed
+    pref, seed = Preference.of(ctx.deps.rt.users), ctx.deps.seed
     pairs = [("candidate", "deployed"), ("candidate", "control"), ("control", "deployed")]
     st.out["panel"] = {
-        "scores": {k: dataclasses.asdict(panel.score(r, n)) for k, r in arms.items()},
+        "scores": {k: dataclasses.asdict(panel.score(r, pref)) for k, r in arms.items()},
         **{
-            f"{a}_vs_{b}": panel.compare(arms[a], arms[b], n, seed=seed).to_json()
+            f"{a}_vs_{b}": panel.compare(arms[a], arms[b], pref, seed=seed).to_json()
             for a, b in pairs
             if a in arms and b in arms
         },
