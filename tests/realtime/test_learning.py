@@ -4,8 +4,10 @@ comparison and the users' outcome log."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +19,11 @@ from shadowrl.commands.realtime import user_pool
 from shadowrl.eval.behaviour import summarize_behaviour
 from shadowrl.eval.gate import PinMismatch
 from shadowrl.eval.result import EvalResult, Pins, SampleResult, TaskResult, score, score_by_tier
-from shadowrl.realtime import checks, panel, power
+from shadowrl.realtime import checks, panel, power, report
 from shadowrl.realtime.config import RealtimeConfig
 from shadowrl.realtime.control import permuted_rewards
 from shadowrl.realtime.learning import outcome_recorder, preference_counts, read_outcomes
-from shadowrl.realtime.preference import (
-    accept_rate,
-    learnable,
-    rejected_by_preference,
-    user_accepts,
-)
+from shadowrl.realtime.preference import Preference, Work, accept_rate, learnable
 from shadowrl.realtime.reaction import Reaction
 from shadowrl.realtime.rewards import Conduct, Reward
 from shadowrl.realtime.sessions import ProductionSession
@@ -73,6 +70,11 @@ def test_sessions_needed_refuses_impossible_inputs(
 
 
 def test_the_plan_says_when_the_run_cannot_reach_its_power() -> None:
+    # from 0.5, n·d² = z²·(0.25 + (0.5 + d)(0.5 − d)) = z²·(0.5 − d²), so
+    # d = sqrt(0.5·z² / (n + z²)); z = 1.6449 + 0.8416 = 2.4865: d(16) = 0.3733
+    assert power.smallest_detectable_rise(0.5, 16) == pytest.approx(0.3733, abs=1e-3)
+    assert power.smallest_detectable_rise(0.5, 303) == pytest.approx(0.1, abs=1e-3)
+    assert power.smallest_detectable_rise(0.9, 2) == math.inf  # not even 0.9 → 1
     short = power.plan(0.5, 0.1, affordable_per_arm=16)
     assert (short.needed_per_arm, short.reachable) == (303, False)
     assert "cannot reach" in str(short)
@@ -82,21 +84,21 @@ def test_the_plan_says_when_the_run_cannot_reach_its_power() -> None:
 # ---------------------------------------------------- preference and screen
 
 
-def sample(i: int, resolved: bool, lines: int) -> SampleResult:
-    return SampleResult(
-        sample=i, resolved=resolved, reward=float(resolved), diff_lines=lines, end="submitted"
-    )
+def sample(i: int, resolved: bool, lines: int, turns: int = 4, tokens: int = 200) -> SampleResult:
+    return SampleResult(sample=i, resolved=resolved, reward=float(resolved), diff_lines=lines,
+                        turns=turns, tokens=tokens, end="submitted")  # fmt: skip
 
 
 def result(
-    tasks: list[list[tuple[bool, int]]], ids: list[str] | None = None, **pins: Any
+    tasks: Sequence[Sequence[tuple[Any, ...]]], ids: list[str] | None = None, **pins: Any
 ) -> EvalResult:
-    """Task i (`ids[i]`, default task-i) has samples (resolved, changed lines) `tasks[i]`."""
+    """Task i (`ids[i]`, default task-i) has samples (resolved, changed lines[, turns[,
+    tokens]]) `tasks[i]`."""
     rows = [
         TaskResult(
             instance_id=ids[i] if ids else f"task-{i}",
             tier="easy",
-            samples=[sample(j, r, n) for j, (r, n) in enumerate(row)],
+            samples=[sample(j, *outcome) for j, outcome in enumerate(row)],
         )
         for i, row in enumerate(tasks)
     ]
@@ -116,12 +118,32 @@ def result(
     )
 
 
+SMALL = Preference(max_diff_lines=4)
+NONE = Preference()
+
+
 def test_the_planted_preference_rejects_only_large_passing_diffs() -> None:
-    assert user_accepts(True, 4, max_diff_lines=4)
-    assert not user_accepts(True, 5, max_diff_lines=4)
-    assert not user_accepts(False, 1, max_diff_lines=4)
-    assert user_accepts(True, 500, max_diff_lines=None)
-    assert rejected_by_preference(True, 5, 4) and not rejected_by_preference(False, 5, 4)
+    assert SMALL.accepts(Work(True, 4, turns=9))
+    assert not SMALL.accepts(Work(True, 5, turns=1))
+    assert not SMALL.accepts(Work(False, 1, turns=1))
+    assert NONE.accepts(Work(True, 500, 500, 500)) and not NONE.planted
+    assert SMALL.rejects_passing(Work(True, 5)) and not SMALL.rejects_passing(Work(False, 5))
+    assert SMALL.broken(Work(True, 5, 99, 999)) == ("diff_lines",)
+
+
+def test_the_planted_patience_and_terseness_reject_passing_work_over_their_limits() -> None:
+    brisk = Preference(max_turns=4)
+    assert brisk.accepts(Work(True, 2, turns=4))  # read, edit, run the tests, submit
+    assert not brisk.accepts(Work(True, 2, turns=5))  # one malformed call more
+    assert brisk.rejects_passing(Work(True, 2, 5)) and not brisk.rejects_passing(Work(False, 2, 5))
+    terse = Preference(max_tokens=190)
+    assert terse.accepts(Work(True, 2, 4, tokens=190)) and not terse.accepts(Work(True, 2, 4, 191))
+    every = Preference(max_diff_lines=1, max_turns=4, max_tokens=100)
+    assert every.broken(Work(True, 2, 6, 101)) == ("diff_lines", "turns", "tokens")
+    assert every.broken(Work(True, 1, 4, 100)) == ()
+    # the users' config picks them; max_diff_lines keeps working beside them
+    cfg = RealtimeConfig(users={"max_turns": 4, "max_diff_lines": 3, "max_tokens": 9}).users
+    assert Preference.of(cfg) == Preference(max_diff_lines=3, max_turns=4, max_tokens=9)
 
 
 def test_the_screen_keeps_tasks_the_user_accepts_sometimes() -> None:
@@ -136,10 +158,20 @@ def test_the_screen_keeps_tasks_the_user_accepts_sometimes() -> None:
         ],
         ids,
     )
-    kept = [t.instance_id for t in learnable(tasks, screen, max_diff_lines=4)]
+    kept = [t.instance_id for t in learnable(tasks, screen, SMALL)]
     assert kept == ids[1:3]
     # Without the preference the third always passes, so only the second is left.
-    assert [t.instance_id for t in learnable(tasks, screen, None)] == ids[1:2]
+    assert [t.instance_id for t in learnable(tasks, screen, NONE)] == ids[1:2]
+
+
+def test_the_screen_keeps_tasks_whose_turns_split_the_patient_user() -> None:
+    tasks = load_suite("easy", "train")[:2]
+    ids = [t.instance_id for t in tasks]
+    # both always pass with 2-line fixes; the second once took 6 turns
+    screen = result([[(True, 2, 4), (True, 2, 3)], [(True, 2, 4), (True, 2, 6)]], ids)
+    assert learnable(tasks, screen, Preference(max_turns=4)) == tasks[1:]
+    assert learnable(tasks, screen, SMALL) == []  # the diff-size preference sees nothing
+    assert accept_rate(screen, tasks, Preference(max_turns=4)) == pytest.approx(3 / 4)
 
 
 # --------------------------------------------------------------- control
@@ -183,7 +215,7 @@ def test_the_panel_compares_user_acceptance_in_pairs() -> None:
                 [(True, 1), (True, 1)], [(False, 0), (True, 4)]])  # fmt: skip
     b = result([[(True, 2), (False, 0)], [(True, 9), (False, 0)],
                 [(True, 1), (True, 9)], [(False, 0), (True, 4)]])  # fmt: skip
-    c = panel.compare(a, b, max_diff_lines=4, resamples=2000, seed=0)
+    c = panel.compare(a, b, SMALL, resamples=2000, seed=0)
     assert (c.a.accepted, c.b.accepted, c.b.rejected_by_preference) == (6, 3, 2)
     assert c.b.resolved == 5
     # Per-task accept rates a (1, .5, 1, .5), b (.5, 0, .5, .5): mean Δ = 1.5/4 = 0.375.
@@ -198,7 +230,7 @@ def test_the_panel_compares_user_acceptance_in_pairs() -> None:
 def test_the_panel_refuses_replays_that_measured_different_things() -> None:
     a = result([[(True, 2)], [(False, 0)]])
     with pytest.raises(PinMismatch):
-        panel.compare(a, result([[(True, 2)], [(False, 0)]], suite_hash="other"), None)
+        panel.compare(a, result([[(True, 2)], [(False, 0)]], suite_hash="other"), NONE)
 
 
 def test_the_panel_is_the_head_of_the_pool() -> None:
@@ -228,10 +260,27 @@ def test_outcomes_are_logged_and_the_preference_counted(tmp_path: Path) -> None:
     record(outcome("c001-u001", True, 0, 12))  # a rerun
     outcomes = read_outcomes(tmp_path)
     ids = ["c001-u000", "c001-u001", "c001-u002", "c001-u999"]
-    assert preference_counts(outcomes, ids, max_diff_lines=4) == {
-        "sessions": 3, "resolved": 2, "rejected_by_preference": 1,
+    assert preference_counts(outcomes, ids, SMALL) == {
+        "sessions": 3, "resolved": 2, "rejected_by_preference": 1, "over_diff_lines": 1,
+        "over_turns": 0, "over_tokens": 0,
     }  # fmt: skip
-    assert preference_counts(outcomes, ids, None)["rejected_by_preference"] == 0
+    assert preference_counts(outcomes, ids, NONE)["rejected_by_preference"] == 0
+    # the turns each user saw: c001-u000 took 3, c001-u001 took 7 (rows logged before
+    # turns were recorded read as 0 turns)
+    record(dataclasses.replace(outcome("c001-u000", True, 0, 2), turns=3))
+    record(dataclasses.replace(outcome("c001-u001", True, 0, 12), turns=7))
+    brisk = preference_counts(
+        read_outcomes(tmp_path), ids, Preference(max_diff_lines=4, max_turns=5)
+    )
+    assert brisk == {"sessions": 3, "resolved": 2, "rejected_by_preference": 1,
+                     "over_diff_lines": 1, "over_turns": 1, "over_tokens": 0}  # fmt: skip
+    rows = [{"cycle": 1, "preference": brisk}, {"cycle": 2, "preference": {
+        "sessions": 4, "resolved": 3, "rejected_by_preference": 0}}]  # fmt: skip
+    table = "\n".join(report.preference_lines(rows))
+    # Wilson 95 % of 1/2: centre (0.5 + 1.92/2)/(1 + 1.92) = 0.5, half-width 0.406
+    assert "| 1 | 3 | 2 | 1/2 = 0.50 [0.09, 0.91] | 1 | 1 | 0 |" in table
+    assert "| 2 | 4 | 3 | 0/3 = 0.00 [0.00, 0.56] | — | — | — |" in table
+    assert "| all | 7 | 5 | 1/5 = 0.20" in table
     assert math.isclose(len(outcomes), 4)
 
 
@@ -247,12 +296,22 @@ def test_the_users_pool_is_narrowed_by_its_screen(tmp_path: Path) -> None:
     config = load_config([TINY], [*argv, f"--realtime.users.screen={tmp_path / 'eval.json'}"])
     assert [t.instance_id for t in user_pool(config)] == ids[1:2]
     # the users' accept rate on the kept tasks' screened samples sets the plan's p0
-    assert accept_rate(screen, tasks[1:2], None) == 0.5
-    assert accept_rate(screen, tasks, None) == pytest.approx(3 / 6)
+    assert accept_rate(screen, tasks[1:2], NONE) == 0.5
+    assert accept_rate(screen, tasks, NONE) == pytest.approx(3 / 6)
     plain = load_config([TINY], argv)
     assert len(user_pool(plain)) == 3
     with pytest.raises(UsageError, match="no such file"):
         user_pool(load_config([TINY], [*argv, f"--realtime.users.screen={tmp_path / 'x'}"]))
+    # a terse user rejects every pass of task 1 (250 tokens): screened by the user it is
+    # gone, screened by its tests it stays and the preference bites on it
+    wordy = result([[(True, 2), (True, 2)], [(True, 2, 4, 250), (False, 0)], [(False, 0)] * 2], ids)
+    (tmp_path / "wordy.json").write_text(wordy.model_dump_json())
+    terse = [*argv, f"--realtime.users.screen={tmp_path / 'wordy.json'}",
+             "--realtime.users.max_tokens=240"]  # fmt: skip
+    with pytest.raises(UsageError, match="the users accept sometimes"):
+        user_pool(load_config([TINY], terse))
+    by_tests = user_pool(load_config([TINY], [*terse, "--realtime.users.screen_by=tests"]))
+    assert [t.instance_id for t in by_tests] == ids[1:2]
     none = result([[(True, 2)] * 2] * 3, ids)  # always accepted: nothing to learn
     (tmp_path / "none.json").write_text(none.model_dump_json())
     with pytest.raises(UsageError, match="accept sometimes"):

@@ -122,6 +122,10 @@ def test_a_degraded_candidate_is_rejected_by_the_divergence_alarm(tmp_path: Path
     assert row["gate"] == "reject"
     assert row["caught_by"] == "alarm:kl_to_deployed"  # the paired test alone would promote
     assert row["kl"] > 1.0
+    # the rate alarms did not fire: their counts and Fisher p are recorded beside it
+    tests = row["alarm_tests"]
+    assert set(tests) == {"malformed", "no_edit", "clarifying"}
+    assert all(0 <= t["p"] <= 1 and t["candidate"][1] > 0 for t in tests.values())
     assert statuses(run) == [(0, "deployed"), (1, "rejected")]
 
 
@@ -168,7 +172,7 @@ def test_a_cycle_measures_learning_against_a_permuted_control_on_a_fixed_panel(
     argv = ["realtime", "--config", CONFIG, f"--run_dir={run}", "--simulate-users",
             "--cycles", "1", "--realtime.watch_sessions=0", "--realtime.control=true",
             "--realtime.panel.tasks=1", "--realtime.panel.samples=2",
-            "--realtime.users.max_diff_lines=3"]  # fmt: skip
+            "--realtime.users.max_diff_lines=3", "--realtime.users.max_tokens=4"]  # fmt: skip
     assert main(argv) == 0
     (row,) = cycles(run)
     plan = json.loads((run / "realtime" / "plan.json").read_text())
@@ -184,8 +188,12 @@ def test_a_cycle_measures_learning_against_a_permuted_control_on_a_fixed_panel(
     for pair in ("candidate_vs_deployed", "candidate_vs_control", "control_vs_deployed"):
         d = panel[pair]["delta"]
         assert d["low"] <= d["mean"] <= d["high"]
-    logged = (run / "realtime" / "users.jsonl").read_text().splitlines()
+    logged = [json.loads(line) for line in (run / "realtime" / "users.jsonl").open()]
     assert row["preference"]["sessions"] == row["sessions"] == len(logged)
+    # what the terseness preference read: the session's turns and generated tokens
+    assert all(o["turns"] >= 1 and o["tokens"] > 4 for o in logged)
+    p = row["preference"]
+    assert p["rejected_by_preference"] == p["over_tokens"] == p["resolved"]  # every pass bit
     assert row["panel_s"] > 0
 
 

@@ -47,23 +47,26 @@ def policy_kind(spec: str) -> PolicyKind:
 
 
 @contextlib.contextmanager
-def open_engine(spec: str, config: Config) -> Iterator[tuple[Any, Any]]:
-    """(engine, tokenizer) for local weights `spec`, the engine's decode thread running."""
+def open_engine(spec: str, config: Config, version: int = 0) -> Iterator[tuple[Any, Any]]:
+    """(engine, tokenizer) for local weights `spec`, the engine's decode thread running,
+    its tokens stamped policy `version` (a restarted server's is the registry's)."""
     if policy_kind(spec) != "local":
         raise UsageError(f"{spec!r} is not a model to load here (a local path or name)")
-    with _engine(spec, config) as pair:
+    with _engine(spec, config, version) as pair:
         yield pair
 
 
 @contextlib.contextmanager
-def _engine(spec: str, config: Config) -> Iterator[tuple[Any, Any]]:
+def _engine(spec: str, config: Config, version: int = 0) -> Iterator[tuple[Any, Any]]:
     """`open_engine` once `spec` is known to be local weights (checked by the caller)."""
     from shadowrl.inference.engine import Engine
     from shadowrl.models import load_model
 
     model, tokenizer = load_model(config.model.model_copy(update={"path": spec}))
     heads = open_heads(spec, config)
-    with Engine(model, tokenizer, config.engine, seed=config.seed, heads=heads) as engine:
+    with Engine(
+        model, tokenizer, config.engine, version=version, seed=config.seed, heads=heads
+    ) as engine:
         yield engine, tokenizer
 
 

@@ -129,7 +129,7 @@ def user_pool(config: Config) -> list[Task]:
     """The tasks users bring: `realtime.users.suite`, narrowed by its screen if there is one."""
     from shadowrl.commands.eval import load_eval_tasks
     from shadowrl.eval.result import EvalResult
-    from shadowrl.realtime.preference import learnable
+    from shadowrl.realtime.preference import Preference, learnable
 
     users = config.realtime.users
     tasks = load_eval_tasks(users.suite, users.limit)
@@ -138,11 +138,14 @@ def user_pool(config: Config) -> list[Task]:
     path = Path(users.screen)
     if not path.exists():
         raise UsageError(f"realtime.users.screen: no such file {path} (run `shadowrl eval` first)")
-    kept = learnable(tasks, EvalResult.load(path), users.max_diff_lines)
+    judged = Preference.of(users) if users.screen_by == "user" else Preference()
+    kept = learnable(tasks, EvalResult.load(path), judged)
     if not kept:
         raise UsageError(
-            f"the screen {path} found no task of {users.suite} the users accept sometimes "
-            "but not always: screen more samples or tasks, or drop realtime.users.screen"
+            f"the screen {path} found no task of {users.suite} that "
+            f"{'the users accept' if users.screen_by == 'user' else 'passes its tests'} "
+            "sometimes but not always: screen more samples or tasks, or drop "
+            "realtime.users.screen"
         )
     logging.getLogger(__name__).info("users bring %d of %d screened tasks", len(kept), len(tasks))
     return kept
@@ -152,14 +155,14 @@ def power_plan(config: Config, panel: list[Task]) -> Plan:
     """The panel's size against what it needs to detect `realtime.panel.effect`."""
     from shadowrl.eval.result import EvalResult
     from shadowrl.realtime.power import plan
-    from shadowrl.realtime.preference import accept_rate
+    from shadowrl.realtime.preference import Preference, accept_rate
 
     rt = config.realtime
     assert rt.panel is not None
     users = rt.users
     p0 = 0.5
     if users.screen is not None and Path(users.screen).exists():
-        p0 = accept_rate(EvalResult.load(users.screen), panel, users.max_diff_lines)
+        p0 = accept_rate(EvalResult.load(users.screen), panel, Preference.of(users))
     p0 = min(p0, 1 - rt.panel.effect)  # a rise from p0 must stay a rate
     return plan(
         p0, rt.panel.effect, len(panel) * rt.panel.samples, alpha=config.eval.alpha, power=rt.power

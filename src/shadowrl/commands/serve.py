@@ -122,7 +122,7 @@ def serve(
     from shadowrl.serve.app import create_app
 
     agent = agent_settings(cfg, config)
-    with open_engine(config.model.path, config) as (engine, tokenizer):
+    with open_engine(config.model.path, config, cfg.policy_version) as (engine, tokenizer):
         positions = min(int(engine.model.config.max_position_embeddings), config.engine.max_seq_len)
         context = min(cfg.max_context_tokens or positions, positions)
         name = cfg.model_name or config.model.path  # what `eval`'s remote opener asks for

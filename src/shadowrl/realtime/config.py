@@ -60,11 +60,30 @@ class UsersConfig(BaseModel):
         "--samples K`): users bring only the tasks it accepted sometimes but not always "
         "(realtime/preference.py). None: every task of the suite.",
     )
+    screen_by: Literal["user", "tests"] = Field(
+        "user",
+        description="What the screen keeps a task for: 'user', the users accepted some of "
+        "its screened samples but not all (tests and planted preference); 'tests', its "
+        "hidden tests passed on some but not all, so a preference the policy breaks "
+        "whenever it passes (a per-task habit) still bites on it.",
+    )
     max_diff_lines: int | None = Field(
         None,
         ge=0,
         description="Planted preference the tests do not encode: reject a passing diff that "
         "changes more lines than this (None: no such preference).",
+    )
+    max_turns: int | None = Field(
+        None,
+        ge=1,
+        description="Planted preference the tests do not encode: reject passing work the "
+        "agent took more assistant turns than this to finish (None: no such preference).",
+    )
+    max_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="Planted preference the tests do not encode: reject passing work for "
+        "which the agent generated more tokens than this (None: no such preference).",
     )
 
 
@@ -128,6 +147,13 @@ class RealtimeConfig(BaseModel):
         ge=0,
         description="Alarm: candidate − incumbent share of pinned-eval episodes that ask a "
         "question instead of acting.",
+    )
+    alarm_alpha: float = Field(
+        0.05,
+        gt=0,
+        lt=1,
+        description="Level of the rate alarms' one-sided Fisher exact tests: a rate alarm "
+        "fires only when the rise exceeds its limit and p < this.",
     )
     max_kl: float = Field(
         1.0,

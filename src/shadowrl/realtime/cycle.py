@@ -127,6 +127,7 @@ def cycle_row(st: CycleState, ctx: Ctx) -> dict[str, Any]:
         "broken_rate": r["broken_rate"],
         "no_edit_rate": r["no_edit_rate"],
         "min_detectable_drop": None if g is None else g.get("min_detectable_drop"),
+        "alarm_tests": None if g is None else g.get("rates"),
         "panel_s": t.get("panel", 0.0),
         "panel": out.get("panel"),
         "preference": r.get("preference"),

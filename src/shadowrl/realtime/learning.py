@@ -2,7 +2,7 @@
 
 * Every simulated user's outcome (task, tests passed, changed lines, what they said)
   is appended to `realtime/users.jsonl`, so the planted preference's bite (passing
-  diffs rejected for their size) is counted over every session of every cycle.
+  work rejected for its size or its length) is counted over every session of every cycle.
 * The `panel` stage replays the fixed panel (`panel.py`) on the checkpoint that served
   the cycle (once per version), on the candidate and on the permuted-feedback control,
   and compares them in pairs: candidate − deployed says whether the step helped the
@@ -21,7 +21,7 @@ from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.result import EvalResult
 from shadowrl.realtime import panel
 from shadowrl.realtime.context import Ctx, CycleState
-from shadowrl.realtime.preference import rejected_by_preference
+from shadowrl.realtime.preference import MEASURES, Preference, Work
 from shadowrl.realtime.users import UserOutcome
 from shadowrl.serve.store import registry
 
@@ -48,16 +48,21 @@ def read_outcomes(root: Path) -> dict[str, dict[str, Any]]:
 
 
 def preference_counts(
-    outcomes: dict[str, dict[str, Any]], session_ids: Sequence[str], max_diff_lines: int | None
+    outcomes: dict[str, dict[str, Any]], session_ids: Sequence[str], pref: Preference
 ) -> dict[str, int]:
-    """Over these sessions: how many had an outcome, passed, and were rejected for size."""
+    """Over these sessions: how many had an outcome, passed, and were rejected only for the
+    preference (in all, and per limit broken: `over_diff_lines`, `over_turns`, ...)."""
     seen = [outcomes[i] for i in session_ids if i in outcomes]
+    work = [  # rows logged before turns and tokens were recorded read 0 for them
+        Work(bool(o["resolved"]), o["diff_lines"], o.get("turns", 0), o.get("tokens", 0))
+        for o in seen
+    ]
+    bitten = [pref.broken(w) for w in work if pref.rejects_passing(w)]
     return {
         "sessions": len(seen),
-        "resolved": sum(bool(o["resolved"]) for o in seen),
-        "rejected_by_preference": sum(
-            rejected_by_preference(o["resolved"], o["diff_lines"], max_diff_lines) for o in seen
-        ),
+        "resolved": sum(w.resolved for w in work),
+        "rejected_by_preference": len(bitten),
+        **{f"over_{m}": sum(m in b for b in bitten) for m in MEASURES},
     }
 
 
@@ -88,12 +93,12 @@ async def panel_stage(ctx: Ctx, st: CycleState) -> None:
     control = train.get("control") or {}
     if control.get("candidate") is not None:
         arms["control"] = await replay_on(ctx, control["candidate"], cycle_dir / "control-panel")
-    n, seed = ctx.deps.rt.users.max_diff_lines, ctx.deps.seed
+    pref, seed = Preference.of(ctx.deps.rt.users), ctx.deps.seed
     pairs = [("candidate", "deployed"), ("candidate", "control"), ("control", "deployed")]
     st.out["panel"] = {
-        "scores": {k: dataclasses.asdict(panel.score(r, n)) for k, r in arms.items()},
+        "scores": {k: dataclasses.asdict(panel.score(r, pref)) for k, r in arms.items()},
         **{
-            f"{a}_vs_{b}": panel.compare(arms[a], arms[b], n, seed=seed).to_json()
+            f"{a}_vs_{b}": panel.compare(arms[a], arms[b], pref, seed=seed).to_json()
             for a, b in pairs
             if a in arms and b in arms
         },

@@ -5,7 +5,7 @@ difference in accept rate mixes the policy with who happened to come. The panel 
 the users fixed: the same tasks (the first `panel.tasks` of the users' pool) and the
 same sample indices, run through the one eval harness (`eval/runner.py`, with its
 pins) on each checkpoint, each episode judged as a panel user judges it
-(`preference.user_accepts`: tests pass and the diff is small enough; no noise, which
+(`preference.Preference.accepts`: tests pass and no planted limit broken; no noise, which
 would only add variance).
 
 Two replays compare in pairs with the gate's own statistics (`eval/stats.py`): the
@@ -31,7 +31,7 @@ from shadowrl.eval.pins import ConfigPins
 from shadowrl.eval.report import write_report
 from shadowrl.eval.result import EvalResult
 from shadowrl.eval.runner import evaluate
-from shadowrl.realtime.preference import rejected_by_preference, sample_accepted
+from shadowrl.realtime.preference import Preference, Work, sample_accepted
 from shadowrl.tasks.task import Task
 
 CONFIDENCE = 0.95  # of the reported interval: paired_bootstrap's (1 − 2·alpha)
@@ -44,22 +44,20 @@ class PanelScore:
     episodes: int
     accepted: int
     resolved: int
-    rejected_by_preference: int  # passed the tests, rejected for the diff's size
+    rejected_by_preference: int  # passed the tests, rejected only for the preference
 
     @property
     def accept_rate(self) -> float:
         return self.accepted / self.episodes if self.episodes else 0.0
 
 
-def score(r: EvalResult, max_diff_lines: int | None) -> PanelScore:
+def score(r: EvalResult, pref: Preference) -> PanelScore:
     samples = [s for t in r.tasks for s in t.samples]
     return PanelScore(
         episodes=len(samples),
-        accepted=sum(sample_accepted(s, max_diff_lines) for s in samples),
+        accepted=sum(sample_accepted(s, pref) for s in samples),
         resolved=sum(s.resolved for s in samples),
-        rejected_by_preference=sum(
-            rejected_by_preference(s.resolved, s.diff_lines, max_diff_lines) for s in samples
-        ),
+        rejected_by_preference=sum(pref.rejects_passing(Work.of_sample(s)) for s in samples),
     )
 
 
@@ -95,7 +93,7 @@ class Comparison:
 def compare(
     a: EvalResult,
     b: EvalResult,
-    max_diff_lines: int | None,
+    pref: Preference,
     *,
     resamples: int = 5000,
     seed: int = 0,
@@ -104,18 +102,18 @@ def compare(
     paired_gate.check_pins(a, b)  # same tasks, samples, harness and measured config
 
     def rates(r: EvalResult) -> list[float]:
-        return [sum(sample_accepted(s, max_diff_lines) for s in t.samples) / len(t.samples)
+        return [sum(sample_accepted(s, pref) for s in t.samples) / len(t.samples)
                 for t in r.tasks]  # fmt: skip
 
     def outcomes(r: EvalResult) -> list[bool]:
-        return [sample_accepted(s, max_diff_lines) for t in r.tasks for s in t.samples]
+        return [sample_accepted(s, pref) for t in r.tasks for s in t.samples]
 
     delta = stats.paired_bootstrap(
         rates(a), rates(b), alpha=(1 - CONFIDENCE) / 2, resamples=resamples, seed=seed,
         clusters=[t.cluster for t in a.tasks],
     )  # fmt: skip
     sign = stats.sign_test(outcomes(a), outcomes(b))
-    return Comparison(score(a, max_diff_lines), score(b, max_diff_lines), delta, sign, len(a.tasks))
+    return Comparison(score(a, pref), score(b, pref), delta, sign, len(a.tasks))
 
 
 def panel_tasks(pool: Sequence[Task], n: int) -> list[Task]:

@@ -12,8 +12,9 @@ alpha with the given power, by the normal approximation:
 * paired (McNemar, Connor 1987), given ψ, the share of discordant pairs:
       n = (z_{1−α} · √ψ + z_power · √(ψ − d²))² / d²
 
-`plan` sets the size needed against what the box can run, so a run too small to show
-the effect says so before it starts rather than after.
+`plan` sets the size needed against what the box can run, and the smallest rise that
+size detects (`smallest_detectable_rise`, the unpaired bound solved for d), so a run
+too small to show the effect says so before it starts rather than after.
 """
 
 from __future__ import annotations
@@ -55,6 +56,20 @@ def paired_sessions_needed(
     return math.ceil(n / (d * d))
 
 
+def smallest_detectable_rise(
+    p0: float, n: int, *, alpha: float = 0.05, power: float = 0.8
+) -> float:
+    """The smallest rise d ∈ (0, 1 − p0] that `n` episodes per arm detect (the unpaired
+    bound, solved for d); inf when not even a rise to 1 is."""
+    if n <= 0 or p0 >= 1 or sessions_needed(p0, 1 - p0, alpha=alpha, power=power) > n:
+        return math.inf
+    lo, hi = 0.0, 1 - p0  # the needed n falls as d grows on (0, 1 − p0] here
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if sessions_needed(p0, mid, alpha=alpha, power=power) > n else (lo, mid)
+    return hi
+
+
 @dataclass(frozen=True)
 class Plan:
     """The size a comparison needs against the size this box can afford."""
@@ -65,6 +80,7 @@ class Plan:
     power: float
     needed_per_arm: int
     affordable_per_arm: int
+    detectable: float  # the smallest rise the affordable size detects (inf: none)
 
     @property
     def reachable(self) -> bool:
@@ -77,9 +93,13 @@ class Plan:
         )
         if self.reachable:
             return f"{need}; this run affords {self.affordable_per_arm}: sized to reach it"
+        can = (
+            f"the smallest rise it detects is +{self.detectable:.2f}"
+            if math.isfinite(self.detectable) else "not even a rise to 1 is detectable"
+        )  # fmt: skip
         return (
             f"{need}; this run affords {self.affordable_per_arm}: it cannot reach that power, "
-            "so a null result here says nothing about an effect of that size"
+            f"so a null result here says nothing about an effect of that size ({can})"
         )
 
 
@@ -88,4 +108,5 @@ def plan(
 ) -> Plan:
     """The needed size for (p0, d) next to `affordable_per_arm` episodes."""
     needed = sessions_needed(p0, d, alpha=alpha, power=power)
-    return Plan(p0, d, alpha, power, needed, affordable_per_arm)
+    can = smallest_detectable_rise(p0, affordable_per_arm, alpha=alpha, power=power)
+    return Plan(p0, d, alpha, power, needed, affordable_per_arm, can)

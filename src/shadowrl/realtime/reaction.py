@@ -34,6 +34,8 @@ class Outcome:
     resolved: bool  # the task's hidden tests pass on the agent's diff
     diff: str  # the agent's changes, a unified diff against the workspace
     version: int  # newest policy version that generated the agent's tokens (-1: none)
+    turns: int = 0  # assistant turns the agent took (what a patience preference reads)
+    tokens: int = 0  # tokens the agent generated (what a terseness preference reads)
 
     @property
     def diff_lines(self) -> int:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from shadowrl.eval.stats import wilson_interval
 from shadowrl.serve.store.registry import CheckpointView
 
 TIMES = ("collect_s", "train_s", "panel_s", "eval_s", "gate_s", "deploy_s", "watch_s")
@@ -67,6 +68,39 @@ def delta_text(c: dict[str, Any] | None) -> str:
     )
 
 
+def bite_text(bit: int, passed: int) -> str:
+    """`bit` of `passed` passing sessions rejected, with the rate's Wilson 95 % interval."""
+    if not passed:
+        return f"{bit}/0"
+    e = wilson_interval(bit, passed)
+    return f"{bit}/{passed} = {e.value:.2f} [{e.low:.2f}, {e.high:.2f}]"
+
+
+def preference_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Per cycle: passing sessions the planted preference alone rejected, and why."""
+    lines = [
+        "Planted preference: passing sessions rejected only for it (Wilson 95 % interval), "
+        "by the limit broken:",
+        "",
+        "| cycle | sessions | passing | rejected by the preference | over diff lines | over turns "
+        "| over tokens |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        p = r["preference"]
+        lines.append(
+            f"| {r['cycle']} | {p['sessions']} | {p['resolved']} | "
+            f"{bite_text(p['rejected_by_preference'], p['resolved'])} | "
+            f"{p.get('over_diff_lines', '—')} | {p.get('over_turns', '—')} | "
+            f"{p.get('over_tokens', '—')} |"
+        )
+    bit, passed = (
+        sum(r["preference"][k] for r in rows) for k in ("rejected_by_preference", "resolved")
+    )
+    return [*lines, f"| all | {sum(r['preference']['sessions'] for r in rows)} | {passed} | "
+            f"{bite_text(bit, passed)} | | | |", ""]  # fmt: skip
+
+
 def learning_section(root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
     """The panel's paired comparisons and the planted preference's counts, if measured."""
     seen: list[dict[str, int]] = [r["preference"] for r in rows if r.get("preference")]
@@ -78,11 +112,7 @@ def learning_section(root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
     if plan.exists():
         lines += [f"Power, computed before the run: {json.loads(plan.read_text())['text']}.", ""]
     if seen:
-        n = sum(p["sessions"] for p in seen)
-        passed = sum(p["resolved"] for p in seen)
-        bit = sum(p["rejected_by_preference"] for p in seen)
-        lines += [f"Planted preference: {bit} of {n} sessions ({passed} passing the tests) "
-                  "were rejected only for the size of their diff.", ""]  # fmt: skip
+        lines += preference_lines([r for r in rows if r.get("preference")])
     if paneled:
         lines += [
             "Panel accept-rate differences, mean [95 % interval] (pairs better/worse, "
@@ -94,6 +124,15 @@ def learning_section(root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
         for r in paneled:
             cells = " | ".join(delta_text(r["panel"].get(p)) for p in PAIRS)
             lines.append(f"| {r['cycle']} | {cells} |")
+        lines += ["", "Panel replays: accepted, passing, and passing rejected by the preference:",
+                  "", "| cycle | arm | episodes | accepted | passing | rejected by the preference |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        for r in paneled:
+            for arm, sc in r["panel"]["scores"].items():
+                lines.append(
+                    f"| {r['cycle']} | {arm} | {sc['episodes']} | {sc['accepted']} | "
+                    f"{sc['resolved']} | {bite_text(sc['rejected_by_preference'], sc['resolved'])} |"
+                )
     return lines
 
 

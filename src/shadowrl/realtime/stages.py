@@ -33,7 +33,7 @@ from shadowrl.realtime.learning import (
     read_outcomes,
 )
 from shadowrl.realtime.mix import mix_plan, rollouts
-from shadowrl.realtime.preference import within_preference
+from shadowrl.realtime.preference import Preference, Work
 from shadowrl.realtime.reaction import Outcome
 from shadowrl.realtime.rewards import DECISIONS, Reward, session_reward, summarize
 from shadowrl.realtime.rows import cohort_groups
@@ -72,10 +72,10 @@ async def gather_sessions(ctx: Ctx, ids: list[str], since: str) -> None:
             await asyncio.sleep(5.0)
         return
     have = {Path(s.workspace).name for s in sessions_between(ctx, since, None) if s.workspace}
-    most = deps.rt.users.max_diff_lines
+    pref = Preference.of(deps.rt.users)
 
-    def judge(o: Outcome) -> bool:  # the tests, and the planted preference on diff size
-        return deps.judge(o) and within_preference(o.diff_lines, most)
+    def judge(o: Outcome) -> bool:  # the tests, and the planted preference
+        return deps.judge(o) and not pref.broken(Work(o.resolved, o.diff_lines, o.turns, o.tokens))
 
     users = Users(
         ctx.server.url, deps.user_tasks, deps.workspaces, deps.spec, deps.rt.users,
@@ -116,8 +116,8 @@ async def reward(ctx: Ctx, st: CycleState) -> None:
     st.out["reward"] = {
         **dataclasses.asdict(summary),
         "with_feedback": sum(has_feedback(s) for s in sessions),
-        "preference": None if (n := ctx.deps.rt.users.max_diff_lines) is None
-        else preference_counts(read_outcomes(ctx.root), [s.id for s in sessions], n),
+        "preference": None if not (pref := Preference.of(ctx.deps.rt.users)).planted
+        else preference_counts(read_outcomes(ctx.root), [s.id for s in sessions], pref),
     }  # fmt: skip
 
 
@@ -232,7 +232,7 @@ def decide(ctx: Ctx, st: CycleState) -> dict[str, Any]:
         max_malformed_increase=deps.rt.max_malformed_increase,
         max_no_edit_increase=deps.rt.max_no_edit_increase,
         max_clarifying_increase=deps.rt.max_clarifying_increase, max_kl=deps.rt.max_kl,
-        mtp=None if mtp is None else (mtp["parent"], mtp["candidate"]),
+        alpha=deps.rt.alarm_alpha, mtp=None if mtp is None else (mtp["parent"], mtp["candidate"]),
         max_mtp_drop=deps.rt.max_mtp_acceptance_drop,
     )  # fmt: skip
     power_note = (
@@ -259,13 +259,8 @@ def decide(ctx: Ctx, st: CycleState) -> dict[str, Any]:
         "min_detectable_drop": mde if math.isfinite(mde) else None,
         "underpowered": underpowered,
         "alarms": [dataclasses.asdict(a) for a in fired],
-        "rates": {
-            "candidate_malformed": checks.malformed_rate(cand),
-            "incumbent_malformed": checks.malformed_rate(inc),
-            "candidate_no_edit": checks.no_edit_rate(cand),
-            "incumbent_no_edit": checks.no_edit_rate(inc),
-            "candidate_clarifying": checks.clarifying_rate(cand),
-            "incumbent_clarifying": checks.clarifying_rate(inc),
+        "rates": {  # counts and one-sided Fisher p of each behaviour, fired or not
+            b: dataclasses.asdict(checks.rate_test(cand, inc, b)) for b in checks.BEHAVIOURS
         },
     }
 

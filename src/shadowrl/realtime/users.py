@@ -57,6 +57,8 @@ class UserOutcome:
     signals: tuple[str, ...]  # the feedback sent, in order (none: silent)
     diff_lines: int  # lines the agent's diff changed
     reaction: Reaction
+    turns: int = 0  # assistant turns the agent took before the user judged
+    tokens: int = 0  # tokens the agent generated before the user judged
 
 
 def grade_diff(prepared: PreparedTask, diff: str, spec: EpisodeSpec) -> Verdict:
@@ -134,7 +136,10 @@ class Users:
             view, seen = await finished(client, sid, -1)
             verdict = await asyncio.to_thread(grade_diff, prepared, view["diff"], self.spec)
             version = max(view["versions"], default=-1)
-            outcome = Outcome(verdict.resolved, view["diff"], version)
+            outcome = Outcome(
+                verdict.resolved, view["diff"], version, len(view["steps"]),
+                view["usage"]["generated"],
+            )  # fmt: skip
             said = react(outcome, rng, self.cfg, self.judge)
             await self.respond(client, sid, said, seen, view["status"] == "done")
         finally:
@@ -149,6 +154,8 @@ class Users:
             signals,
             outcome.diff_lines,
             said,
+            outcome.turns,
+            outcome.tokens,
         )
 
     async def respond(
