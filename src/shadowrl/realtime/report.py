@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from shadowrl.eval.stats import wilson_interval
+from shadowrl.markdown import table
 from shadowrl.serve.store.registry import CheckpointView
 
 TIMES = ("collect_s", "train_s", "panel_s", "eval_s", "gate_s", "deploy_s", "watch_s")
@@ -78,27 +79,24 @@ def bite_text(bit: int, passed: int) -> str:
 
 def preference_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
     """Per cycle: passing sessions the planted preference alone rejected, and why."""
-    lines = [
-        "Planted preference: passing sessions rejected only for it (Wilson 95 % interval), "
-        "by the limit broken:",
-        "",
-        "| cycle | sessions | passing | rejected by the preference | over diff lines | over turns "
-        "| over tokens |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    cells: list[tuple[object, ...]] = []
     for r in rows:
         p = r["preference"]
-        lines.append(
-            f"| {r['cycle']} | {p['sessions']} | {p['resolved']} | "
-            f"{bite_text(p['rejected_by_preference'], p['resolved'])} | "
-            f"{p.get('over_diff_lines', '—')} | {p.get('over_turns', '—')} | "
-            f"{p.get('over_tokens', '—')} |"
-        )
+        cells.append((
+            r["cycle"], p["sessions"], p["resolved"],
+            bite_text(p["rejected_by_preference"], p["resolved"]),
+            p.get("over_diff_lines", "—"), p.get("over_turns", "—"), p.get("over_tokens", "—"),
+        ))  # fmt: skip
     bit, passed = (
         sum(r["preference"][k] for r in rows) for k in ("rejected_by_preference", "resolved")
     )
-    return [*lines, f"| all | {sum(r['preference']['sessions'] for r in rows)} | {passed} | "
-            f"{bite_text(bit, passed)} | | | |", ""]  # fmt: skip
+    sessions = sum(r["preference"]["sessions"] for r in rows)
+    cells.append(("all", sessions, passed, bite_text(bit, passed), "", "", ""))
+    header = ("cycle", "sessions", "passing", "rejected by the preference", "over diff lines",
+              "over turns", "over tokens")  # fmt: skip
+    intro = ("Planted preference: passing sessions rejected only for it (Wilson 95 % "
+             "interval), by the limit broken:")  # fmt: skip
+    return [intro, "", *table(header, cells), ""]
 
 
 def learning_section(root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -114,25 +112,23 @@ def learning_section(root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
     if seen:
         lines += preference_lines([r for r in rows if r.get("preference")])
     if paneled:
+        pairs = [(r["cycle"], *(delta_text(r["panel"].get(p)) for p in PAIRS)) for r in paneled]
+        replays = [
+            (r["cycle"], arm, sc["episodes"], sc["accepted"], sc["resolved"],
+             bite_text(sc["rejected_by_preference"], sc["resolved"]))
+            for r in paneled for arm, sc in r["panel"]["scores"].items()
+        ]  # fmt: skip
         lines += [
             "Panel accept-rate differences, mean [95 % interval] (pairs better/worse, "
             "sign-test p):",
             "",
-            "| cycle | " + " | ".join(p.replace("_vs_", " − ") for p in PAIRS) + " |",
-            "|---|" + "---|" * len(PAIRS),
-        ]
-        for r in paneled:
-            cells = " | ".join(delta_text(r["panel"].get(p)) for p in PAIRS)
-            lines.append(f"| {r['cycle']} | {cells} |")
-        lines += ["", "Panel replays: accepted, passing, and passing rejected by the preference:",
-                  "", "| cycle | arm | episodes | accepted | passing | rejected by the preference |",
-                  "|---|---|---|---|---|---|"]  # fmt: skip
-        for r in paneled:
-            for arm, sc in r["panel"]["scores"].items():
-                lines.append(
-                    f"| {r['cycle']} | {arm} | {sc['episodes']} | {sc['accepted']} | "
-                    f"{sc['resolved']} | {bite_text(sc['rejected_by_preference'], sc['resolved'])} |"
-                )
+            *table(("cycle", *(p.replace("_vs_", " − ") for p in PAIRS)), pairs),
+            "",
+            "Panel replays: accepted, passing, and passing rejected by the preference:",
+            "",
+            *table(("cycle", "arm", "episodes", "accepted", "passing",
+                    "rejected by the preference"), replays),
+        ]  # fmt: skip
     return lines
 
 
@@ -151,23 +147,22 @@ def write_report(root: Path, checkpoints: Sequence[CheckpointView]) -> Path:
         "",
         "![accept rate, reward and cycle time](cycles.png)" if rows else "",
         "",
-        "| cycle | sessions | with feedback | accept rate | reward | gate | caught by | "
-        "rolled back | collect s | train s | eval s | cycle s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
-        lines.append(
-            f"| {r['cycle']} | {r['sessions']} | {r['with_feedback']} | {fmt(r['accept_rate'])} "
-            f"| {fmt(r['reward_mean'])} | {r['gate'] or 'no candidate'} | {r['caught_by'] or '—'} "
-            f"| {'yes' if r['rolled_back'] else 'no'} | {r['collect_s']:.0f} | {r['train_s']:.0f} "
-            f"| {r['eval_s']:.0f} | {r['cycle_s']:.0f} |"
-        )
+    header = ("cycle", "sessions", "with feedback", "accept rate", "reward", "gate",
+              "caught by", "rolled back", "collect s", "train s", "eval s", "cycle s")  # fmt: skip
+    lines += table(header, [
+        (r["cycle"], r["sessions"], r["with_feedback"], fmt(r["accept_rate"]),
+         fmt(r["reward_mean"]), r["gate"] or "no candidate", r["caught_by"] or "—",
+         "yes" if r["rolled_back"] else "no", f"{r['collect_s']:.0f}", f"{r['train_s']:.0f}",
+         f"{r['eval_s']:.0f}", f"{r['cycle_s']:.0f}")
+        for r in rows
+    ])  # fmt: skip
     lines += ["", "Why each cycle ended as it did:", ""]
     lines += [f"- cycle {r['cycle']}: {r['reason']}" for r in rows]
     lines += learning_section(root, rows)
-    lines += ["", "## Checkpoint registry", "", "| path | version | status | reason |",
-              "|---|---|---|---|"]  # fmt: skip
-    lines += [f"| `{c.path}` | {c.version} | {c.status} | {c.reason or ''} |" for c in checkpoints]
+    registry = [(f"`{c.path}`", c.version, c.status, c.reason or "") for c in checkpoints]
+    lines += ["", "## Checkpoint registry", "",
+              *table(("path", "version", "status", "reason"), registry)]  # fmt: skip
     out = root / "report.md"
     out.write_text("\n".join(lines) + "\n")
     return out
