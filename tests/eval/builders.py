@@ -34,6 +34,11 @@ def make_result(
         tasks[0].samples[0] = SampleResult(
             sample=0, resolved=False, reward=0.0, end="crash", error="RuntimeError: boom"
         )
+    return from_tasks(tasks, **(pins or {}))
+
+
+def from_tasks(tasks: list[TaskResult], **pins: Any) -> EvalResult:
+    """A scored result of these per-task samples under default pins (`pins` override)."""
     fields: dict[str, Any] = {
         "suite": "easy",
         "suite_hash": "h1",
@@ -42,10 +47,10 @@ def make_result(
         "config_sections": SECTIONS,
         "policy": "p",
     }
-    fields.update(pins or {})
+    fields.update(pins)
     return EvalResult(
         pins=Pins.model_validate(fields),
-        samples=len(outcomes[0]),
+        samples=len(tasks[0].samples),
         tasks=tasks,
         overall=score(tasks),
         by_tier=score_by_tier(tasks),

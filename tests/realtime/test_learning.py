@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
+from eval.builders import from_tasks
 from shadowrl.commands.config import load_config
 from shadowrl.commands.errors import UsageError
 from shadowrl.commands.realtime import user_pool
-from shadowrl.eval.behaviour import summarize_behaviour
 from shadowrl.eval.gate import PinMismatch
-from shadowrl.eval.result import EvalResult, Pins, SampleResult, TaskResult, score, score_by_tier
+from shadowrl.eval.result import EvalResult, SampleResult, TaskResult
 from shadowrl.realtime import checks, panel, power, report
 from shadowrl.realtime.config import RealtimeConfig
 from shadowrl.realtime.control import permuted_rewards
@@ -102,20 +102,7 @@ def result(
         )
         for i, row in enumerate(tasks)
     ]
-    fields = {
-        "suite": "realtime-panel", "suite_hash": "h", "harness_version": "v",
-        "config_digest": "c", "config_sections": {"agent": "a"}, "policy": "p",
-    } | pins  # fmt: skip
-    return EvalResult(
-        pins=Pins.model_validate(fields),
-        samples=len(tasks[0]),
-        tasks=rows,
-        overall=score(rows),
-        by_tier=score_by_tier(rows),
-        behaviour=summarize_behaviour([], []),
-        wall_s=1.0,
-        created="2026-01-01T00:00:00",
-    )
+    return from_tasks(rows, **pins)
 
 
 SMALL = Preference(max_diff_lines=4)
