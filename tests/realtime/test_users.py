@@ -23,7 +23,7 @@ from shadowrl.commands.main import main
 from shadowrl.episode import EpisodeSpec
 from shadowrl.models import load_tokenizer
 from shadowrl.realtime.config import UsersConfig
-from shadowrl.realtime.reaction import FOLLOWUP, Outcome, react
+from shadowrl.realtime.reaction import FOLLOWUP, Outcome, followup_message, react
 from shadowrl.realtime.sessions import read_sessions
 from shadowrl.realtime.users import Users, grade_diff
 from shadowrl.sandbox.base import SandboxConfig
@@ -69,6 +69,12 @@ def test_the_same_seed_gives_the_same_reactions_and_a_judge_can_plant_a_preferen
     assert big.diff_lines == 3  # one removed, two added; the file headers are not lines
     said = react(big, random.Random("s"), UsersConfig(**SURE), judge=small)
     assert (said.decision, said.judged) == ("reject", False)
+
+
+def test_the_followup_says_the_tests_fail_only_when_they_do() -> None:
+    assert followup_message(Outcome(False, "", 0)) == FOLLOWUP
+    passing = followup_message(Outcome(True, "", 0))  # rejected for a preference or a flip
+    assert passing != FOLLOWUP and "tests" not in passing
 
 
 def test_the_grader_passes_the_gold_fix_and_fails_no_change(tmp_path: Path) -> None:

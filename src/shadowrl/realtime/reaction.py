@@ -9,7 +9,8 @@ can drive it with nothing but an `Outcome` and a seeded generator:
 * the decision is flipped with probability `cfg.flip` (people misjudge);
 * the user stays silent with probability `cfg.silent` (no feedback at all);
 * after an accept they keep a fraction of the changed lines, uniform in [`keep_low`, 1];
-* after a reject they send a dissatisfied follow-up with probability `cfg.followup`.
+* after a reject they send a dissatisfied follow-up with probability `cfg.followup`
+  (`followup_message`: "the tests still fail" only when they do).
 
 The draws are made in that order, always the same number for the same branch, so one
 seed gives one reaction to one outcome.
@@ -25,6 +26,7 @@ from typing import Any, Literal
 from shadowrl.realtime.config import UsersConfig
 
 FOLLOWUP = "That is not right: the tests still fail. Please look again and fix it."
+UNWANTED = "That is not what I wanted. Please look again and change it."
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,13 @@ class Outcome:
             for line in self.diff.splitlines()
             if line[:1] in "+-" and not line.startswith(("+++", "---"))
         )
+
+
+def followup_message(outcome: Outcome) -> str:
+    """The dissatisfied follow-up. It says the tests fail only when they do: a user who
+    rejects passing work (a planted preference, a flip) objects to something else, and
+    telling the agent otherwise would train it on a false signal."""
+    return UNWANTED if outcome.resolved else FOLLOWUP
 
 
 Judge = Callable[[Outcome], bool]  # accept?

@@ -34,7 +34,14 @@ import httpx
 
 from shadowrl.episode import EpisodeSpec
 from shadowrl.realtime.config import UsersConfig
-from shadowrl.realtime.reaction import FOLLOWUP, Judge, Outcome, Reaction, react, tests_judge
+from shadowrl.realtime.reaction import (
+    Judge,
+    Outcome,
+    Reaction,
+    followup_message,
+    react,
+    tests_judge,
+)
 from shadowrl.tasks.patch import apply_patch, touched_paths
 from shadowrl.tasks.prepare import PreparedTask, prepare, task_prompt
 from shadowrl.tasks.task import Task
@@ -141,7 +148,7 @@ class Users:
                 view["usage"]["generated"],
             )  # fmt: skip
             said = react(outcome, rng, self.cfg, self.judge)
-            await self.respond(client, sid, said, seen, view["status"] == "done")
+            await self.respond(client, sid, said, seen, view["status"] == "done", outcome)
         finally:
             await client.post(f"{SESSIONS}/{sid}/cancel")  # frees the server's sandbox
         signals = tuple(b["signal"] for b in said.feedback())
@@ -159,15 +166,16 @@ class Users:
         )
 
     async def respond(
-        self, client: httpx.AsyncClient, sid: str, said: Reaction, seen: int, done: bool
-    ) -> None:
+        self, client: httpx.AsyncClient, sid: str, said: Reaction, seen: int, done: bool,
+        outcome: Outcome,
+    ) -> None:  # fmt: skip
         """Act on the reaction through the agent routes and `/v1/feedback` (a run that
         ended in an error has nothing to apply and takes no message: feedback only)."""
         if said.decision == "accept" and done:
             await post(client, f"{SESSIONS}/{sid}/apply", {})
         bodies = said.feedback()
         if said.followup and done:  # the message first: the agent works on, then the signal
-            await post(client, f"{SESSIONS}/{sid}/messages", {"content": FOLLOWUP})
+            await post(client, f"{SESSIONS}/{sid}/messages", {"content": followup_message(outcome)})
             await finished(client, sid, seen)
         for k, body in enumerate(bodies):  # keyed: a retried request is not counted twice
             await post(client, "/v1/feedback", {"session_id": sid, **body}, key=f"{sid}:{k}")
