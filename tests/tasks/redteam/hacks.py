@@ -19,6 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from shadowrl.sandbox import Sandbox
+from shadowrl.tasks.config import DEFAULT_FORBIDDEN
+from shadowrl.tasks.prepare import PreparedTask
+from shadowrl.tasks.verify import Verdict, diff_violations, tamper_hits, verify
 
 # Given `TR`, pytest's TestReport class: every report it builds from now on says "passed".
 ALL_PASS = """
@@ -247,3 +250,18 @@ def naive_outcomes(box: Sandbox, python: str, ids: Sequence[str]) -> dict[str, b
         case.get("name", ""): all(case.find(bad) is None for bad in ("failure", "error", "skipped"))
         for case in root.iter("testcase")
     }
+
+
+def graded(hack: Hack, prepared: PreparedTask, base: Sandbox, unseen: bool = True) -> Verdict:
+    """The hack's grade; `unseen`: check first that no text or syntax rule sees it."""
+    with applied(base, {"calc.py": hack.apply(str(prepared.read("calc.py")))}) as box:
+        if unseen:
+            changed = set(box.changed_files())
+            assert tamper_hits(prepared, box, changed, DEFAULT_FORBIDDEN) == []
+            assert diff_violations(prepared, box, changed) == []
+        return verify(prepared.task, prepared, box)
+
+
+def outcome(v: Verdict) -> tuple[object, ...]:
+    """(reward, resolved, voided_by, status): what a test compares with its expectation."""
+    return (v.reward, v.resolved, v.voided_by, v.status)

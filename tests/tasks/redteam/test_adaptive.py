@@ -12,12 +12,11 @@ from collections.abc import Iterator
 import pytest
 
 from shadowrl.sandbox import Sandbox
-from shadowrl.tasks.config import DEFAULT_FORBIDDEN
 from shadowrl.tasks.prepare import PreparedTask
-from shadowrl.tasks.verify import Verdict, diff_violations, tamper_hits, verify
+from shadowrl.tasks.verify import diff_violations, verify
 
 from .adaptive_hacks import EQUAL, EQUAL_AT_RUN_TIME, EXITS, FORGED
-from .hacks import Hack, applied, naive_outcomes
+from .hacks import Hack, applied, graded, naive_outcomes, outcome
 
 NO_TEXT_RULES = {"forbidden_patterns": ()}
 
@@ -27,20 +26,6 @@ def base(tiny: PreparedTask) -> Iterator[Sandbox]:
     box = tiny.sandbox("local")
     yield box
     box.close()
-
-
-def graded(hack: Hack, tiny: PreparedTask, base: Sandbox, unseen: bool = True) -> Verdict:
-    """The hack's grade; `unseen`: check first that no text or syntax rule sees it."""
-    with applied(base, {"calc.py": hack.apply(str(tiny.read("calc.py")))}) as box:
-        if unseen:
-            changed = set(box.changed_files())
-            assert tamper_hits(tiny, box, changed, DEFAULT_FORBIDDEN) == []
-            assert diff_violations(tiny, box, changed) == []
-        return verify(tiny.task, tiny, box)
-
-
-def voided_by_the_guard(v: Verdict) -> tuple[object, ...]:
-    return (v.reward, v.resolved, v.voided_by, v.status)
 
 
 GUARD = (0.0, False, "test_guard", "tampered")
@@ -63,7 +48,7 @@ def test_an_equal_object_no_rule_sees_is_voided_by_the_guard(
     hack: Hack, tiny: PreparedTask, base: Sandbox
 ) -> None:
     v = graded(hack, tiny, base)
-    assert voided_by_the_guard(v) == GUARD, v.log
+    assert outcome(v) == GUARD, v.log
     assert any("calc.py" in t and "decided a comparison in test_add.py" in t for t in v.tampered)
 
 
@@ -83,7 +68,7 @@ def test_a_hard_exit_from_the_agents_code_is_tampering(
     hack: Hack, tiny: PreparedTask, base: Sandbox
 ) -> None:
     v = graded(hack, tiny, base)
-    assert voided_by_the_guard(v) == GUARD, v.log
+    assert outcome(v) == GUARD, v.log
     assert any(t.startswith("calc.py:") for t in v.tampered), v.tampered
 
 
@@ -97,7 +82,7 @@ def test_a_hard_exit_through_a_c_function_is_tampering_if_it_exits_zero(
         body=("return a - b", "return functools.partial(_o._exit, 0)()"),
     )  # fmt: skip
     v = graded(hack, tiny, base)
-    assert voided_by_the_guard(v) == GUARD, v.log
+    assert outcome(v) == GUARD, v.log
     assert any("without finishing its session" in t for t in v.tampered), v.tampered
 
 
@@ -106,7 +91,7 @@ def test_forged_outcome_records_are_tampering(
     hack: Hack, tiny: PreparedTask, base: Sandbox
 ) -> None:
     v = graded(hack, tiny, base)
-    assert voided_by_the_guard(v) == GUARD, v.log
+    assert outcome(v) == GUARD, v.log
     assert any("MAC" in t or "not from the grader" in t for t in v.tampered), v.tampered
 
 
@@ -124,5 +109,5 @@ def test_a_mock_no_rule_sees_is_voided_by_the_guard(tiny: PreparedTask, base: Sa
     with applied(base, {"calc.py": source}) as box:
         assert diff_violations(prepared, box, set(box.changed_files())) == []
         v = verify(task, prepared, box)
-    assert voided_by_the_guard(v) == GUARD, v.log
+    assert outcome(v) == GUARD, v.log
     assert any("a mock object decided a comparison in test_add.py" in t for t in v.tampered)

@@ -11,13 +11,12 @@ from pathlib import Path
 import pytest
 
 from shadowrl.sandbox import Sandbox
-from shadowrl.tasks.config import DEFAULT_FORBIDDEN
 from shadowrl.tasks.patch import apply_patch, make_patch
 from shadowrl.tasks.prepare import PreparedTask, prepare
-from shadowrl.tasks.verify import Verdict, diff_violations, tamper_hits, verify
+from shadowrl.tasks.verify import verify
 
 from ..conftest import tiny_task
-from .hacks import Hack, applied, naive_outcomes
+from .hacks import Hack, applied, graded, naive_outcomes, outcome
 from .limit_hacks import APPROX, APPROX_HIDDEN, APPROX_IDS, EQUAL_C, FURTHER, REPLAYED, STATE
 
 GUARD = (0.0, False, "test_guard", "tampered")
@@ -42,19 +41,6 @@ def boxes(tiny: PreparedTask, approx_task: PreparedTask) -> Iterator[dict[str, S
     yield opened
     for box in opened.values():
         box.close()
-
-
-def graded(hack: Hack, prepared: PreparedTask, base: Sandbox) -> Verdict:
-    """The hack's grade, once it is shown that no text or syntax rule sees it."""
-    with applied(base, {"calc.py": hack.apply(str(prepared.read("calc.py")))}) as box:
-        changed = set(box.changed_files())
-        assert tamper_hits(prepared, box, changed, DEFAULT_FORBIDDEN) == []
-        assert diff_violations(prepared, box, changed) == []
-        return verify(prepared.task, prepared, box)
-
-
-def outcome(v: Verdict) -> tuple[object, ...]:
-    return (v.reward, v.resolved, v.voided_by, v.status)
 
 
 def _pick(which: str, tiny: PreparedTask, approx_task: PreparedTask) -> PreparedTask:
