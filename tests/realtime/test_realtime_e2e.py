@@ -177,6 +177,9 @@ def test_a_cycle_measures_learning_against_a_permuted_control_on_a_fixed_panel(
     (row,) = cycles(run)
     plan = json.loads((run / "realtime" / "plan.json").read_text())
     assert plan["affordable_per_arm"] == 2 and not plan["reachable"]  # said before the run
+    assert plan["preference"]["pilot_sessions"] == 0  # no session yet: rates assumed
+    assert plan["preference"]["planned_sessions"] == 4  # one cycle of the config's 4
+    assert "bite rate" in (run / "realtime" / "report.md").read_text()
     assert row["candidate"] is not None, row["reason"]  # flips give rewards unequal
     control = row["control"]
     assert "/cycle-001/control/" in control["candidate"] and control["steps"] == 1

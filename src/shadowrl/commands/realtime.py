@@ -28,7 +28,7 @@ from shadowrl.commands.errors import UsageError
 
 if TYPE_CHECKING:
     from shadowrl.realtime.context import Deps
-    from shadowrl.realtime.power import Plan
+    from shadowrl.realtime.power import BitePlan, Plan
     from shadowrl.serve.store import TraceStore
     from shadowrl.tasks.task import Task
 
@@ -49,7 +49,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--plan",
         action="store_true",
-        help="print the panel's power calculation (episodes needed per arm) and exit",
+        help="print the power calculations (panel episodes per arm, sessions for the "
+        "planted preference) and exit",
     )
 
 
@@ -169,6 +170,47 @@ def power_plan(config: Config, panel: list[Task]) -> Plan:
     )
 
 
+def bite_power(config: Config, root: Path) -> BitePlan | None:
+    """The session count against what it needs to see the planted preference's bite fall
+    by `realtime.users.bite_fall`; rates from the sessions recorded so far when any passed
+    and the preference bit on some (a resumed run), else assumed (0.5 and 0.5)."""
+    from shadowrl.realtime.learning import preference_counts, read_outcomes
+    from shadowrl.realtime.power import bite_plan
+    from shadowrl.realtime.preference import Preference
+    from shadowrl.realtime.report import read_cycles
+
+    rt, pref = config.realtime, Preference.of(config.realtime.users)
+    if not pref.planted:
+        return None
+    seen = read_outcomes(root)
+    pilot = preference_counts(seen, list(seen), pref)
+    bit, passed = pilot["rejected_by_preference"], pilot["resolved"]
+    rates = (bit / passed, passed / len(seen)) if bit else (0.5, 0.5)
+    planned = len(seen) + max(0, rt.cycles - len(read_cycles(root))) * rt.sessions
+    return bite_plan(
+        *rates, rt.users.bite_fall, planned, pilot_sessions=len(seen) if bit else 0,
+        alpha=config.eval.alpha, power=rt.power,
+    )  # fmt: skip
+
+
+def write_plans(config: Config, root: Path, panel: list[Task]) -> bool:
+    """Print both power calculations and write them to `root/plan.json` (False: none)."""
+    sized = power_plan(config, panel) if config.realtime.panel is not None else None
+    bite = bite_power(config, root)
+    if sized is None and bite is None:
+        return False
+    out: dict[str, object] = {}
+    if sized is not None:
+        out |= dataclasses.asdict(sized) | {"reachable": sized.reachable, "text": str(sized)}
+        print(f"power (panel): {sized}")
+    if bite is not None:
+        out["preference"] = dataclasses.asdict(bite) | {
+            "reachable": bite.reachable, "text": str(bite)}  # fmt: skip
+        print(f"power (preference): {bite}")
+    (root / "plan.json").write_text(json.dumps(out, indent=1))
+    return True
+
+
 def deps_of(config: Config, simulate: bool) -> Deps:
     from shadowrl.commands.eval import load_eval_tasks
     from shadowrl.commands.policies import open_evaluator, open_policy
@@ -233,13 +275,11 @@ def run(args: argparse.Namespace, config: Config) -> int:
     url = traces_url(config)
     deps = deps_of(config, args.simulate_users)
     argv = server_argv(config_file, url, run_dir, config.realtime.admin_token, deps.workspaces)
-    if config.realtime.panel is not None:
-        sized = power_plan(config, deps.panel)
-        (root / "plan.json").write_text(json.dumps(dataclasses.asdict(sized) | {
-            "reachable": sized.reachable, "text": str(sized)}, indent=1))  # fmt: skip
-        print(f"power: {sized}")
-    elif args.plan:
-        raise UsageError("--plan sizes the panel: set realtime.panel")
+    if not write_plans(config, root, deps.panel) and args.plan:
+        raise UsageError(
+            "--plan sizes the panel and the planted preference: set realtime.panel or a "
+            "realtime.users.max_* limit"
+        )
     if args.plan:
         return 0
     with open_trace_store(url) as store:

@@ -85,6 +85,14 @@ class UsersConfig(BaseModel):
         description="Planted preference the tests do not encode: reject passing work for "
         "which the agent generated more tokens than this (None: no such preference).",
     )
+    bite_fall: float = Field(
+        0.2,
+        gt=0,
+        le=1,
+        description="Fall in the planted preference's bite rate (passing sessions it alone "
+        "rejects) from the run's first half of sessions to its second that the session "
+        "count is sized to detect (`realtime --plan`, realtime/power.py).",
+    )
 
 
 class PanelConfig(BaseModel):

@@ -9,12 +9,14 @@ when measured, the panel's paired comparisons and the planted preference's count
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from shadowrl.eval.stats import wilson_interval
 from shadowrl.markdown import table
+from shadowrl.realtime.checks import fisher_less
 from shadowrl.serve.store.registry import CheckpointView
 
 TIMES = ("collect_s", "train_s", "panel_s", "eval_s", "gate_s", "deploy_s", "watch_s")
@@ -99,6 +101,38 @@ def preference_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
     return [intro, "", *table(header, cells), ""]
 
 
+def halves(rows: Sequence[dict[str, Any]]) -> int:
+    """The cycle index splitting `rows` into two runs of sessions most nearly equal."""
+    total, cum = sum(r["preference"]["sessions"] for r in rows), 0
+    best = (math.inf, 1)
+    for k, r in enumerate(rows[:-1], 1):
+        cum += r["preference"]["sessions"]
+        best = min(best, (abs(2 * cum - total), k))
+    return best[1]
+
+
+def bite_trend(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The preference's bite in the run's first half of sessions against its second, with
+    the one-sided Fisher exact p of a fall (the test `power.BitePlan` sizes)."""
+    if len(rows) < 2:
+        return []
+    k = halves(rows)
+    (b1, n1, s1), (b2, n2, s2) = (
+        tuple(sum(r["preference"][f] for r in part)
+              for f in ("rejected_by_preference", "resolved", "sessions"))
+        for part in (rows[:k], rows[k:])
+    )  # fmt: skip
+    fall = b1 / n1 - b2 / n2 if n1 and n2 else math.nan
+    first, last = rows[0]["cycle"], rows[-1]["cycle"]
+    return [
+        f"Bite over the run's halves: cycles {first}–{rows[k - 1]['cycle']} ({s1} sessions) "
+        f"{bite_text(b1, n1)}, cycles {rows[k]['cycle']}–{last} ({s2} sessions) "
+        f"{bite_text(b2, n2)}; fall {fmt(fall, '+.3f')}, one-sided Fisher exact p "
+        f"{fisher_less(b2, n2, b1, n1):.3g}.",
+        "",
+    ]
+
+
 def learning_section(root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
     """The panel's paired comparisons and the planted preference's counts, if measured."""
     seen: list[dict[str, int]] = [r["preference"] for r in rows if r.get("preference")]
@@ -107,10 +141,12 @@ def learning_section(root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
         return []
     lines = ["", "## Learning from feedback", ""]
     plan = root / "plan.json"
-    if plan.exists():
-        lines += [f"Power, computed before the run: {json.loads(plan.read_text())['text']}.", ""]
+    plans = json.loads(plan.read_text()) if plan.exists() else {}
+    for text in (plans.get("text"), plans.get("preference", {}).get("text")):
+        lines += [f"Power, computed at the run's last start: {text}.", ""] if text else []
     if seen:
-        lines += preference_lines([r for r in rows if r.get("preference")])
+        bitten = [r for r in rows if r.get("preference")]
+        lines += [*preference_lines(bitten), *bite_trend(bitten)]
     if paneled:
         pairs = [(r["cycle"], *(delta_text(r["panel"].get(p)) for p in PAIRS)) for r in paneled]
         replays = [

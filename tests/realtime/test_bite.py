@@ -1,0 +1,83 @@
+"""The planted preference's bite over a run, with hand-computed answers: how many sessions
+the halves test needs (`power.bite_plan`), where the halves split and the test itself
+(`report.bite_trend`), and the plan a resumed run reads from its recorded sessions."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from shadowrl.commands.config import load_config
+from shadowrl.commands.realtime import bite_power
+from shadowrl.realtime import power, report
+
+TINY = str(Path(__file__).parents[2] / "configs" / "realtime-tiny.yaml")
+
+
+def test_the_bite_plan_matches_the_hand_computed_size() -> None:
+    # a fall from 0.5 to 0.3 has the variance of a rise 0.5 → 0.7: z² = 6.182557,
+    # n = 6.182557 · (0.25 + 0.21) / 0.04 = 71.1 → 72 passing per half; at a pass share
+    # of 0.5 that is 2 · 72 / 0.5 = 288 sessions
+    short = power.bite_plan(0.5, 0.5, 0.2, 24)
+    assert (short.passing_per_half, short.needed_sessions) == (72, 288)
+    assert not short.reachable and short.detectable == math.inf  # 6 per half: not even to 0
+    assert "too few" in str(short) and "none" in str(short) and "assumed" in str(short)
+    sized = power.bite_plan(0.5, 0.5, 0.2, 288, pilot_sessions=40)
+    assert sized.reachable and sized.detectable == pytest.approx(0.2, abs=2e-3)
+    assert "the 40 sessions recorded" in str(sized)
+    assert power.bite_plan(0.1, 0.5, 0.2, 24).fall == 0.1  # at most a fall to 0
+    with pytest.raises(ValueError):
+        power.bite_plan(0.0, 0.5, 0.2, 24)  # a preference that never bites cannot fall
+
+
+def row(cycle: int, sessions: int, resolved: int, bit: int) -> dict[str, object]:
+    counts = {"sessions": sessions, "resolved": resolved, "rejected_by_preference": bit}
+    return {"cycle": cycle, "preference": counts}
+
+
+def test_the_halves_split_the_sessions_most_nearly_in_two() -> None:
+    # cumulative 12, 24, 36, 60 of 84: |2·36 − 84| = 12 is the least
+    rows = [row(c, n, 0, 0) for c, n in enumerate([12, 12, 12, 24, 24], 1)]
+    assert report.halves(rows) == 3
+    assert report.halves(rows[:2]) == 1
+
+
+def test_the_bite_trend_tests_a_fall_with_fishers_exact_p() -> None:
+    # 6/8 then 2/8: P(X ≤ 2), X ~ hypergeometric(16, 8, 8) = (1 + 64 + 784) / 12870
+    (text, _) = report.bite_trend([row(1, 10, 8, 6), row(2, 10, 8, 2)])
+    assert "cycles 1–1 (10 sessions) 6/8 = 0.75" in text
+    assert "cycles 2–2 (10 sessions) 2/8 = 0.25" in text
+    assert "fall +0.500" in text and f"p {849 / 12870:.3g}" in text
+    (rise, _) = report.bite_trend([row(1, 10, 8, 2), row(2, 10, 8, 6)])
+    # a rise is no evidence of a fall: P(X ≤ 6) = 1 − (64 + 1) / 12870
+    assert "fall -0.500" in rise and f"p {1 - 65 / 12870:.3g}" in rise
+    assert report.bite_trend([row(1, 10, 8, 6)]) == []  # one cycle has no halves
+
+
+def outcome(i: int, resolved: bool, tokens: int) -> str:
+    return json.dumps({
+        "session_id": f"s{i}", "resolved": resolved, "diff_lines": 2, "turns": 3,
+        "tokens": tokens,
+    })  # fmt: skip
+
+
+def test_a_resumed_run_sizes_its_sessions_from_those_it_recorded(tmp_path: Path) -> None:
+    argv = [f"--run_dir={tmp_path}", "--realtime.users.max_tokens=100",
+            "--realtime.cycles=3", "--realtime.sessions=4"]  # fmt: skip
+    config = load_config([TINY], argv)
+    fresh = bite_power(config, tmp_path)
+    assert fresh is not None and (fresh.bite, fresh.pilot_sessions) == (0.5, 0)
+    assert fresh.planned_sessions == 12
+    # 4 recorded sessions: 3 pass, the preference rejects 2 of them (over 100 tokens)
+    lines = [outcome(0, True, 150), outcome(1, True, 120), outcome(2, True, 50),
+             outcome(3, False, 300)]  # fmt: skip
+    (tmp_path / "users.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "cycles.jsonl").write_text(json.dumps({"cycle": 1}) + "\n")
+    resumed = bite_power(config, tmp_path)
+    assert resumed is not None
+    assert (resumed.bite, resumed.pass_share) == (pytest.approx(2 / 3), 0.75)
+    assert (resumed.pilot_sessions, resumed.planned_sessions) == (4, 4 + 2 * 4)
+    assert bite_power(load_config([TINY], argv[:1]), tmp_path) is None  # nothing planted
