@@ -1,18 +1,21 @@
 """The planted preference's bite over a run, with hand-computed answers: how many sessions
 the halves test needs (`power.bite_plan`), where the halves split and the test itself
-(`report.bite_trend`), and the plan a resumed run reads from its recorded sessions."""
+(`trend.bite_trend`), and the plan a resumed run reads from its recorded sessions."""
 
 from __future__ import annotations
 
 import json
 import math
 from pathlib import Path
+from statistics import NormalDist
 
 import pytest
 
 from shadowrl.commands.config import load_config
 from shadowrl.commands.realtime import bite_power
-from shadowrl.realtime import power, report
+from shadowrl.realtime import power, trend
+from shadowrl.realtime.preference import Preference
+from shadowrl.realtime.users import cycle_of, user_id
 
 TINY = str(Path(__file__).parents[2] / "configs" / "realtime-tiny.yaml")
 
@@ -41,20 +44,20 @@ def row(cycle: int, sessions: int, resolved: int, bit: int) -> dict[str, object]
 def test_the_halves_split_the_sessions_most_nearly_in_two() -> None:
     # cumulative 12, 24, 36, 60 of 84: |2·36 − 84| = 12 is the least
     rows = [row(c, n, 0, 0) for c, n in enumerate([12, 12, 12, 24, 24], 1)]
-    assert report.halves(rows) == 3
-    assert report.halves(rows[:2]) == 1
+    assert trend.halves(rows) == 3
+    assert trend.halves(rows[:2]) == 1
 
 
 def test_the_bite_trend_tests_a_fall_with_fishers_exact_p() -> None:
     # 6/8 then 2/8: P(X ≤ 2), X ~ hypergeometric(16, 8, 8) = (1 + 64 + 784) / 12870
-    (text, _) = report.bite_trend([row(1, 10, 8, 6), row(2, 10, 8, 2)])
+    (text, _) = trend.bite_trend([row(1, 10, 8, 6), row(2, 10, 8, 2)])
     assert "cycles 1–1 (10 sessions) 6/8 = 0.75" in text
     assert "cycles 2–2 (10 sessions) 2/8 = 0.25" in text
     assert "fall +0.500" in text and f"p {849 / 12870:.3g}" in text
-    (rise, _) = report.bite_trend([row(1, 10, 8, 2), row(2, 10, 8, 6)])
+    (rise, _) = trend.bite_trend([row(1, 10, 8, 2), row(2, 10, 8, 6)])
     # a rise is no evidence of a fall: P(X ≤ 6) = 1 − (64 + 1) / 12870
     assert "fall -0.500" in rise and f"p {1 - 65 / 12870:.3g}" in rise
-    assert report.bite_trend([row(1, 10, 8, 6)]) == []  # one cycle has no halves
+    assert trend.bite_trend([row(1, 10, 8, 6)]) == []  # one cycle has no halves
 
 
 def outcome(i: int, resolved: bool, tokens: int) -> str:
@@ -81,3 +84,39 @@ def test_a_resumed_run_sizes_its_sessions_from_those_it_recorded(tmp_path: Path)
     assert (resumed.bite, resumed.pass_share) == (pytest.approx(2 / 3), 0.75)
     assert (resumed.pilot_sessions, resumed.planned_sessions) == (4, 4 + 2 * 4)
     assert bite_power(load_config([TINY], argv[:1]), tmp_path) is None  # nothing planted
+
+
+def passing(cycle: int, i: int, task: str, tokens: int) -> dict[str, object]:
+    return {"user": user_id(cycle, i), "task_id": task, "resolved": True, "diff_lines": 2,
+            "turns": 4, "tokens": tokens}  # fmt: skip
+
+
+TERSE = Preference(max_tokens=100)
+
+
+def test_within_tasks_matches_the_hand_computed_cmh_test() -> None:
+    # task a: 3 of 4 bitten in cycle 1, 1 of 4 in cycle 2: E = 4·4/8 = 2,
+    # V = 4·4·4·4 / (8²·7) = 4/7; task b never bitten (E = V = 0); task c only in cycle 1
+    a = [passing(1, i, "a", 150 if i < 3 else 50) for i in range(4)]
+    a += [passing(2, i, "a", 150 if i < 1 else 50) for i in range(4)]
+    b = [passing(c, i, "b", 50) for c in (1, 2) for i in range(4, 6)]
+    c = [passing(1, 9, "c", 150)]
+    s = trend.within_tasks([*a, *b, *c], TERSE, second_half_from=2)
+    assert (s.tasks, s.observed, s.expected) == (2, 1, 2.0)
+    assert s.variance == pytest.approx(4 / 7)
+    assert s.p == pytest.approx(NormalDist().cdf((1 - 2 + 0.5) / math.sqrt(4 / 7)))
+    assert "2 tasks passing in both halves" in trend.within_text(s)
+
+
+def test_a_fall_from_the_task_mix_alone_shows_pooled_but_not_within_tasks() -> None:
+    # cycle 1 drew only the wordy task, cycle 2 only the terse one: the pooled bite falls
+    # 8/8 → 0/8 (Fisher p = 1/12870), but no task passed in both halves
+    wordy = [passing(1, i, "wordy", 150) for i in range(8)]
+    terse = [passing(2, i, "terse", 50) for i in range(8)]
+    (pooled, _) = trend.bite_trend([row(1, 8, 8, 8), row(2, 8, 8, 0)])
+    assert f"p {1 / 12870:.3g}" in pooled
+    s = trend.within_tasks([*wordy, *terse], TERSE, second_half_from=2)
+    assert (s.tasks, s.p) == (0, 1.0)
+    with pytest.raises(ValueError):
+        cycle_of("user-7")
+    assert cycle_of(user_id(12, 3)) == 12

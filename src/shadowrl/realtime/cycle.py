@@ -31,6 +31,7 @@ from typing import Any
 from shadowrl.metrics import MetricsLogger
 from shadowrl.realtime import stages
 from shadowrl.realtime.context import Ctx, CycleState, Deps, now
+from shadowrl.realtime.preference import Preference
 from shadowrl.realtime.process import ServerProcess, find_server, free_port, start_server
 from shadowrl.realtime.report import write_report
 from shadowrl.realtime.stages import STAGES
@@ -178,7 +179,7 @@ async def run_cycles(
             )
             st = CycleState(st.cycle + 1, STAGES[0], st.out["collect"]["until"])
             save_state(root, st)
-            write_report(root, registry.history(store.engine))
+            write_report(root, registry.history(store.engine), Preference.of(deps.rt.users))
     if not deps.rt.keep_serving:
         server.stop()
     return rows

@@ -9,14 +9,15 @@ when measured, the panel's paired comparisons and the planted preference's count
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from shadowrl.eval.stats import wilson_interval
 from shadowrl.markdown import table
-from shadowrl.realtime.checks import fisher_less
+from shadowrl.realtime.learning import read_outcomes
+from shadowrl.realtime.preference import Preference
+from shadowrl.realtime.trend import bite_text, bite_trend, halves, within_tasks, within_text
+from shadowrl.realtime.users import cycle_of
 from shadowrl.serve.store.registry import CheckpointView
 
 TIMES = ("collect_s", "train_s", "panel_s", "eval_s", "gate_s", "deploy_s", "watch_s")
@@ -71,14 +72,6 @@ def delta_text(c: dict[str, Any] | None) -> str:
     )
 
 
-def bite_text(bit: int, passed: int) -> str:
-    """`bit` of `passed` passing sessions rejected, with the rate's Wilson 95 % interval."""
-    if not passed:
-        return f"{bit}/0"
-    e = wilson_interval(bit, passed)
-    return f"{bit}/{passed} = {e.value:.2f} [{e.low:.2f}, {e.high:.2f}]"
-
-
 def preference_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
     """Per cycle: passing sessions the planted preference alone rejected, and why."""
     cells: list[tuple[object, ...]] = []
@@ -101,39 +94,19 @@ def preference_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
     return [intro, "", *table(header, cells), ""]
 
 
-def halves(rows: Sequence[dict[str, Any]]) -> int:
-    """The cycle index splitting `rows` into two runs of sessions most nearly equal."""
-    total, cum = sum(r["preference"]["sessions"] for r in rows), 0
-    best = (math.inf, 1)
-    for k, r in enumerate(rows[:-1], 1):
-        cum += r["preference"]["sessions"]
-        best = min(best, (abs(2 * cum - total), k))
-    return best[1]
+def preference_section(root: Path, rows: Sequence[dict[str, Any]], pref: Preference) -> list[str]:
+    """The bite per cycle, then over the halves: pooled (Fisher) and within tasks (CMH)."""
+    lines = [*preference_lines(rows), *bite_trend(rows)]
+    if len(rows) >= 2 and pref.planted:
+        last, second = rows[-1]["cycle"], rows[halves(rows)]["cycle"]
+        seen = [o for o in read_outcomes(root).values() if cycle_of(o["user"]) <= last]
+        lines += [within_text(within_tasks(seen, pref, second)), ""]
+    return lines
 
 
-def bite_trend(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """The preference's bite in the run's first half of sessions against its second, with
-    the one-sided Fisher exact p of a fall (the test `power.BitePlan` sizes)."""
-    if len(rows) < 2:
-        return []
-    k = halves(rows)
-    (b1, n1, s1), (b2, n2, s2) = (
-        tuple(sum(r["preference"][f] for r in part)
-              for f in ("rejected_by_preference", "resolved", "sessions"))
-        for part in (rows[:k], rows[k:])
-    )  # fmt: skip
-    fall = b1 / n1 - b2 / n2 if n1 and n2 else math.nan
-    first, last = rows[0]["cycle"], rows[-1]["cycle"]
-    return [
-        f"Bite over the run's halves: cycles {first}–{rows[k - 1]['cycle']} ({s1} sessions) "
-        f"{bite_text(b1, n1)}, cycles {rows[k]['cycle']}–{last} ({s2} sessions) "
-        f"{bite_text(b2, n2)}; fall {fmt(fall, '+.3f')}, one-sided Fisher exact p "
-        f"{fisher_less(b2, n2, b1, n1):.3g}.",
-        "",
-    ]
-
-
-def learning_section(root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
+def learning_section(
+    root: Path, rows: Sequence[dict[str, Any]], pref: Preference | None = None
+) -> list[str]:
     """The panel's paired comparisons and the planted preference's counts, if measured."""
     seen: list[dict[str, int]] = [r["preference"] for r in rows if r.get("preference")]
     paneled = [r for r in rows if r.get("panel")]
@@ -146,7 +119,7 @@ def learning_section(root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
         lines += [f"Power, computed at the run's last start: {text}.", ""] if text else []
     if seen:
         bitten = [r for r in rows if r.get("preference")]
-        lines += [*preference_lines(bitten), *bite_trend(bitten)]
+        lines += preference_section(root, bitten, pref or Preference())
     if paneled:
         pairs = [(r["cycle"], *(delta_text(r["panel"].get(p)) for p in PAIRS)) for r in paneled]
         replays = [
@@ -168,8 +141,11 @@ def learning_section(root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def write_report(root: Path, checkpoints: Sequence[CheckpointView]) -> Path:
-    """`report.md` and `cycles.png` under `root` (the run's `realtime/` directory)."""
+def write_report(
+    root: Path, checkpoints: Sequence[CheckpointView], pref: Preference | None = None
+) -> Path:
+    """`report.md` and `cycles.png` under `root` (the run's `realtime/` directory); `pref`,
+    the users' planted preference, adds the within-task test of its bite."""
     rows = read_cycles(root)
     if rows:
         plot(rows, root / "cycles.png")
@@ -195,7 +171,7 @@ def write_report(root: Path, checkpoints: Sequence[CheckpointView]) -> Path:
     ])  # fmt: skip
     lines += ["", "Why each cycle ended as it did:", ""]
     lines += [f"- cycle {r['cycle']}: {r['reason']}" for r in rows]
-    lines += learning_section(root, rows)
+    lines += learning_section(root, rows, pref)
     registry = [(f"`{c.path}`", c.version, c.status, c.reason or "") for c in checkpoints]
     lines += ["", "## Checkpoint registry", "",
               *table(("path", "version", "status", "reason"), registry)]  # fmt: skip

@@ -39,7 +39,7 @@ from shadowrl.realtime.rewards import DECISIONS, Reward, session_reward, summari
 from shadowrl.realtime.rows import cohort_groups
 from shadowrl.realtime.sessions import ProductionSession, read_sessions
 from shadowrl.realtime.training import Arm, train_arm
-from shadowrl.realtime.users import Users
+from shadowrl.realtime.users import Users, user_id
 from shadowrl.serve.store import CheckpointRecord, CheckpointUpdate, registry
 
 STAGES = ("collect", "reward", "train", "panel", "eval", "gate", "deploy", "watch")
@@ -89,7 +89,7 @@ def has_feedback(s: ProductionSession) -> bool:
 
 
 async def collect(ctx: Ctx, st: CycleState) -> None:
-    ids = [f"c{st.cycle:03d}-u{i:03d}" for i in range(ctx.deps.rt.sessions)]
+    ids = [user_id(st.cycle, i) for i in range(ctx.deps.rt.sessions)]
     await gather_sessions(ctx, ids, st.since)
     st.out["collect"] = {"until": now().isoformat(), "live": live_path(ctx)}
 

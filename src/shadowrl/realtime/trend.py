@@ -1,0 +1,115 @@
+"""Did the planted preference bite less often as the run went on? Two tests on the halves.
+
+The run's cycles are split where their sessions fall most nearly in two (`halves`).
+`bite_trend` compares the bite rate (passing sessions the preference alone rejected)
+of the first half with the second: the one-sided Fisher exact test `power.BitePlan`
+sizes. Users draw their tasks afresh each cycle and the bite is mostly a property of
+the task (how wordy the policy is on it), so a fall can come from the task mix alone;
+`within_tasks` asks the same question inside each task, by the Cochran–Mantel–Haenszel
+test over per-task 2 × 2 tables (half × bitten, passing sessions only):
+
+    a_k = bitten in the second half, E_k = n2_k · m_k / N_k,
+    V_k = n1_k · n2_k · m_k · (N_k − m_k) / (N_k² · (N_k − 1)),
+    z = (Σ a_k − Σ E_k + ½) / √(Σ V_k), p = Φ(z)   (one-sided: a fall; ½ for continuity)
+
+with n1_k, n2_k the task's passing sessions in each half, m_k those bitten, N_k = n1_k
++ n2_k. Only tasks passing in both halves carry information (V_k > 0).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+from shadowrl.eval.stats import wilson_interval
+from shadowrl.realtime.checks import fisher_less
+from shadowrl.realtime.preference import Preference, Work
+from shadowrl.realtime.users import cycle_of
+
+
+def bite_text(bit: int, passed: int) -> str:
+    """`bit` of `passed` passing sessions rejected, with the rate's Wilson 95 % interval."""
+    if not passed:
+        return f"{bit}/0"
+    e = wilson_interval(bit, passed)
+    return f"{bit}/{passed} = {e.value:.2f} [{e.low:.2f}, {e.high:.2f}]"
+
+
+def halves(rows: Sequence[dict[str, Any]]) -> int:
+    """The cycle index splitting `rows` into two runs of sessions most nearly equal."""
+    total, cum = sum(r["preference"]["sessions"] for r in rows), 0
+    best = (math.inf, 1)
+    for k, r in enumerate(rows[:-1], 1):
+        cum += r["preference"]["sessions"]
+        best = min(best, (abs(2 * cum - total), k))
+    return best[1]
+
+
+def bite_trend(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The bite in the run's first half of sessions against its second, with the one-sided
+    Fisher exact p of a fall."""
+    if len(rows) < 2:
+        return []
+    k = halves(rows)
+    (b1, n1, s1), (b2, n2, s2) = (
+        tuple(sum(r["preference"][f] for r in part)
+              for f in ("rejected_by_preference", "resolved", "sessions"))
+        for part in (rows[:k], rows[k:])
+    )  # fmt: skip
+    fall = f"{b1 / n1 - b2 / n2:+.3f}" if n1 and n2 else "—"
+    first, last = rows[0]["cycle"], rows[-1]["cycle"]
+    return [
+        f"Bite over the run's halves: cycles {first}–{rows[k - 1]['cycle']} ({s1} sessions) "
+        f"{bite_text(b1, n1)}, cycles {rows[k]['cycle']}–{last} ({s2} sessions) "
+        f"{bite_text(b2, n2)}; fall {fall}, one-sided Fisher exact p "
+        f"{fisher_less(b2, n2, b1, n1):.3g}.",
+        "",
+    ]
+
+
+@dataclass(frozen=True)
+class Stratified:
+    """The within-task comparison: bitten in the second half, observed and expected."""
+
+    tasks: int  # tasks passing in both halves (the informative strata)
+    observed: int
+    expected: float
+    variance: float
+    p: float  # one-sided CMH p of a fall (1.0 when no task informs it)
+
+
+def within_tasks(
+    outcomes: Iterable[dict[str, Any]], pref: Preference, second_half_from: int
+) -> Stratified:
+    """The CMH test of a fall in the bite from cycles before `second_half_from` to the
+    rest, task by task (`outcomes` as `learning.read_outcomes` gives them)."""
+    cells: dict[str, list[list[int]]] = defaultdict(lambda: [[0, 0], [0, 0]])  # half, bit
+    for o in outcomes:
+        work = Work(bool(o["resolved"]), o["diff_lines"], o.get("turns", 0), o.get("tokens", 0))
+        if work.resolved:
+            half = int(cycle_of(o["user"]) >= second_half_from)
+            cells[o["task_id"]][half][int(pref.rejects_passing(work))] += 1
+    obs = exp = var = 0.0
+    informative = 0
+    for (n1_kept, n1_bit), (n2_kept, n2_bit) in cells.values():
+        n1, n2 = n1_kept + n1_bit, n2_kept + n2_bit
+        n, m = n1 + n2, n1_bit + n2_bit
+        if not (n1 and n2):
+            continue
+        informative += 1
+        obs, exp = obs + n2_bit, exp + n2 * m / n
+        var += n1 * n2 * m * (n - m) / (n * n * (n - 1))
+    p = NormalDist().cdf((obs - exp + 0.5) / math.sqrt(var)) if var > 0 else 1.0
+    return Stratified(informative, int(obs), exp, var, p)
+
+
+def within_text(s: Stratified) -> str:
+    return (
+        f"Within tasks ({s.tasks} tasks passing in both halves): {s.observed} passing sessions "
+        f"of the second half bitten against {s.expected:.1f} expected from each task's "
+        f"pooled rate; one-sided Cochran–Mantel–Haenszel p {s.p:.3g}."
+    )
