@@ -120,3 +120,24 @@ def test_a_fall_from_the_task_mix_alone_shows_pooled_but_not_within_tasks() -> N
     with pytest.raises(ValueError):
         cycle_of("user-7")
     assert cycle_of(user_id(12, 3)) == 12
+
+
+def paneled(cycle: int, better: int, worse: int) -> dict[str, object]:
+    sign = {"better": better, "worse": worse}
+    return {"cycle": cycle, "panel": {"candidate_vs_control": {"a": {"episodes": 8}, "sign": sign}}}
+
+
+def test_the_panel_pooled_over_cycles_matches_the_hand_computed_sign_test() -> None:
+    # 16 pairs, 3 better and 1 worse: mean 2/16; P(X ≤ 1 | 4, ½) = 5/16; the pairs' sample
+    # variance (4/16 − (1/8)²) · 16/15 = 1/4, so the half-width is 1.96 · √(1/4 / 16)
+    rows = [paneled(1, 2, 0), {"cycle": 2, "panel": None}, paneled(3, 1, 1)]
+    p = trend.pooled_panel(rows, "candidate_vs_control")
+    assert p is not None and (p.cycles, p.pairs, p.better, p.worse) == (2, 16, 3, 1)
+    assert (p.mean, p.p_better) == (0.125, 5 / 16)
+    assert p.interval() == pytest.approx((0.125 - 0.245, 0.125 + 0.245), abs=1e-3)
+    # discordant share 4/16: (1.645·½ + 0.842·√0.24)² / 0.01 = 152.4 → 153 pairs
+    assert p.pairs_needed(0.1) == 153
+    assert "153 pairs" in trend.pooled_text(p, 0.1)
+    assert trend.pooled_panel(rows, "control_vs_deployed") is None
+    tied = trend.pooled_panel([paneled(1, 0, 0)], "candidate_vs_control")
+    assert tied is not None and tied.pairs_needed(0.1) is None  # no discordant pair

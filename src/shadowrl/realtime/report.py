@@ -16,7 +16,15 @@ from typing import Any
 from shadowrl.markdown import table
 from shadowrl.realtime.learning import read_outcomes
 from shadowrl.realtime.preference import Preference
-from shadowrl.realtime.trend import bite_text, bite_trend, halves, within_tasks, within_text
+from shadowrl.realtime.trend import (
+    bite_text,
+    bite_trend,
+    halves,
+    pooled_panel,
+    pooled_text,
+    within_tasks,
+    within_text,
+)
 from shadowrl.realtime.users import cycle_of
 from shadowrl.serve.store.registry import CheckpointView
 
@@ -137,6 +145,12 @@ def learning_section(
             "",
             *table(("cycle", "arm", "episodes", "accepted", "passing",
                     "rejected by the preference"), replays),
+            "",
+            "Pooled over the cycles (normal 95 % interval; pairs a run sized from this one "
+            "would need for the plan's effect at the discordance seen):",
+            "",
+            *(f"- {pooled_text(p, plans.get('d', 0.1))}"
+              for pair in PAIRS if (p := pooled_panel(paneled, pair)) is not None),
         ]  # fmt: skip
     return lines
 

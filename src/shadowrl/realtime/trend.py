@@ -1,4 +1,4 @@
-"""Did the planted preference bite less often as the run went on? Two tests on the halves.
+"""Tests over a whole run: did the preference bite less often, did the panel gain?
 
 The run's cycles are split where their sessions fall most nearly in two (`halves`).
 `bite_trend` compares the bite rate (passing sessions the preference alone rejected)
@@ -14,6 +14,9 @@ test over per-task 2 × 2 tables (half × bitten, passing sessions only):
 
 with n1_k, n2_k the task's passing sessions in each half, m_k those bitten, N_k = n1_k
 + n2_k. Only tasks passing in both halves carry information (V_k > 0).
+
+`pooled_panel` adds up one panel comparison (candidate − control: learning from the
+feedback itself) over every cycle, for the power a single 8-episode panel lacks.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-from shadowrl.eval.stats import wilson_interval
+from shadowrl.eval.stats import binomial_tail, wilson_interval
 from shadowrl.realtime.checks import fisher_less
+from shadowrl.realtime.power import paired_sessions_needed
 from shadowrl.realtime.preference import Preference, Work
 from shadowrl.realtime.users import cycle_of
 
@@ -112,4 +116,57 @@ def within_text(s: Stratified) -> str:
         f"Within tasks ({s.tasks} tasks passing in both halves): {s.observed} passing sessions "
         f"of the second half bitten against {s.expected:.1f} expected from each task's "
         f"pooled rate; one-sided Cochran–Mantel–Haenszel p {s.p:.3g}."
+    )
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """One panel comparison pooled over every cycle that made it: each cycle's pairs are
+    its own (a new checkpoint pair on the same panel), and under the null each discordant
+    pair is as likely to go either way, so the pooled exact sign test stays valid."""
+
+    pair: str  # e.g. "candidate_vs_control"
+    cycles: int
+    pairs: int
+    better: int
+    worse: int
+    p_better: float  # one-sided exact sign-test p that the first arm is better
+
+    @property
+    def mean(self) -> float:
+        return (self.better - self.worse) / self.pairs
+
+    def interval(self, z: float = 1.959964) -> tuple[float, float]:
+        """Normal 95 % interval of the mean paired difference (each pair −1, 0 or +1)."""
+        var = (self.better + self.worse) / self.pairs - self.mean**2
+        half = z * math.sqrt(var * self.pairs / max(self.pairs - 1, 1) / self.pairs)
+        return self.mean - half, self.mean + half
+
+    def pairs_needed(self, d: float, *, alpha: float = 0.05, power: float = 0.8) -> int | None:
+        """Pairs a run would need to detect `d` at this run's discordant share (None: too few
+        discordant pairs to say)."""
+        share = (self.better + self.worse) / self.pairs
+        return paired_sessions_needed(share, d, alpha=alpha, power=power) if share > d * d else None
+
+
+def pooled_panel(rows: Sequence[dict[str, Any]], pair: str) -> Pooled | None:
+    made = [r["panel"][pair] for r in rows if (r.get("panel") or {}).get(pair)]
+    if not made:
+        return None
+    better, worse = (sum(c["sign"][k] for c in made) for k in ("better", "worse"))
+    pairs = sum(c["a"]["episodes"] for c in made)
+    return Pooled(pair, len(made), pairs, better, worse, binomial_tail(worse, better + worse))
+
+
+def pooled_text(p: Pooled, effect: float) -> str:
+    low, high = p.interval()
+    need = p.pairs_needed(effect)
+    sized = (
+        f"at its discordant share ({p.better + p.worse}/{p.pairs}) +{effect:.2f} needs {need} "
+        f"pairs (McNemar)" if need is not None else "too few discordant pairs to size a run"
+    )  # fmt: skip
+    return (
+        f"{p.pair.replace('_vs_', ' − ')} pooled over {p.cycles} cycles: {p.mean:+.3f} "
+        f"[{low:+.3f}, {high:+.3f}] over {p.pairs} pairs ({p.better} better, {p.worse} worse; "
+        f"one-sided exact sign p {p.p_better:.3g}); {sized}."
     )
