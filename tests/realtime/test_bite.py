@@ -102,10 +102,10 @@ def test_within_tasks_matches_the_hand_computed_cmh_test() -> None:
     b = [passing(c, i, "b", 50) for c in (1, 2) for i in range(4, 6)]
     c = [passing(1, 9, "c", 150)]
     s = trend.within_tasks([*a, *b, *c], TERSE, second_half_from=2)
-    assert (s.tasks, s.observed, s.expected) == (2, 1, 2.0)
+    assert (s.tasks, s.mixed, s.observed, s.expected) == (2, 1, 1, 2.0)
     assert s.variance == pytest.approx(4 / 7)
     assert s.p == pytest.approx(NormalDist().cdf((1 - 2 + 0.5) / math.sqrt(4 / 7)))
-    assert "2 tasks passing in both halves" in trend.within_text(s)
+    assert "2 tasks passing in both halves, 1 of them bitten on some" in trend.within_text(s)
 
 
 def test_a_fall_from_the_task_mix_alone_shows_pooled_but_not_within_tasks() -> None:

@@ -13,7 +13,9 @@ test over per-task 2 × 2 tables (half × bitten, passing sessions only):
     z = (Σ a_k − Σ E_k + ½) / √(Σ V_k), p = Φ(z)   (one-sided: a fall; ½ for continuity)
 
 with n1_k, n2_k the task's passing sessions in each half, m_k those bitten, N_k = n1_k
-+ n2_k. Only tasks passing in both halves carry information (V_k > 0).
++ n2_k. Only tasks passing in both halves and bitten on some of those passes but not all
+carry information (V_k > 0): a task the preference always or never bites cannot show a
+fall within it.
 
 `pooled_panel` adds up one panel comparison (candidate − control: learning from the
 feedback itself) over every cycle, for the power a single 8-episode panel lacks.
@@ -79,7 +81,8 @@ def bite_trend(rows: Sequence[dict[str, Any]]) -> list[str]:
 class Stratified:
     """The within-task comparison: bitten in the second half, observed and expected."""
 
-    tasks: int  # tasks passing in both halves (the informative strata)
+    tasks: int  # tasks passing in both halves
+    mixed: int  # of those, tasks bitten on some passing sessions but not all (V_k > 0)
     observed: int
     expected: float
     variance: float
@@ -98,22 +101,23 @@ def within_tasks(
             half = int(cycle_of(o["user"]) >= second_half_from)
             cells[o["task_id"]][half][int(pref.rejects_passing(work))] += 1
     obs = exp = var = 0.0
-    informative = 0
+    informative = mixed = 0
     for (n1_kept, n1_bit), (n2_kept, n2_bit) in cells.values():
         n1, n2 = n1_kept + n1_bit, n2_kept + n2_bit
         n, m = n1 + n2, n1_bit + n2_bit
         if not (n1 and n2):
             continue
-        informative += 1
+        informative, mixed = informative + 1, mixed + (0 < m < n)
         obs, exp = obs + n2_bit, exp + n2 * m / n
         var += n1 * n2 * m * (n - m) / (n * n * (n - 1))
     p = NormalDist().cdf((obs - exp + 0.5) / math.sqrt(var)) if var > 0 else 1.0
-    return Stratified(informative, int(obs), exp, var, p)
+    return Stratified(informative, mixed, int(obs), exp, var, p)
 
 
 def within_text(s: Stratified) -> str:
     return (
-        f"Within tasks ({s.tasks} tasks passing in both halves): {s.observed} passing sessions "
+        f"Within tasks ({s.tasks} tasks passing in both halves, {s.mixed} of them bitten on "
+        f"some passing sessions but not all): {s.observed} passing sessions "
         f"of the second half bitten against {s.expected:.1f} expected from each task's "
         f"pooled rate; one-sided Cochran–Mantel–Haenszel p {s.p:.3g}."
     )
