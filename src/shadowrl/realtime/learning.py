@@ -47,16 +47,20 @@ def read_outcomes(root: Path) -> dict[str, dict[str, Any]]:
     return {r["session_id"]: r for r in rows}
 
 
+def work_of(outcome: dict[str, Any]) -> Work:
+    """What the user judged in a recorded outcome (rows logged before turns and tokens
+    were recorded read 0 for them)."""
+    o = outcome
+    return Work(bool(o["resolved"]), o["diff_lines"], o.get("turns", 0), o.get("tokens", 0))
+
+
 def preference_counts(
     outcomes: dict[str, dict[str, Any]], session_ids: Sequence[str], pref: Preference
 ) -> dict[str, int]:
     """Over these sessions: how many had an outcome, passed, and were rejected only for the
     preference (in all, and per limit broken: `over_diff_lines`, `over_turns`, ...)."""
     seen = [outcomes[i] for i in session_ids if i in outcomes]
-    work = [  # rows logged before turns and tokens were recorded read 0 for them
-        Work(bool(o["resolved"]), o["diff_lines"], o.get("turns", 0), o.get("tokens", 0))
-        for o in seen
-    ]
+    work = [work_of(o) for o in seen]
     bitten = [pref.broken(w) for w in work if pref.rejects_passing(w)]
     return {
         "sessions": len(seen),

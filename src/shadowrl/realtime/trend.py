@@ -32,8 +32,9 @@ from typing import Any
 
 from shadowrl.eval.stats import binomial_tail, wilson_interval
 from shadowrl.realtime.checks import fisher_less
+from shadowrl.realtime.learning import work_of
 from shadowrl.realtime.power import paired_sessions_needed
-from shadowrl.realtime.preference import Preference, Work
+from shadowrl.realtime.preference import Preference
 from shadowrl.realtime.users import cycle_of
 
 
@@ -96,7 +97,7 @@ def within_tasks(
     rest, task by task (`outcomes` as `learning.read_outcomes` gives them)."""
     cells: dict[str, list[list[int]]] = defaultdict(lambda: [[0, 0], [0, 0]])  # half, bit
     for o in outcomes:
-        work = Work(bool(o["resolved"]), o["diff_lines"], o.get("turns", 0), o.get("tokens", 0))
+        work = work_of(o)
         if work.resolved:
             half = int(cycle_of(o["user"]) >= second_half_from)
             cells[o["task_id"]][half][int(pref.rejects_passing(work))] += 1
@@ -143,7 +144,7 @@ class Pooled:
     def interval(self, z: float = 1.959964) -> tuple[float, float]:
         """Normal 95 % interval of the mean paired difference (each pair −1, 0 or +1)."""
         var = (self.better + self.worse) / self.pairs - self.mean**2
-        half = z * math.sqrt(var * self.pairs / max(self.pairs - 1, 1) / self.pairs)
+        half = z * math.sqrt(var / max(self.pairs - 1, 1))  # sample variance / n
         return self.mean - half, self.mean + half
 
     def pairs_needed(self, d: float, *, alpha: float = 0.05, power: float = 0.8) -> int | None:
