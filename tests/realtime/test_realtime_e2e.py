@@ -33,7 +33,7 @@ from shadowrl.commands.realtime import (
     traces_url,
 )
 from shadowrl.realtime.cycle import run_cycles
-from shadowrl.realtime.process import alive
+from shadowrl.realtime.process import alive, read_admin_token, run_admin_token
 from shadowrl.serve.store import registry
 
 CONFIG = str(Path(__file__).parents[2] / "configs" / "realtime-tiny.yaml")
@@ -136,15 +136,17 @@ def test_a_drop_in_live_accepts_after_a_deploy_rolls_back_while_serving(tmp_path
         "--realtime.watch_sessions=6", "--realtime.keep_serving=true",
         "--realtime.users.flip=0", "--realtime.users.silent=0",
     ])  # fmt: skip
-    # users with a planted dislike of anything but the first checkpoint (version 0)
-    deps = dataclasses.replace(deps_of(config, simulate=True), judge=lambda o: o.version == 0)
     root = run / "realtime"
     root.mkdir(parents=True)
     (root / "config.yaml").write_text(json.dumps(config.model_dump(mode="json")))
+    token_file = run_admin_token(root)  # a fresh secret, handed over by file
+    rt = config.realtime.model_copy(update={"admin_token": read_admin_token(token_file)})
+    config = config.model_copy(update={"realtime": rt})
+    # users with a planted dislike of anything but the first checkpoint (version 0)
+    deps = dataclasses.replace(deps_of(config, simulate=True), judge=lambda o: o.version == 0)
     url = traces_url(config)
-    argv = server_argv(
-        root / "config.yaml", url, run.resolve(), config.realtime.admin_token, deps.workspaces
-    )
+    argv = server_argv(root / "config.yaml", url, run.resolve(), token_file, deps.workspaces)
+    assert not any(config.realtime.admin_token in a for a in argv(str(run), 0, 1))
     import asyncio
 
     try:

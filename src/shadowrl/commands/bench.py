@@ -56,6 +56,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
 
     from shadowrl.commands.eval import load_eval_tasks, parse_suite
     from shadowrl.commands.realtime import open_trace_store, traces_url
+    from shadowrl.commands.traces import private_keys
     from shadowrl.models import load_tokenizer
     from shadowrl.realtime.grow import Found, grow
     from shadowrl.tasks.task import load_suite
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
             store.engine, Path(args.into), base, sources, visible, supplied_tests(args.tests),
             cache_dir=Path(config.tasks.cache_dir).expanduser(),
             tokenizer=load_tokenizer(config.model.path), spec=episode_spec(config), since=since,
-            on_found=show,
+            on_found=show, exclude_keys=private_keys(config),
         ))  # fmt: skip
     added = sum(f.task is not None for f in found)
     if path is None:

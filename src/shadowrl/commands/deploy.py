@@ -20,13 +20,25 @@ from shadowrl.commands.errors import UsageError
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rollback", action="store_true", required=True, help="roll back now")
     p.add_argument("--server", help="server URL (default: the one realtime started in run_dir)")
-    p.add_argument("--token", help="admin token (default: realtime.admin_token)")
+    p.add_argument(
+        "--token-file",
+        help="file holding the admin token (default: realtime.admin_token, else the token "
+        "`shadowrl realtime` made in <run_dir>/realtime/admin_token)",
+    )
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from shadowrl.realtime.process import ServerError, ServerProcess
+    from shadowrl.realtime.process import TOKEN_FILE, ServerError, ServerProcess, read_admin_token
 
-    token = args.token or config.realtime.admin_token
+    default = Path(config.run_dir) / "realtime" / TOKEN_FILE
+    token_file = Path(args.token_file) if args.token_file else default
+    if args.token_file or not config.realtime.admin_token:
+        try:
+            token = read_admin_token(token_file)
+        except OSError as e:
+            raise UsageError(f"no admin token: cannot read {token_file}; give --token-file") from e
+    else:
+        token = config.realtime.admin_token
     url = args.server
     if url is None:
         state = Path(config.run_dir) / "realtime" / "server.json"

@@ -73,17 +73,17 @@ def workspaces_root(config: Config) -> Path:
 
 
 def server_argv(
-    config_file: Path, traces: str, run_dir: Path, token: str, workspaces: Path
+    config_file: Path, traces: str, run_dir: Path, token_file: Path, workspaces: Path
 ) -> Callable[[str, int, int], list[str]]:
     """The `shadowrl serve` command line of the loop's server, on the same config, with
-    the agent service on (`workspaces`)."""
+    the agent service on (`workspaces`); the admin token travels by file, never in argv."""
 
     def argv(checkpoint: str, version: int, port: int) -> list[str]:
         return [
             sys.executable, "-m", "shadowrl.commands.main", "serve", "--config", str(config_file),
             f"--model.path={checkpoint}", f"--run_dir={run_dir}", f"--serve.traces={traces}",
             "--serve.host=127.0.0.1", f"--serve.port={port}", f"--serve.policy_version={version}",
-            f"--serve.admin_token={token}", "--serve.log_level=warning",
+            f"--serve.admin_token_file={token_file}", "--serve.log_level=warning",
             f"--serve.workspaces_root={workspaces}",
         ]  # fmt: skip
 
@@ -214,6 +214,7 @@ def write_plans(config: Config, root: Path, panel: list[Task]) -> bool:
 def deps_of(config: Config, simulate: bool) -> Deps:
     from shadowrl.commands.eval import load_eval_tasks
     from shadowrl.commands.policies import open_evaluator, open_policy
+    from shadowrl.commands.traces import private_keys
     from shadowrl.eval.pins import config_pins
     from shadowrl.models import load_tokenizer
     from shadowrl.realtime.context import Deps
@@ -239,6 +240,7 @@ def deps_of(config: Config, simulate: bool) -> Deps:
         workspaces=workspaces_root(config),
         seed=config.seed,
         panel=panel_tasks(pool, rt.panel.tasks) if rt.panel is not None else [],
+        private_keys=private_keys(config),
     )
 
 
@@ -258,6 +260,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     import asyncio
 
     from shadowrl.realtime.cycle import run_cycles
+    from shadowrl.realtime.process import read_admin_token, run_admin_token
 
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request drowns progress
 
@@ -271,10 +274,15 @@ def run(args: argparse.Namespace, config: Config) -> int:
     root = run_dir / "realtime"
     root.mkdir(parents=True, exist_ok=True)
     config_file = root / "config.yaml"  # the server runs on exactly this config
-    config_file.write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
+    dumped = config.model_dump(mode="json")
+    dumped["realtime"]["admin_token"] = ""  # the secret stays in its 0600 file
+    config_file.write_text(yaml.safe_dump(dumped, sort_keys=False))
     url = traces_url(config)
+    token_file = run_admin_token(root, config.realtime.admin_token)
+    rt = config.realtime.model_copy(update={"admin_token": read_admin_token(token_file)})
+    config = config.model_copy(update={"realtime": rt})
     deps = deps_of(config, args.simulate_users)
-    argv = server_argv(config_file, url, run_dir, config.realtime.admin_token, deps.workspaces)
+    argv = server_argv(config_file, url, run_dir, token_file, deps.workspaces)
     if not write_plans(config, root, deps.panel) and args.plan:
         raise UsageError(
             "--plan sizes the panel and the planted preference: set realtime.panel or a "

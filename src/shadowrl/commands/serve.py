@@ -77,6 +77,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     cfg = serve_config(args, config)
     check_exposure(cfg, args.insecure)
     keys = open_keys(cfg, config)
+    cfg = cfg.model_copy(update={"admin_token": admin_token(cfg)})
     store = None if cfg.traces is None else open_trace_store(cfg.traces, cfg, config)
     try:
         serve(cfg, config, store, keys)
@@ -84,6 +85,22 @@ def run(args: argparse.Namespace, config: Config) -> int:
         if store is not None:
             store.close()  # commits what was acknowledged, then stops the writer
     return 0
+
+
+def admin_token(cfg: ServeConfig) -> str | None:
+    """`serve.admin_token`, or the content of `serve.admin_token_file`."""
+    if cfg.admin_token_file is None:
+        return cfg.admin_token
+    if cfg.admin_token is not None:
+        raise UsageError("give serve.admin_token or serve.admin_token_file, not both")
+    path = Path(cfg.admin_token_file).expanduser()
+    try:
+        token = path.read_text().strip()
+    except OSError as e:
+        raise UsageError(f"serve.admin_token_file: cannot read {path}: {e.strerror or e}") from e
+    if not token:
+        raise UsageError(f"serve.admin_token_file: {path} is empty")
+    return token
 
 
 def open_trace_store(traces: str, cfg: ServeConfig, config: Config) -> TraceStore:

@@ -7,7 +7,9 @@
 
 `training` rows are token-level trajectories in the demo store's JSON shape (prompt
 and generated ids, loss mask, logprobs, policy versions; see `serve/store/export.py`);
-`swebench` rows are predictions for agent sessions that produced a diff.
+`swebench` rows are predictions for agent sessions that produced a diff. Sessions of a
+private key of `serve.api_keys` are never exported (none is recorded; a store written
+before that held may still hold some).
 """
 
 from __future__ import annotations
@@ -69,9 +71,23 @@ def run(args: argparse.Namespace, config: Config) -> int:
             return list_command(engine, parse_since(args.since), args.limit)
         if args.traces_command == "show":
             return show_command(engine, args.id, args.tokens)
-        return export_command(engine, args.format, parse_since(args.since), args.out)
+        since = parse_since(args.since)
+        return export_command(engine, args.format, since, args.out, private_keys(config))
     finally:
         engine.dispose()
+
+
+def private_keys(config: Config) -> frozenset[str]:
+    """The private keys of `serve.api_keys` (none without a key file)."""
+    from shadowrl.commands.keys import key_file
+    from shadowrl.serve.auth import KeyFileError, private_key_ids
+
+    if config.serve.api_keys is None:
+        return frozenset()
+    try:
+        return private_key_ids(key_file(config))
+    except KeyFileError as e:
+        raise UsageError(str(e)) from e
 
 
 def list_command(engine: Any, since: datetime | None, limit: int) -> int:
@@ -135,10 +151,14 @@ def show_command(engine: Any, ident: str, tokens: bool) -> int:
     return 0
 
 
-def export_command(engine: Any, fmt: str, since: datetime | None, out: str | None) -> int:
+def export_command(
+    engine: Any, fmt: str, since: datetime | None, out: str | None, private: frozenset[str]
+) -> int:
+    """Write the store's sessions as rows; never one of a private key (`private`)."""
     from shadowrl.serve.store.export import export_swebench, export_training
 
-    rows = export_training(engine, since) if fmt == "training" else export_swebench(engine, since)
+    export = export_training if fmt == "training" else export_swebench
+    rows = export(engine, since, private)
     n = _write_jsonl(rows, out)
     where = out or "stdout"
     if n == 0 and fmt == "swebench":

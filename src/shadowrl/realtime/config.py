@@ -183,7 +183,10 @@ class RealtimeConfig(BaseModel):
         0.05, gt=0, lt=1, description="Level of the watch's one-sided tests (roll back below it)."
     )
     admin_token: str = Field(
-        "realtime-local", description="Bearer token of the server's /admin routes this loop uses."
+        "",
+        description="Bearer token of the /admin routes of the server this loop starts; empty: "
+        "a random one made on the run's first start and kept in <run_dir>/realtime/admin_token "
+        "(mode 0600). The server reads it from that file, never from its command line.",
     )
     port: int = Field(
         0, ge=0, le=65535, description="Port of the server it starts (0: a free one)."

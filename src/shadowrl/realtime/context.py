@@ -50,6 +50,7 @@ class Deps:
     seed: int = 0
     judge: Judge = tests_judge
     panel: list[Task] = field(default_factory=list)  # the panel's users (realtime.panel)
+    private_keys: frozenset[str] = frozenset()  # serve.api_keys' private keys: never collected
 
 
 @dataclass

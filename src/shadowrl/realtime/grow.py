@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -154,6 +154,7 @@ async def grow(
     spec: EpisodeSpec,
     since: datetime | None = None,
     on_found: Callable[[Found], None] | None = None,
+    exclude_keys: Collection[str] = (),
 ) -> tuple[Path | None, list[Found]]:
     """Append the validated candidates of failed sessions as the next version of the grown
     suite at `root` (its first version is `base`); the new file (None: nothing added)."""
@@ -165,7 +166,7 @@ async def grow(
     keys = {content_key(t): t.instance_id for t in grown}
     tests = {t.session_id: t for t in supplied}
     found: list[Found] = []
-    for view in iter_sessions(engine, since):
+    for view in iter_sessions(engine, since, exclude_keys):
         sid = view.session.id
         if sid in done or not failed([f.signal for f in view.feedback]):
             continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -89,6 +90,29 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+TOKEN_FILE = "admin_token"
+
+
+def run_admin_token(root: Path, given: str = "") -> Path:
+    """The file under `root` holding the run's admin token (mode 0600): `given`, else the one
+    a previous start of the run made, else a fresh random one. A file, so the token never
+    appears on a command line (`ps` shows those to every user)."""
+    path = root / TOKEN_FILE
+    if given or not path.exists():
+        token = given or secrets.token_urlsafe(32)
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{TOKEN_FILE}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(token + "\n")
+        os.replace(tmp, path)
+    return path
+
+
+def read_admin_token(path: Path) -> str:
+    return path.read_text().strip()
 
 
 def find_server(state: Path, admin_token: str) -> ServerProcess | None:

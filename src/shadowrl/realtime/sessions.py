@@ -14,7 +14,7 @@ schemas, so a served session and a rollout count a malformed call the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -99,9 +99,11 @@ def read_sessions(
     schemas: Sequence[dict[str, Any]],
     since: datetime | None = None,
     until: datetime | None = None,
+    exclude_keys: Collection[str] = (),
 ) -> Iterator[ProductionSession]:
-    """Every session created in [since, until] that made at least one request."""
-    for view in iter_sessions(engine, since):
+    """Every session created in [since, until] that made at least one request, none of a
+    key in `exclude_keys` (the private keys)."""
+    for view in iter_sessions(engine, since, exclude_keys):
         created = view.session.created_at
         if not view.requests or (since is not None and created < since):
             continue

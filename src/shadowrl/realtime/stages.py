@@ -52,8 +52,9 @@ def schemas(ctx: Ctx) -> list[dict[str, Any]]:
 def sessions_between(ctx: Ctx, since: str, until: str | None) -> list[ProductionSession]:
     end = None if until is None else datetime.fromisoformat(until)
     found = read_sessions(
-        ctx.store.engine, ctx.deps.tokenizer, schemas(ctx), datetime.fromisoformat(since), end
-    )
+        ctx.store.engine, ctx.deps.tokenizer, schemas(ctx), datetime.fromisoformat(since), end,
+        ctx.deps.private_keys,
+    )  # fmt: skip
     return list(found)
 
 

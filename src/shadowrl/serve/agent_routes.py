@@ -8,8 +8,9 @@
     POST /v1/agent/sessions/{id}/apply       write its changes into the real workspace
 
 Budgets may only lower the server's agent config (more is a 400). Every route takes
-the caller's identity from the `owner` dependency (None without auth): a session
-belongs to the key that created it, and another key's id is a 404. Without
+the caller from the `owner` dependency (the auth layer's `Caller`; anonymous without
+auth): a session belongs to the key that created it, another key's id is a 404, and a
+private key's session is run but never recorded (nor its follow-ups). Without
 `serve.workspaces_root` the API is off: every `/v1/agent/...` path is a 404 saying so.
 """
 
@@ -24,6 +25,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from shadowrl.serve.agent_sessions import BUDGETS, AgentSession, AgentSessions, Status
+from shadowrl.serve.auth import ANONYMOUS, Caller
 from shadowrl.serve.openai_api import APIError
 from shadowrl.serve.responses import EVENTS, ErrorResponse
 
@@ -124,9 +126,9 @@ def documented(status: int, model: type[BaseModel], streams: bool = False) -> di
     return {status: ok, **errors}
 
 
-def no_owner() -> str | None:
-    """The caller's identity without auth: everyone is the same (None)."""
-    return None
+def no_owner() -> Caller:
+    """The caller without auth: everyone is the same, anonymous and recorded."""
+    return ANONYMOUS
 
 
 def view(s: AgentSession, tokens: bool = False) -> dict[str, Any]:
@@ -162,13 +164,13 @@ def _checked_budgets(sessions: AgentSessions, budgets: Budgets | None) -> dict[s
     return asked
 
 
-def agent_router(sessions: AgentSessions, owner: Callable[..., str | None] = no_owner) -> APIRouter:
+def agent_router(sessions: AgentSessions, owner: Callable[..., Caller] = no_owner) -> APIRouter:
     """The routes above on `sessions`; `owner` is the auth layer's caller dependency."""
     r = APIRouter(prefix=PREFIX, tags=["agent"])
     Owner = Depends(owner)
 
     @r.post("", status_code=201, responses=documented(201, AgentSessionOut))
-    async def create(body: CreateSession, who: str | None = Owner) -> dict[str, Any]:
+    async def create(body: CreateSession, who: Caller = Owner) -> dict[str, Any]:
         budgets = _checked_budgets(sessions, body.budgets)
         s = await sessions.create(
             body.workspace, body.task, body.commit, budgets, who, body.task_id
@@ -179,7 +181,7 @@ def agent_router(sessions: AgentSessions, owner: Callable[..., str | None] = no_
     async def get(
         session_id: str,
         tokens: bool = Query(False, description="Include the token ids and loss mask."),
-        who: str | None = Owner,
+        who: Caller = Owner,
     ) -> dict[str, Any]:
         return view(sessions.get(session_id, who), tokens)
 
@@ -187,7 +189,7 @@ def agent_router(sessions: AgentSessions, owner: Callable[..., str | None] = no_
     async def events(
         session_id: str,
         after: int = Query(-1, ge=-1, description="Only events with a larger id."),
-        who: str | None = Owner,
+        who: Caller = Owner,
     ) -> StreamingResponse:
         s = sessions.get(session_id, who)
 
@@ -198,21 +200,19 @@ def agent_router(sessions: AgentSessions, owner: Callable[..., str | None] = no_
         return StreamingResponse(body(), media_type="text/event-stream")
 
     @r.post("/{session_id}/messages", status_code=202, responses=documented(202, AgentSessionOut))
-    async def message(
-        session_id: str, body: UserMessage, who: str | None = Owner
-    ) -> dict[str, Any]:
+    async def message(session_id: str, body: UserMessage, who: Caller = Owner) -> dict[str, Any]:
         s = sessions.get(session_id, who)
         await sessions.message(s, body.content)
         return view(s)
 
     @r.post("/{session_id}/cancel", responses=documented(200, AgentSessionOut))
-    async def cancel(session_id: str, who: str | None = Owner) -> dict[str, Any]:
+    async def cancel(session_id: str, who: Caller = Owner) -> dict[str, Any]:
         s = sessions.get(session_id, who)
         await sessions.cancel(s)
         return view(s)
 
     @r.post("/{session_id}/apply", responses=documented(200, Applied))
-    async def apply(session_id: str, who: str | None = Owner) -> dict[str, Any]:
+    async def apply(session_id: str, who: Caller = Owner) -> dict[str, Any]:
         s = sessions.get(session_id, who)
         return {"id": s.id, "applied": await sessions.apply(s), "workspace": str(s.snapshot.source)}
 

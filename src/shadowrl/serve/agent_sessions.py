@@ -17,7 +17,9 @@ With a trace store, a session is a `kind="agent"` session row; each model turn i
 request row (token-exact, chained by `parent_id`, so `shadowrl traces export` gives
 the episode's training segment) and each turn's calls and results a step row. The
 row's diff and info are updated when a run ends; feedback works on it as on any
-session. `owner` (an API key id) is kept for the auth layer: a key sees its own.
+session. `owner` (an API key id) is kept for the auth layer: a key sees its own. A
+private key's session has no writer: its turns, steps, follow-ups and end are served
+and never recorded, so no export or real-time cycle can ever read them.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from shadowrl.episode import EpisodeSpec
 from shadowrl.sandbox import create_sandbox
 from shadowrl.sandbox.base import Sandbox
 from shadowrl.serve import workspaces
+from shadowrl.serve.auth import ANONYMOUS, Caller
 from shadowrl.serve.openai_api import APIError
 from shadowrl.serve.store import NewSession, RequestRecord, SessionUpdate, StepRecord, TraceWriter
 from shadowrl.types import Generation, Policy, SamplingParams, Step
@@ -265,9 +268,9 @@ class AgentSessions:
             msg = f"{self.settings.max_sessions} agent sessions are running (serve.max_sessions)"
             raise APIError(429, msg + "; retry when one ends", None, "too_many_sessions")
 
-    def get(self, sid: str, owner: str | None = None) -> AgentSession:
+    def get(self, sid: str, caller: Caller = ANONYMOUS) -> AgentSession:
         s = self.sessions.get(sid)
-        if s is None or s.owner != owner:  # another key's session does not exist for it
+        if s is None or s.owner != caller.key_id:  # another key's session does not exist for it
             raise APIError(404, f"no agent session {sid!r}", "session_id", "not_found")
         return s
 
@@ -277,10 +280,12 @@ class AgentSessions:
         task: str,
         commit: str | None = None,
         budgets: dict[str, Any] | None = None,
-        owner: str | None = None,
+        caller: Caller = ANONYMOUS,
         task_id: str | None = None,
     ) -> AgentSession:
         self._room()
+        owner = caller.key_id
+        writer = None if caller.private else self.writer  # private: served, never recorded
         config = self.settings.spec.agent.model_copy(update=budgets or {})
         sid = f"agent-{uuid.uuid4().hex}"
         base = self.settings.snapshots_dir
@@ -295,7 +300,7 @@ class AgentSessions:
         sb = self.settings.spec.sandbox
         sandbox = await asyncio.to_thread(create_sandbox, snap.copy, sb.backend, sb.limits)
         session = AgentSession(
-            sid, task, snap, sandbox, config, self.writer, owner, self.model, self.checkpoint()
+            sid, task, snap, sandbox, config, writer, owner, self.model, self.checkpoint()
         )
         self._room()  # the snapshot took a while: check again, nothing awaited after this
         self.sessions[sid] = session
@@ -303,8 +308,8 @@ class AgentSessions:
         row = NewSession(
             sid, "agent", owner, "running", task, task_id, snap.label, session.checkpoint, info
         )
-        if self.writer is not None:  # committed first: feedback may name it at once
-            await self.writer.write(row)
+        if writer is not None:  # committed first: feedback may name it at once
+            await writer.write(row)
         session.start(task, self.policy, self.tokenizer)
         return session
 

@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException
 from shadowrl.serve import responses as docs
 from shadowrl.serve.agent_routes import agent_off_router, agent_router
 from shadowrl.serve.agent_sessions import AgentSessions, AgentSettings
-from shadowrl.serve.auth import Auth, CallerDep, KeyRing, request_key_id
+from shadowrl.serve.auth import Auth, CallerDep, KeyRing, request_caller
 from shadowrl.serve.disconnect import unless_disconnected
 from shadowrl.serve.feedback import (
     FeedbackIn,
@@ -104,7 +104,7 @@ def create_app(
         ckpt = lambda: None if recorder is None else recorder.checkpoint  # noqa: E731
         sessions = AgentSessions(agent, lambda: srv.policy, tokenizer, model_name, traces, ckpt)
     app.include_router(
-        agent_off_router() if sessions is None else agent_router(sessions, owner=request_key_id)
+        agent_off_router() if sessions is None else agent_router(sessions, owner=request_caller)
     )
 
     @app.exception_handler(APIError)

@@ -96,6 +96,11 @@ def read_keys(path: Path) -> list[StoredKey]:
         raise KeyFileError(f"{path}: expected {{'keys': [{{id, name, sha256, ...}}]}}") from e
 
 
+def private_key_ids(path: Path) -> frozenset[str]:
+    """The ids of `path`'s private keys: what exports and real-time cycles leave out."""
+    return frozenset(k.id for k in read_keys(path) if k.private)
+
+
 def write_keys(path: Path, keys: list[StoredKey]) -> None:
     """Replace the file atomically (a reader never sees half of it), readable by owner only."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -229,8 +234,3 @@ def request_caller(request: Request) -> Caller:
 
 # what a route handler (the server's, an agent router's) declares to know its caller
 CallerDep = Annotated[Caller, Depends(request_caller)]
-
-
-def request_key_id(request: Request) -> str | None:
-    """The caller's key id (None: keys off, or the admin token): an `owner` dependency."""
-    return request_caller(request).key_id

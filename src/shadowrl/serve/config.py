@@ -20,7 +20,13 @@ class ServeConfig(BaseModel):
     )
     admin_token: str | None = Field(
         default=None,
-        description="Bearer token required by /admin/* (load weights); None: admin is refused.",
+        description="Bearer token required by /admin/* (load weights); None: admin is refused "
+        "(unless admin_token_file is set). On a command line `ps` shows it: prefer the file.",
+    )
+    admin_token_file: str | None = Field(
+        default=None,
+        description="A file whose content (stripped) is the admin token: keeps it off the "
+        "command line. Give this or admin_token, not both.",
     )
     api_keys: str | None = Field(
         default=None,

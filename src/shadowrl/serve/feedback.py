@@ -98,7 +98,11 @@ async def give_feedback(
     writer: TraceWriter, body: FeedbackIn, key: str | None, caller: Caller = ANONYMOUS
 ) -> dict[str, Any]:
     """Store one signal (once per idempotency key) and return the stored row; a session
-    that is not the caller's is a 404, as if it did not exist."""
+    that is not the caller's is a 404, as if it did not exist. A private key has nothing
+    recorded to rate, and its feedback is never stored (404)."""
+    if caller.private:
+        msg = "a private API key's traffic is never recorded, so there is nothing to rate"
+        raise APIError(404, msg, "response_id" if body.response_id else "session_id", "not_found")
     if key is not None and not 0 < len(key) <= IDEMPOTENCY_KEY_MAX:
         msg = f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters"
         raise APIError(400, msg, "Idempotency-Key")

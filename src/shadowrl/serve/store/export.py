@@ -19,7 +19,7 @@ harness reads); the instance id is the session's `task_id`, else its id.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -93,8 +93,10 @@ def training_rows(view: SessionView) -> Iterator[dict[str, Any]]:
         }
 
 
-def export_training(engine: Engine, since: datetime | None = None) -> Iterator[dict[str, Any]]:
-    for view in iter_sessions(engine, since):
+def export_training(
+    engine: Engine, since: datetime | None = None, exclude_keys: Collection[str] = ()
+) -> Iterator[dict[str, Any]]:
+    for view in iter_sessions(engine, since, exclude_keys):
         yield from training_rows(view)
 
 
@@ -110,7 +112,9 @@ def swebench_row(view: SessionView) -> dict[str, Any] | None:
     }
 
 
-def export_swebench(engine: Engine, since: datetime | None = None) -> Iterator[dict[str, Any]]:
-    for view in iter_sessions(engine, since):
+def export_swebench(
+    engine: Engine, since: datetime | None = None, exclude_keys: Collection[str] = ()
+) -> Iterator[dict[str, Any]]:
+    for view in iter_sessions(engine, since, exclude_keys):
         if (row := swebench_row(view)) is not None:
             yield row

@@ -9,7 +9,7 @@ transactions should make impossible and a test checks after a `kill -9`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -215,11 +215,18 @@ def _session_requests(sid: str) -> Any:
     )
 
 
-def iter_sessions(engine: Engine, since: datetime | None = None) -> Iterator[SessionView]:
-    """Every session updated at or after `since`, oldest first, one at a time."""
+def iter_sessions(
+    engine: Engine, since: datetime | None = None, exclude_keys: Collection[str] = ()
+) -> Iterator[SessionView]:
+    """Every session updated at or after `since`, oldest first, one at a time; none that
+    belongs to a key in `exclude_keys` (private keys: their traffic is never recorded, but
+    a store written before that held may have some)."""
     stmt = select(TraceSession.id).order_by(TraceSession.updated_at, TraceSession.id)
     if since is not None:
         stmt = stmt.where(TraceSession.updated_at >= since)
+    if exclude_keys:
+        kept = TraceSession.api_key_id.is_(None) | TraceSession.api_key_id.not_in(exclude_keys)
+        stmt = stmt.where(kept)
     with engine.connect() as conn:
         ids = list(conn.scalars(stmt))
     for sid in ids:
