@@ -15,7 +15,6 @@ import contextlib
 import copy
 import json
 import logging
-import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
@@ -27,9 +26,10 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from shadowrl.atomic import write_json
 from shadowrl.episode import EpisodeSpec
+from shadowrl.inference.build import build_engine
 from shadowrl.inference.config import EngineConfig
-from shadowrl.inference.engine import Engine
 from shadowrl.metrics import MetricsLogger
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
@@ -117,13 +117,13 @@ def local_services(
     )
     store.publish(trainer.state_dict(), trainer.version)
     policy = copy.deepcopy(trainer.model).eval()
-    served = copy.deepcopy(trainer.mtp.heads) if trainer.mtp is not None else None
+    served = trainer.mtp.heads if trainer.mtp is not None else None  # the builder copies them
     # with warm pools, each task's root and pool outlive its groups (`rl/roots.py`)
     roots = SandboxRoots(spec) if spec.sandbox.pool.enabled else None
     with (
         closing(trainer),  # stops the other data-parallel ranks, if any
-        Engine(
-            policy, tokenizer, engine_config, version=trainer.version, seed=seed, heads=served
+        build_engine(
+            policy, tokenizer, engine_config, heads=served, version=trainer.version, seed=seed
         ) as engine,
         closing(roots) if roots is not None else contextlib.nullcontext(),
     ):
@@ -181,8 +181,9 @@ async def run_rl(
     `ray` runs the services as actors on a Ray cluster (`rl/cluster/`), the loop staying
     here; a lost trainer restarts from the last checkpoint up to `ray.trainer_restarts`
     times. `rollout` replaces the episodes (recorded groups replayed, to compare backends).
-    `heads`: MTP draft heads of `model`, re-distilled as the policy trains (`train.mtp`;
-    local backend only); a resumed run takes those saved with its checkpoint.
+    `heads`: MTP draft heads of `model`, re-distilled as the policy trains (`train.mtp`)
+    and served by the engines, on either backend; a resumed run takes those saved with its
+    checkpoint.
     `model_path` (the base model's) goes into the records of `train.save_rollouts`.
     """
     # every running tool call and sandbox operation holds a worker thread: size the
@@ -204,7 +205,7 @@ async def run_rl(
 
             services = ray_services(
                 model, tokenizer, tasks, run_dir, ray, ckpt=ckpt,
-                train=train, engine_config=engine_config, spec=spec, seed=seed,
+                train=train, engine_config=engine_config, spec=spec, seed=seed, heads=heads,
             )  # fmt: skip
         try:
             with services as s:
@@ -307,6 +308,5 @@ def _resume_point(run_dir: Path) -> tuple[int, Path | None]:
 
 
 def _save_loop_state(run_dir: Path, step: int, ckpt: Path) -> None:
-    tmp = run_dir / f".{LOOP_STATE}.tmp"
-    tmp.write_text(json.dumps({"step": step, "checkpoint": ckpt.name}))
-    os.replace(tmp, run_dir / LOOP_STATE)  # atomic: a crash leaves the previous state
+    # atomic: a crash leaves the previous state
+    write_json(run_dir / LOOP_STATE, {"step": step, "checkpoint": ckpt.name}, indent=None)

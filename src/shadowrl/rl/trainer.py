@@ -343,9 +343,9 @@ class Trainer:
         **kw: Any,
     ) -> Trainer:
         """Rebuild model and trainer from a checkpoint written by `save`."""
-        from transformers import AutoModelForCausalLM
+        from shadowrl.models import load_checkpoint
 
-        model = AutoModelForCausalLM.from_pretrained(ckpt, dtype=DTYPES[cfg.dtype])
+        model = load_checkpoint(ckpt, cfg.dtype)
         kw.setdefault("heads", starting_heads(cfg.mtp, ckpt, resumed=True))  # saved with it
         trainer = cls(model, cfg, objective=objective, **kw)
         trainer.load_state(ckpt)

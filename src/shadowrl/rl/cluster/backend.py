@@ -104,15 +104,18 @@ def actor_class(
 
 def start_engines(
     prefix: str, cfg: RayConfig, model_ref: Any, tok_ref: Any, engine_config: EngineConfig,
-    seed: int, train: TrainConfig | None = None, url: str | None = None,
+    seed: int, train: TrainConfig | None = None, url: str | None = None, heads_ref: Any = None,
 ) -> list[Any]:  # fmt: skip
-    """`cfg.engines` engine actors serving `model_ref` (following the store at `url`, if any)."""
+    """`cfg.engines` engine actors serving `model_ref` (following the store at `url`, if any),
+    with the MTP heads `heads_ref` (None: by `inference/build.py`'s rule)."""
     restarts = dict(max_restarts=cfg.actor_restarts, max_task_retries=0)
     return [
         actor_class(
             EngineActor, prefix, f"engine-{i}", cfg.engine_cpus, cfg.engine_gpus,
             cfg.engine_resources, max_concurrency=1000, **restarts,
-        ).remote(model_ref, tok_ref, engine_config, train, url, seed + i, cfg.torch_threads)
+        ).remote(
+            model_ref, tok_ref, engine_config, train, url, seed + i, cfg.torch_threads, heads_ref
+        )
         for i in range(cfg.engines)
     ]  # fmt: skip
 
@@ -146,10 +149,12 @@ def ray_services(
     engine_config: EngineConfig,
     spec: EpisodeSpec,
     seed: int,
+    heads: Any = None,
 ) -> Iterator[Services]:
     """The trainer, `cfg.engines` engines and a pool of environment workers (`cfg.env_workers`,
     or elastic between `cfg.elastic.min_workers` and `max_workers`) as actors, behind the
-    orchestrator's interfaces; every actor is killed on exit."""
+    orchestrator's interfaces; every actor is killed on exit. `heads` (MTP) as in
+    `local_services`: the trainer re-distils them, the engines serve them."""
     import ray
 
     connect(cfg)
@@ -163,18 +168,24 @@ def ray_services(
         # start from `model_ref`, and an actor Ray restarts is built again from these very
         # arguments (ones Ray put itself are freed after the first construction).
         model_ref, tok_ref = ray.put(model), ray.put(tokenizer)
+        # the trainer keeps heads only when it re-distils them (`Trainer.mtp`), and the
+        # engines serve exactly those: what the in-process backend does
+        heads_ref = ray.put(heads if heads is not None and train.mtp.every else None)
         trainer_actor = actor_class(
             TrainerActor, prefix, "trainer", cfg.trainer_cpus, cfg.trainer_gpus,
             cfg.trainer_resources,
         ).remote(
-            model_ref, tok_ref, str(ckpt) if ckpt else None, train, url, dtype, cfg.torch_threads
+            model_ref, tok_ref, str(ckpt) if ckpt else None, train, url, dtype, cfg.torch_threads,
+            heads_ref,
         )  # fmt: skip
         started.append(trainer_actor)
         trainer = RemoteTrainer(trainer_actor)
         _drop_versions_after(url, trainer.version)  # a lost trainer's future: engines load latest
         publisher = RemotePublisher(trainer)
         publisher.publish(WeightsAt(trainer.version), trainer.version)  # the engines' start
-        engines = start_engines(prefix, cfg, model_ref, tok_ref, engine_config, seed, train, url)
+        engines = start_engines(
+            prefix, cfg, model_ref, tok_ref, engine_config, seed, train, url, heads_ref
+        )
         started += engines
         pool = start_env_pool(prefix, cfg, engines, tok_ref, spec)
         pools.append(pool)
