@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 
 # old top-level key -> new one; loading an old file warns instead of failing
 RENAMED = {"loop": "orchestrator"}
+# files a config file names relative to run_dir; on the command line, relative to the
+# directory the command runs in (where the user typed the path)
+RUN_DIR_FILES = (("serve", "api_keys"), ("serve", "traces"))
 
 
 class Config(BaseModel):
@@ -150,6 +153,18 @@ def parse_overrides(args: Iterable[str]) -> dict[str, Any]:
     return tree
 
 
+def _from_cwd(tree: dict[str, Any]) -> dict[str, Any]:
+    """`tree` (the command line's overrides) with its relative `RUN_DIR_FILES` made
+    absolute against the working directory."""
+    for section, key in RUN_DIR_FILES:
+        node = tree.get(section)
+        value = node.get(key) if isinstance(node, dict) else None
+        relative = isinstance(value, str) and "://" not in value
+        if relative and value and not Path(value).expanduser().is_absolute():
+            node[key] = str(Path.cwd() / value)  # type: ignore[index]
+    return tree
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text()) or {}
@@ -171,7 +186,7 @@ def load_config(paths: Iterable[str | Path] = (), overrides: Iterable[str] = ())
     tree: dict[str, Any] = {}
     for path in paths:
         tree = _merge(tree, _read_yaml(Path(path)))
-    tree = _merge(tree, _renamed(parse_overrides(overrides), "command line"))
+    tree = _merge(tree, _from_cwd(_renamed(parse_overrides(overrides), "command line")))
     return Config.model_validate(tree)
 
 
