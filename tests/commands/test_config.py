@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from shadowrl.commands.config import Config, load_config, parse_overrides
+from shadowrl.commands.main import main
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -33,9 +34,22 @@ def test_yaml_files_merge_left_to_right(tmp_path):
     assert (cfg.train.lr, cfg.train.steps) == (0.2, 4)
 
 
-def test_default_yaml_documents_the_embedded_defaults():
-    # configs/default.yaml must say exactly what `shadowrl train` does with no config
+def test_default_yaml_is_every_field_at_its_default(capsys: pytest.CaptureFixture[str]):
+    # configs/default.yaml is `shadowrl config`'s output: every field, and it loads to
+    # exactly what a command does with no config (after a change: regenerate it)
+    assert main(["config"]) == 0
+    assert (CONFIGS / "default.yaml").read_text() == capsys.readouterr().out, (
+        "configs/default.yaml is stale: shadowrl config > configs/default.yaml"
+    )
     assert load_config([CONFIGS / "default.yaml"]) == Config()
+
+
+def test_config_prints_what_a_run_reads(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    assert main(["config", "--train.steps=2", "--serve.traces=null"]) == 0
+    (tmp_path / "c.yaml").write_text(capsys.readouterr().out)
+    assert load_config([tmp_path / "c.yaml"]) == load_config(
+        [], ["--train.steps=2", "--serve.traces=null"]
+    )
 
 
 def test_every_config_ships_valid():

@@ -11,7 +11,8 @@ from shadowrl.models import tiny_config
 from shadowrl.rl.batch import build_rl_batch
 from shadowrl.rl.checkpoint import latest_checkpoint
 from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.sft import run_sft, sft_loss
+from shadowrl.rl.loss import sft_loss
+from shadowrl.rl.sft import run_sft
 from shadowrl.rl.trainer import Trainer, token_logprobs
 from shadowrl.types import Segment, Trajectory
 

@@ -6,9 +6,12 @@
     smollm2 | tiny | <HF dir> | <file.gguf>
                                 weights loaded here and served by the batched engine
 
-Every command opens policies here and nowhere else; below `commands`, `rl` and `eval`
-receive a `PolicyFactory` and never know which kind they got. A model is loaded once
-and shared by every episode, so the engine batches them together.
+Every command that takes a policy name (`run --model`, `eval --policy`, `replay --model`,
+`serve`'s `model.path`, the real-time loop's evals) opens it here; below `commands`,
+`rl` and `eval` receive a `PolicyFactory` and never know which kind they got. (The
+commands that train, `train`, `sft`, `mtp distill` and `realtime`, load the weights they
+train with `models.load_model`; every engine is built by `inference/build.py`.) A model
+is loaded once and shared by every episode, so the engine batches them together.
 """
 
 from __future__ import annotations

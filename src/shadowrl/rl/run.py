@@ -15,10 +15,9 @@ import contextlib
 import copy
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +40,14 @@ from shadowrl.rl.orchestrator import (
     RolloutFn,
     TaskSampler,
     TrainerLost,
-    WeightPublisher,
 )
 from shadowrl.rl.rollout import Group, rollout_group
 from shadowrl.rl.rollout_records import ROLLOUTS_DIR, RolloutRecorder
 from shadowrl.rl.roots import SandboxRoots
+from shadowrl.rl.services import Services
 from shadowrl.rl.trainer import Trainer
 from shadowrl.rl.weights import WeightStore
 from shadowrl.tasks import PreparedTask, Task
-from shadowrl.types import WeightSink
 
 log = logging.getLogger(__name__)
 
@@ -70,23 +68,6 @@ def _progress_table(step: int, total: int, m: dict[str, Any]) -> Table:
         if key in m:
             table.add_row(key, fmt.format(m[key]))
     return table
-
-
-@dataclass
-class Services:
-    """The boxes the orchestrator drives: objects in this process or Ray actor proxies.
-
-    `trainer` is a `TrainerService` that also checkpoints (`save`, `step_count`);
-    `extra_metrics` adds backend numbers to each step's record; `final_model` gives the
-    trained policy back as a model in this process.
-    """
-
-    trainer: Any
-    store: WeightPublisher
-    engine: WeightSink
-    rollout: RolloutFn
-    extra_metrics: Callable[[], dict[str, Any]]
-    final_model: Callable[[], Any]
 
 
 @contextmanager

@@ -26,6 +26,7 @@ import torch
 from torch import Tensor
 
 from shadowrl.inference.mtp import MTPHeads, save_heads
+from shadowrl.models import load_checkpoint
 from shadowrl.rl.batch import MicroBatch, TrainBatch, build_rl_batch
 from shadowrl.rl.checkpoint import (
     TrainerState,
@@ -35,9 +36,8 @@ from shadowrl.rl.checkpoint import (
 )
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.dp import Leader, Ranks, ShardedPublisher
-from shadowrl.rl.loss import LossStats, linear_token_logprobs, policy_loss
+from shadowrl.rl.loss import LossStats, linear_token_logprobs, policy_loss, sft_loss, sft_stats
 from shadowrl.rl.mtp_rl import HeadsTrainer, starting_heads
-from shadowrl.rl.sft import sft_loss, sft_stats
 from shadowrl.rl.weights import WeightStore
 from shadowrl.types import Trajectory
 
@@ -176,7 +176,7 @@ class Trainer:
         self.cfg = cfg
         self.model = model.to(DTYPES[cfg.dtype])
         if ranks is None and cfg.world_size > 1:
-            ranks = Leader.start(self.model, cfg, objective)
+            ranks = Leader.start(self.model, cfg, objective, type(self))
         self.ranks = ranks
         if ranks is not None:
             ranks.sync_params(self.model)
@@ -343,8 +343,6 @@ class Trainer:
         **kw: Any,
     ) -> Trainer:
         """Rebuild model and trainer from a checkpoint written by `save`."""
-        from shadowrl.models import load_checkpoint
-
         model = load_checkpoint(ckpt, cfg.dtype)
         kw.setdefault("heads", starting_heads(cfg.mtp, ckpt, resumed=True))  # saved with it
         trainer = cls(model, cfg, objective=objective, **kw)

@@ -7,7 +7,7 @@
       │   in one process)                  ▲ generate(prompt ids)
       └─ rollout(task) ── episode ──► EnvWorker × M: own root sandboxes, forks, verifier
 
-`ray_services` yields a `run.Services` of proxies (`proxies.py`) and kills every
+`ray_services` yields a `services.Services` of proxies (`proxies.py`) and kills every
 actor it started on the way out. Actors are named `shadowrl-<run>-j<job>-<role>` in
 the `shadowrl` namespace, so `cluster_actors()` (and a test that kills one) can find
 a run's actors, and a rerun after a killed driver never collides with the dying ones.
@@ -35,7 +35,7 @@ from shadowrl.rl.cluster.proxies import (
 )
 from shadowrl.rl.cluster.workers import WorkerPool
 from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.run import Services
+from shadowrl.rl.services import Services
 from shadowrl.tasks import PreparedTask, Task
 
 log = logging.getLogger(__name__)
