@@ -40,7 +40,7 @@ def test_ray_engines_serve_the_trainers_mtp_heads_as_local_ones_do(ray_cluster, 
     torch.set_num_threads(1)
     model, tok = tiny_model(seed=3)
     heads = for_model(model, K, vocab=512)
-    train = TrainConfig(**TRAIN, mtp=RLDistillConfig(every=1, steps=2))
+    train = TrainConfig.model_validate({**TRAIN, "mtp": RLDistillConfig(every=1, steps=2)})
     engine = ENGINE.model_copy(update={"speculative": SpeculativeConfig(k=K, auto=False)})
     fresh = {k: v.clone() for k, v in heads.state_dict().items()}
     kw = dict(train=train, engine_config=engine, spec=EpisodeSpec(), seed=0)

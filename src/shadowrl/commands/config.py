@@ -26,7 +26,7 @@ from shadowrl.models import ModelConfig
 from shadowrl.pipeline.config import PipelineConfig, TrainRun
 from shadowrl.realtime.config import RealtimeConfig
 from shadowrl.rl.cluster.config import RayConfig
-from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.config import MOVED, TrainConfig
 from shadowrl.rl.mtp_config import DistillConfig
 from shadowrl.rl.orchestrator import OrchestratorConfig
 from shadowrl.sandbox.base import SandboxConfig
@@ -36,8 +36,8 @@ from shadowrl.tasks.config import TasksConfig
 
 log = logging.getLogger(__name__)
 
-# old top-level key -> new one; loading an old file warns instead of failing
-RENAMED = {"loop": "orchestrator"}
+# old key -> new one (dotted paths); loading an old file warns instead of failing
+RENAMED = {"loop": "orchestrator", **{f"train.{a}": f"train.{b}" for a, b in MOVED.items()}}
 # files a config file names relative to run_dir; on the command line, relative to the
 # directory the command runs in (where the user typed the path)
 RUN_DIR_FILES = (("serve", "api_keys"), ("serve", "traces"))
@@ -128,13 +128,27 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _section(tree: dict[str, Any], dotted: str) -> tuple[dict[str, Any] | None, str]:
+    """The mapping that holds `dotted`'s last key (None if a section on the way is
+    missing or not a mapping), and that key."""
+    *path, key = dotted.split(".")
+    node: Any = tree
+    for part in path:
+        node = node.get(part) if isinstance(node, dict) else None
+    return (node if isinstance(node, dict) else None), key
+
+
 def _renamed(tree: dict[str, Any], where: str) -> dict[str, Any]:
+    """`tree` with every key of `RENAMED` moved to its new name, each with a warning."""
     for old, new in RENAMED.items():
-        if old in tree:
-            if new in tree:
-                raise UsageError(f"{where}: both {old!r} and its new name {new!r} are set")
-            log.warning("%s: config key %r is now %r; please rename it", where, old, new)
-            tree = {**{k: v for k, v in tree.items() if k != old}, new: tree[old]}
+        node, key = _section(tree, old)
+        if node is None or key not in node:
+            continue
+        target, new_key = _section(tree, new)
+        if target is not None and new_key in target:
+            raise UsageError(f"{where}: both {old!r} and its new name {new!r} are set")
+        log.warning("%s: config key %r is now %r; please rename it", where, old, new)
+        _set_path(tree, new, node.pop(key))
     return tree
 
 

@@ -181,8 +181,8 @@ def sft_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
         run_sft(
             trainer,
             demos,
-            epochs=run.train.sft_epochs,
-            batch_tokens=run.train.sft_batch_tokens,
+            epochs=run.train.sft.epochs,
+            batch_tokens=run.train.sft.batch_tokens,
             on_step=lambda m: metrics.log("sft", trainer.step_count, m),
         )
     trainer.save(run.run_dir / "sft", tokenizer)

@@ -89,10 +89,10 @@ def local_services(
     # on N data-parallel ranks, each rank writes the shards it owns
     store = trainer.publisher(
         WeightStore(
-            train.weights_url or str(run_dir / "weights"),
-            full_every=train.full_every,
-            shard_bytes=train.shard_bytes,
-            zstd_level=train.zstd_level,
+            train.weights.url or str(run_dir / "weights"),
+            full_every=train.weights.full_every,
+            shard_bytes=train.weights.shard_bytes,
+            zstd_level=train.weights.zstd_level,
             dtype=None if engine_config.dtype == "auto" else engine_config.dtype,
         )
     )
@@ -192,7 +192,7 @@ async def run_rl(
             with services as s:
                 keep = None
                 if train.save_rollouts:
-                    url = train.weights_url or str(run_dir / "weights")
+                    url = train.weights.url or str(run_dir / "weights")
                     keep = RolloutRecorder(run_dir / ROLLOUTS_DIR, spec, model_path, url)
                 await _train(
                     s, tokenizer, tasks, run_dir, start, train, orchestrator, seed, rollout, keep

@@ -31,8 +31,8 @@ def run_sft(
     batches = build_sft_batches(
         demonstrations,
         batch_tokens=batch_tokens,
-        microbatch_tokens=cfg.microbatch_tokens,
-        pad_to_multiple=cfg.pad_to_multiple,
+        microbatch_tokens=cfg.batch.microbatch_tokens,
+        pad_to_multiple=cfg.batch.pad_to_multiple,
     )
     history = []
     for epoch in range(epochs):

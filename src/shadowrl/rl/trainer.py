@@ -56,9 +56,9 @@ def rl_objective(
         mb.advantages,
         mb.loss_mask,
         token_budget=budget,
-        is_clip=cfg.is_clip,
+        is_clip=cfg.loss.is_clip,
         ref_logprobs=ref,
-        kl_coef=cfg.kl_coef,
+        kl_coef=cfg.loss.kl_coef,
     )
 
 
@@ -169,7 +169,7 @@ class Trainer:
         """`ranks`: set only on ranks 1..N-1 by `dp.py`; rank 0 spawns them itself when
         `cfg.world_size > 1`. `heads`: MTP draft heads, re-distilled after policy updates
         (`cfg.mtp`, `mtp_rl.py`) and published with the weights."""
-        if cfg.kl_coef > 0 and objective == "rl" and ref_model is None:
+        if cfg.loss.kl_coef > 0 and objective == "rl" and ref_model is None:
             raise ValueError("kl_coef > 0 needs a ref_model")
         if cfg.world_size > 1 and ref_model is not None:
             raise ValueError("train.world_size > 1 does not support a reference model yet")
@@ -186,13 +186,13 @@ class Trainer:
         self.params = [p for p in model.parameters() if p.requires_grad]
         if cfg.activation_checkpointing:
             enable_checkpointing(model)
-        lr = cfg.sft_lr if objective == "sft" else cfg.lr
+        lr = cfg.sft.lr if objective == "sft" else cfg.optimizer.lr
         self.optimizer = torch.optim.AdamW(
             self.params,
             lr=lr,
-            betas=cfg.betas,
-            eps=cfg.eps,
-            weight_decay=cfg.weight_decay,
+            betas=cfg.optimizer.betas,
+            eps=cfg.optimizer.eps,
+            weight_decay=cfg.optimizer.weight_decay,
             fused=True,  # one kernel over all tensors: ~5x faster than the per-tensor loop on CPU
         )
         self.mtp = HeadsTrainer(heads, cfg.mtp, cfg.seed) if heads and cfg.mtp.every else None
@@ -248,11 +248,11 @@ class Trainer:
         batch = build_rl_batch(
             groups,
             trainer_version=self.version,
-            max_staleness=self.cfg.max_staleness,
-            microbatch_tokens=self.cfg.microbatch_tokens,
-            token_budget=self.cfg.token_budget,
-            keep_zero_advantage=self.cfg.kl_coef > 0,
-            pad_to_multiple=self.cfg.pad_to_multiple,
+            max_staleness=self.cfg.batch.max_staleness,
+            microbatch_tokens=self.cfg.batch.microbatch_tokens,
+            token_budget=self.cfg.batch.token_budget,
+            keep_zero_advantage=self.cfg.loss.kl_coef > 0,
+            pad_to_multiple=self.cfg.batch.pad_to_multiple,
         )
         return self.step(batch)
 
@@ -282,7 +282,7 @@ class Trainer:
             self.ranks = None
 
     def _ref_logprobs(self, mb: MicroBatch) -> Tensor | None:
-        if self.ref_model is None or self.cfg.kl_coef == 0:
+        if self.ref_model is None or self.cfg.loss.kl_coef == 0:
             return None
         with torch.inference_mode():
             return token_logprobs(
@@ -293,7 +293,7 @@ class Trainer:
         grads = [p for p in self.params if p.grad is not None]
         if not grads:
             return 0.0
-        max_norm = self.cfg.grad_clip if self.cfg.grad_clip > 0 else math.inf
+        max_norm = self.cfg.optimizer.grad_clip or math.inf
         return float(torch.nn.utils.clip_grad_norm_(grads, max_norm))
 
     # -- checkpoints -------------------------------------------------------------

@@ -51,9 +51,9 @@ def weight_store(url: str, train: TrainConfig, dtype: str | None) -> WeightStore
     """The store as both backends open it (trainer side publishes, engines fetch)."""
     return WeightStore(
         url,
-        full_every=train.full_every,
-        shard_bytes=train.shard_bytes,
-        zstd_level=train.zstd_level,
+        full_every=train.weights.full_every,
+        shard_bytes=train.weights.shard_bytes,
+        zstd_level=train.weights.zstd_level,
         dtype=dtype,
     )
 

@@ -159,7 +159,7 @@ def ray_services(
 
     connect(cfg)
     prefix = f"shadowrl-{run_id(run_dir)}-j{ray.get_runtime_context().get_job_id()}"
-    url = train.weights_url or str(run_dir / "weights")
+    url = train.weights.url or str(run_dir / "weights")
     dtype = None if engine_config.dtype == "auto" else engine_config.dtype
     started: list[Any] = []
     pools: list[WorkerPool] = []
