@@ -19,7 +19,13 @@ from shadowrl.rl.mtp_config import RLDistillConfig
 from shadowrl.rl.run import local_services
 from shadowrl.rl.weights import WeightStore
 
-from .test_ray_backend import ENGINE, TRAIN, ray_config, recorded_groups
+from .test_ray_backend import (  # its autouse check too: every node on loopback
+    ENGINE,
+    TRAIN,
+    _node_addresses_are_loopback,  # noqa: F401
+    ray_config,
+    recorded_groups,
+)
 
 K = 3
 
