@@ -230,8 +230,8 @@ async def run_mode(mode: Mode, s: Settings, tokenizer: Any, workspace: Path) -> 
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers))
     tcfg = TrainConfig.model_validate(
         {"steps": s.steps, "group_size": s.group_size, "groups_per_step": s.groups_per_step,
-         "max_staleness": s.max_staleness, "lr": s.lr, "microbatch_tokens": s.microbatch_tokens,
-         "seed": s.seed}
+         "batch": {"max_staleness": s.max_staleness, "microbatch_tokens": s.microbatch_tokens},
+         "optimizer": {"lr": s.lr}, "seed": s.seed}
     )  # fmt: skip
     trainer = RecordingTrainer(Trainer(tiny_model(s.seed)[0], tcfg))
     engine = Engine(tiny_model(s.seed)[0])

@@ -134,8 +134,9 @@ def shadowrl_steps(s: Settings) -> Generator[dict[str, float]]:
     trainer = Trainer(
         model,
         TrainConfig.model_validate(
-            {"lr": s.lr, "seed": s.seed, "max_staleness": 0, "microbatch_tokens": 1 << 20,
-             "token_budget": n * s.max_completion_length, "betas": (0.9, 0.99),
+            {"optimizer": {"lr": s.lr, "betas": (0.9, 0.99)}, "seed": s.seed,
+             "batch": {"max_staleness": 0, "microbatch_tokens": 1 << 20,
+                       "token_budget": n * s.max_completion_length},
              "activation_checkpointing": False}  # short rows; TRL does not checkpoint either
         ),
     )  # fmt: skip
@@ -236,9 +237,9 @@ def train_every_row(trainer: Any, groups: list[list[Any]]) -> dict[str, float]:
 
     cfg = trainer.cfg
     batch = build_rl_batch(
-        groups, trainer_version=trainer.version, max_staleness=cfg.max_staleness,
-        microbatch_tokens=cfg.microbatch_tokens, token_budget=cfg.token_budget,
-        keep_zero_advantage=True, pad_to_multiple=cfg.pad_to_multiple,
+        groups, trainer_version=trainer.version, max_staleness=cfg.batch.max_staleness,
+        microbatch_tokens=cfg.batch.microbatch_tokens, token_budget=cfg.batch.token_budget,
+        keep_zero_advantage=True, pad_to_multiple=cfg.batch.pad_to_multiple,
     )  # fmt: skip
     return dict(trainer.step(batch))
 

@@ -78,7 +78,9 @@ def main() -> int:
     model, tok = load_model(ModelConfig(path=args.model, dtype="float32"))
     sync_dtype = getattr(torch, args.sync_dtype)
     serving = copy.deepcopy(model).to(sync_dtype).eval()
-    cfg = TrainConfig.model_validate({"sft_lr": 1e-6, "lr": 1e-6, "microbatch_tokens": 4096})
+    cfg = TrainConfig.model_validate(
+        {"sft": {"lr": 1e-6}, "optimizer": {"lr": 1e-6}, "batch": {"microbatch_tokens": 4096}}
+    )
     trainer = Trainer(model, cfg, objective="sft")
     batch = build_sft_batches(
         demonstrations(tok, args.rows, args.tokens), batch_tokens=10**9, microbatch_tokens=4096

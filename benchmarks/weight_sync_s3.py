@@ -94,7 +94,10 @@ def quick_source(root: Path) -> Path:
         return Trajectory("t", (), (), (seg,), "submitted", reward=reward)
 
     torch.manual_seed(0)
-    trainer = Trainer(random_llama(0), TrainConfig(lr=1e-6, max_staleness=10))
+    trainer = Trainer(
+        random_llama(0),
+        TrainConfig.model_validate({"optimizer": {"lr": 1e-6}, "batch": {"max_staleness": 10}}),
+    )
     store = WeightStore(str(root))
     store.publish(trainer.state_dict(), 0)
     for _ in range(2):

@@ -17,14 +17,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import shutil
-import uuid
-from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from shadowrl.atomic import build_dir
 
 if TYPE_CHECKING:
     import torch
@@ -130,23 +129,6 @@ def _resolve_gguf(path: str) -> Path | None:
     return None
 
 
-def _write_atomically(final: Path, write: Callable[[Path], None]) -> Path:
-    """Run `write(tmp_dir)` then rename tmp into `final`; the first writer wins a race."""
-    if final.is_dir():
-        return final
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.parent / f".{final.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    try:
-        write(tmp)
-        os.rename(tmp, final)
-    except OSError:
-        if not final.is_dir():  # a real failure, not a lost race with another loader
-            raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return final
-
-
 def _offline() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -173,7 +155,7 @@ def load_tokenizer(path: str = "smollm2") -> PreTrainedTokenizerBase:
         tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         tok.save_pretrained(tmp)
 
-    cached = _write_atomically(_gguf_cache_dir(gguf, "-tokenizer"), write)
+    cached = build_dir(_gguf_cache_dir(gguf, "-tokenizer"), write, complete=Path.is_dir)
     return AutoTokenizer.from_pretrained(cached, local_files_only=True)
 
 
@@ -202,7 +184,7 @@ def _converted_gguf(gguf: Path) -> Path:
         model.save_pretrained(tmp, safe_serialization=True)
         load_tokenizer(str(gguf)).save_pretrained(tmp)
 
-    return _write_atomically(_gguf_cache_dir(gguf, ""), write)
+    return build_dir(_gguf_cache_dir(gguf, ""), write, complete=Path.is_dir)
 
 
 def tiny_config(**overrides: Any) -> Any:
@@ -247,8 +229,6 @@ def tiny_model(seed: int = 0, **overrides: Any) -> tuple[PreTrainedModel, PreTra
 
 def load_model(cfg: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """Load a policy in eval mode on `cfg.device` with `cfg.dtype`."""
-    from transformers import AutoModelForCausalLM
-
     check_model_path(cfg.path)
     _offline()
     dtype = _torch_dtype(cfg.dtype)
@@ -257,9 +237,21 @@ def load_model(cfg: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBa
         return _place(model, cfg.device, dtype), tok
     gguf = _resolve_gguf(cfg.path)
     directory = _converted_gguf(gguf) if gguf is not None else Path(cfg.path).expanduser()
-    model = AutoModelForCausalLM.from_pretrained(directory, dtype=dtype, local_files_only=True)
+    model = load_checkpoint(directory, cfg.dtype)
     tok = load_tokenizer(str(directory))
     return _place(model, cfg.device, dtype), tok
+
+
+def load_checkpoint(directory: str | Path, dtype: str = "float32") -> PreTrainedModel:
+    """The one checkpoint loader: the causal LM in the Hugging Face `directory` (a policy,
+    a training checkpoint), in `dtype`, offline, in eval mode."""
+    from transformers import AutoModelForCausalLM
+
+    _offline()
+    model = AutoModelForCausalLM.from_pretrained(
+        Path(directory), dtype=_torch_dtype(dtype), local_files_only=True
+    )
+    return model.eval()
 
 
 def checkpoint_dir(path: str) -> Path | None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from required import require
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.loop import NUDGE, EpisodeState, run_episode
 from shadowrl.agent.policies import ScriptedPolicy
@@ -177,8 +178,7 @@ def test_scripted_expert_in_the_overlay_sandbox(
     from shadowrl.sandbox import create_sandbox
     from shadowrl.sandbox.overlay import unavailable_reason
 
-    if (reason := unavailable_reason()) is not None:
-        pytest.skip(f"overlay sandbox unavailable: {reason}")
+    require(unavailable_reason(), "overlay sandbox")
     sb = create_sandbox(demo_repo, backend="overlay")
     try:
         traj = episode(ScriptedPolicy(tokenizer, demo_replies), sb, tokenizer)

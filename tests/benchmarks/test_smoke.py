@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from required import require
 from shadowrl.sandbox.overlay import unavailable_reason
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -106,8 +107,8 @@ def test_entropy(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
-@pytest.mark.skipif(unavailable_reason() is not None, reason=f"overlay: {unavailable_reason()}")
 def test_sandbox_fork(tmp_path: Path) -> None:
+    require(unavailable_reason(), "overlay sandbox")
     result = run_benchmark("sandbox_fork.py", tmp_path, "--quick")
     has_keys(result, "repeats", "warm_execs", "results", "machine")
     assert sorted(result["results"], key=int) == ["10", "200"]

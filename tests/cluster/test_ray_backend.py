@@ -32,7 +32,10 @@ from shadowrl.rl.run import run_rl
 from shadowrl.rl.weights import WeightStore
 from shadowrl.types import Segment, Trajectory
 
-TRAIN = dict(steps=2, group_size=2, groups_per_step=2, lr=1e-3, save_every=1, full_every=10)
+TRAIN = dict(
+    steps=2, group_size=2, groups_per_step=2, save_every=1,
+    optimizer={"lr": 1e-3}, weights={"full_every": 10},
+)  # fmt: skip
 ENGINE = EngineConfig(max_batch=4, max_seq_len=512, initial_kv_len=128)
 
 
@@ -109,7 +112,7 @@ def _train(
             tokenizer,
             tasks,  # type: ignore[arg-type]
             run_dir,
-            train=TrainConfig(**{**TRAIN, "steps": steps}),
+            train=TrainConfig.model_validate({**TRAIN, "steps": steps}),
             orchestrator=OrchestratorConfig(mode="sync"),
             engine_config=ENGINE,
             spec=EpisodeSpec(),

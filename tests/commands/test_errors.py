@@ -99,3 +99,21 @@ def test_eval_on_ray_refuses_a_served_url(capsys: pytest.CaptureFixture[str]) ->
             "--backend", "ray"]  # fmt: skip
     line = _fails(argv, capsys)
     assert "evaluates local weights or a reference policy, not a URL" in line
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [
+        ("--eval.samples=0", "eval.samples"),
+        ("--eval.alpha=1.5", "eval.alpha"),
+        ("--agent.max_turns=0", "agent.max_turns"),
+        ("--agent.top_p=0", "agent.top_p"),
+        ("--sandbox.limits.pids=0", "sandbox.limits.pids"),
+        ("--tasks.shaping.tool_error=-1", "tasks.shaping.tool_error"),
+    ],
+)
+def test_a_nonsense_value_fails_at_load_naming_the_key(
+    capsys: pytest.CaptureFixture[str], override: str, named: str
+) -> None:
+    line = _fails(["eval", "--suite", "demo", "--policy", "noop", override], capsys)
+    assert named in line

@@ -116,7 +116,7 @@ def test_two_cycles_resume_after_kill_9_and_roll_back_by_hand(tmp_path: Path) ->
 def test_a_degraded_candidate_is_rejected_by_the_divergence_alarm(tmp_path: Path) -> None:
     run = tmp_path / "run"
     argv = ["realtime", "--config", CONFIG, f"--run_dir={run}", "--simulate-users",
-            "--cycles", "1", "--realtime.watch_sessions=0", "--train.lr=1000"]  # fmt: skip
+            "--cycles", "1", "--realtime.watch_sessions=0", "--train.optimizer.lr=1000"]  # fmt: skip
     assert main(argv) == 0
     (row,) = cycles(run)
     assert row["gate"] == "reject"

@@ -2,7 +2,8 @@
 
 import pytest
 
-from shadowrl.rl.batch import Row, build_rl_batch, build_sft_batches, collate, pack
+from shadowrl.rl.batch import build_rl_batch, build_sft_batches, collate, pack
+from shadowrl.rl.row import Row
 from shadowrl.types import Segment, Trajectory
 
 

@@ -16,7 +16,7 @@ from shadowrl.inference.mtp import for_model, heads_path, load_heads
 from shadowrl.models import random_llama, tiny_model
 from shadowrl.realtime import checks
 from shadowrl.rl.batch import MicroBatch, TrainBatch
-from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.config import OptimizerConfig, TrainConfig
 from shadowrl.rl.mtp_config import RLDistillConfig
 from shadowrl.rl.mtp_rl import HeadsTrainer, acceptance
 from shadowrl.rl.orchestrator import Orchestrator, OrchestratorConfig, TaskSampler
@@ -46,7 +46,9 @@ def batch_of(vocab: int, rows: int = 2, length: int = 48, prompt: int = 12, seed
 
 
 def cfg(**mtp) -> TrainConfig:
-    return TrainConfig(lr=1e-3, mtp=RLDistillConfig(**{"steps": 3, **mtp}))
+    return TrainConfig(
+        optimizer=OptimizerConfig(lr=1e-3), mtp=RLDistillConfig(**{"steps": 3, **mtp})
+    )
 
 
 def weights(model) -> dict[str, torch.Tensor]:

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.config import BatchConfig, TrainConfig
 from shadowrl.rl.orchestrator import Orchestrator, OrchestratorConfig, TaskSampler
 from shadowrl.rl.rollout import Group
 from shadowrl.types import Segment, Trajectory
@@ -80,7 +80,9 @@ def _make(
         return Group(task, [_traj(task, version, float(i % 2)), second], [], version)
 
     cfg = OrchestratorConfig(mode=mode, inflight_groups=inflight)
-    train = TrainConfig(steps=steps, group_size=2, groups_per_step=2, max_staleness=max_staleness)
+    train = TrainConfig(
+        steps=steps, group_size=2, groups_per_step=2, batch=BatchConfig(max_staleness=max_staleness)
+    )
     errors = []
     steps_seen: list[dict] = []
     orch = Orchestrator(

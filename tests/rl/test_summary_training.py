@@ -190,7 +190,10 @@ def test_positive_control_chain_reward_raises_the_faithful_summary(tokenizer: An
     """A policy choosing between a faithful and a lossy summary: only the faithful one lets
     the next segment fix the bug, so the outcome reward alone must teach it to choose it."""
     trainer = Trainer(
-        random_llama(0), TrainConfig(lr=3e-3, grad_clip=1.0, microbatch_tokens=1 << 16)
+        random_llama(0),
+        TrainConfig.model_validate(
+            {"optimizer": {"lr": 3e-3, "grad_clip": 1.0}, "batch": {"microbatch_tokens": 1 << 16}}
+        ),
     )
     rng = random.Random(0)
     probe = Chooser(trainer.model, tokenizer, rng)

@@ -10,8 +10,9 @@ import torch
 from shadowrl.models import tiny_config
 from shadowrl.rl.batch import build_rl_batch
 from shadowrl.rl.checkpoint import latest_checkpoint
-from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.sft import run_sft, sft_loss
+from shadowrl.rl.config import MOVED, TrainConfig
+from shadowrl.rl.loss import sft_loss
+from shadowrl.rl.sft import run_sft
 from shadowrl.rl.trainer import Trainer, token_logprobs
 from shadowrl.types import Segment, Trajectory
 
@@ -44,7 +45,12 @@ def groups() -> list[list[Trajectory]]:
 
 
 def cfg(**kw) -> TrainConfig:
-    return TrainConfig(**{"lr": 1e-2, "grad_clip": 1.0, "microbatch_tokens": 4096, **kw})
+    """A config from flat names (`lr`, `grad_clip`, ...) placed into their sections."""
+    tree: dict = {"optimizer": {"lr": 1e-2, "grad_clip": 1.0}, "batch": {"microbatch_tokens": 4096}}
+    for name, value in kw.items():
+        section, _, key = MOVED.get(name, name).rpartition(".")
+        (tree.setdefault(section, {}) if section else tree)[key] = value
+    return TrainConfig.model_validate(tree)
 
 
 def params(model) -> dict[str, torch.Tensor]:

@@ -26,6 +26,7 @@ import openai
 import pytest
 from serve_fakes import MODEL
 
+from required import unavailable
 from shadowrl.models import load_tokenizer
 from shadowrl.serve.app import create_app
 from shadowrl.serve.store import TraceStore
@@ -104,10 +105,7 @@ def postgres_server() -> Iterator[str]:
     """The libpq host (socket dir) of a throwaway PostgreSQL server."""
     bindir = _pg_bin()
     if bindir is None or not (bindir / "initdb").exists():
-        msg = "PostgreSQL binaries not found: apt-get install postgresql (scripts/setup.sh)"
-        if os.environ.get("CI", "").lower() in ("1", "true"):
-            pytest.fail(msg)
-        pytest.skip(msg)
+        unavailable("PostgreSQL binaries not found: apt-get install postgresql (scripts/setup.sh)")
     root = Path(tempfile.mkdtemp(prefix="shadowrl-pg-"))
     data, sock = root / "data", root / "sock"
     sock.mkdir()

@@ -160,13 +160,16 @@ def test_admin_is_refused_without_a_token_and_needs_the_right_one(
 
 
 def test_keys_cli_adds_lists_and_revokes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    flags = [f"--run_dir={tmp_path}", "--serve.api_keys=keys.json"]
+    (cwd := tmp_path / "here").mkdir()
+    monkeypatch.chdir(cwd)  # a path typed on the command line is relative to where it runs
+    flags = [f"--run_dir={tmp_path / 'run'}", "--serve.api_keys=keys.json"]
     assert main(["keys", "add", "--name", "ci", "--private", *flags]) == 0
     head, key = capsys.readouterr().out.strip().splitlines()
     key_id = head.split()[0]
-    stored = json.loads((tmp_path / "keys.json").read_text())["keys"]
+    assert not (tmp_path / "run" / "keys.json").exists()
+    stored = json.loads((cwd / "keys.json").read_text())["keys"]
     assert [k["id"] for k in stored] == [key_id] and key.startswith(auth.KEY_PREFIX)
     assert main(["keys", "list", *flags]) == 0
     listed = capsys.readouterr().out

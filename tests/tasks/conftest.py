@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from required import unavailable
 from shadowrl.sandbox import Sandbox
 from shadowrl.tasks.patch import make_patch
 from shadowrl.tasks.prepare import PreparedTask, prepare
@@ -42,7 +43,7 @@ def sandbox_for() -> Iterator[Callable[..., Sandbox]]:
 
     def make(prepared: PreparedTask, backend: str = "local") -> Sandbox:
         if backend == "overlay" and not overlay_available():
-            pytest.skip("overlay sandbox unavailable here")
+            unavailable("overlay sandbox unavailable here")
         box = prepared.sandbox(backend)
         opened.append(box)
         return box

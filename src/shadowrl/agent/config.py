@@ -66,23 +66,27 @@ class AgentConfig(BaseModel):
     """Budgets and rendering of one agent episode (same for serve, train and eval)."""
 
     model_config = ConfigDict(extra="forbid")
-    max_turns: int = Field(6, description="Assistant turns before the episode is cut off.")
-    max_new_tokens: int = Field(256, description="Tokens the model may generate per turn.")
-    max_context_tokens: int = Field(4096, description="Context window the episode may fill.")
-    max_episode_tokens: int = Field(3072, description="Generated tokens per episode, all turns.")
-    tool_output_chars: int = Field(4000, description="Cap on one tool result shown to the model.")
-    run_timeout_s: float = Field(30.0, description="Wall-clock limit of one `run` tool call.")
-    episode_timeout_s: float = Field(600.0, description="Wall-clock limit of one episode.")
-    temperature: float = Field(1.0, description="Sampling temperature (0 = greedy).")
-    top_p: float = Field(1.0, description="Nucleus sampling mass.")
+    max_turns: int = Field(6, ge=1, description="Assistant turns before the episode is cut off.")
+    max_new_tokens: int = Field(256, ge=1, description="Tokens the model may generate per turn.")
+    max_context_tokens: int = Field(4096, ge=1, description="Context window the episode may fill.")
+    max_episode_tokens: int = Field(
+        3072, ge=1, description="Generated tokens per episode, all turns."
+    )
+    tool_output_chars: int = Field(
+        4000, ge=1, description="Cap on one tool result shown to the model."
+    )
+    run_timeout_s: float = Field(30.0, gt=0, description="Wall-clock limit of one `run` tool call.")
+    episode_timeout_s: float = Field(600.0, gt=0, description="Wall-clock limit of one episode.")
+    temperature: float = Field(1.0, ge=0, description="Sampling temperature (0 = greedy).")
+    top_p: float = Field(1.0, gt=0, le=1, description="Nucleus sampling mass.")
     tools: tuple[str, ...] = Field(
         DEFAULT_TOOLS, description="Names of the tools offered to the model (see agent.tools)."
     )
     system_prompt: str = Field(
         DEFAULT_SYSTEM_PROMPT, description="System message; keep it short, every token is paid."
     )
-    read_file_lines: int = Field(200, description="Most lines one read_file call returns.")
-    grep_max_hits: int = Field(50, description="Most matching lines one grep call returns.")
+    read_file_lines: int = Field(200, ge=1, description="Most lines one read_file call returns.")
+    grep_max_hits: int = Field(50, ge=1, description="Most matching lines one grep call returns.")
     summary: SummaryConfig = Field(
         default_factory=SummaryConfig, description="Self-summarisation (off by default)."
     )

@@ -142,16 +142,14 @@ class _Episode:
         """Continue `state`'s conversation with a user message: the tokens after the last
         generation (results and a generation prompt) are re-rendered with it appended;
         a generation cut off before its turn was recorded (timeout, abort) is dropped."""
-        self.task = state.task or self.task
-        self.messages, self.steps = [*state.messages, Message("user", user)], [*state.steps]
-        self.history, self.summaries = [*state.history], [*state.summaries]
-        self.tool_errors, self.tool_failures, self.nudges = state.counters
-        self.last_results = [*state.last_results]
-        self.last_gen, self.gen_end = state.last_generated, state.generated_end
-        t, end = state.chain.current, state.generated_end
+        task = self.task
+        self._load(state.copy())  # the loop grows what it holds in place: never the caller's
+        self.task = self.task or task
+        self.messages.append(Message("user", user))
+        t, end = self.tokens, self.gen_end
         current = Tokens(t.ids[:end], t.mask[:end], t.logprobs[:end], t.versions[:end])
         current.num_generated = sum(current.mask)
-        self.chain = Chain(current, [*state.chain.done])
+        self.chain.current = current
         replies = [i for i, m in enumerate(self.messages) if m.role == "assistant"]
         self.segment_turns = len(replies)
         if not replies:  # the segment ended before the model said anything in it

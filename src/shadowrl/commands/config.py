@@ -26,7 +26,7 @@ from shadowrl.models import ModelConfig
 from shadowrl.pipeline.config import PipelineConfig, TrainRun
 from shadowrl.realtime.config import RealtimeConfig
 from shadowrl.rl.cluster.config import RayConfig
-from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.config import MOVED, TrainConfig
 from shadowrl.rl.mtp_config import DistillConfig
 from shadowrl.rl.orchestrator import OrchestratorConfig
 from shadowrl.sandbox.base import SandboxConfig
@@ -36,8 +36,11 @@ from shadowrl.tasks.config import TasksConfig
 
 log = logging.getLogger(__name__)
 
-# old top-level key -> new one; loading an old file warns instead of failing
-RENAMED = {"loop": "orchestrator"}
+# old key -> new one (dotted paths); loading an old file warns instead of failing
+RENAMED = {"loop": "orchestrator", **{f"train.{a}": f"train.{b}" for a, b in MOVED.items()}}
+# files a config file names relative to run_dir; on the command line, relative to the
+# directory the command runs in (where the user typed the path)
+RUN_DIR_FILES = (("serve", "api_keys"), ("serve", "traces"))
 
 
 class Config(BaseModel):
@@ -125,13 +128,27 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _section(tree: dict[str, Any], dotted: str) -> tuple[dict[str, Any] | None, str]:
+    """The mapping that holds `dotted`'s last key (None if a section on the way is
+    missing or not a mapping), and that key."""
+    *path, key = dotted.split(".")
+    node: Any = tree
+    for part in path:
+        node = node.get(part) if isinstance(node, dict) else None
+    return (node if isinstance(node, dict) else None), key
+
+
 def _renamed(tree: dict[str, Any], where: str) -> dict[str, Any]:
+    """`tree` with every key of `RENAMED` moved to its new name, each with a warning."""
     for old, new in RENAMED.items():
-        if old in tree:
-            if new in tree:
-                raise UsageError(f"{where}: both {old!r} and its new name {new!r} are set")
-            log.warning("%s: config key %r is now %r; please rename it", where, old, new)
-            tree = {**{k: v for k, v in tree.items() if k != old}, new: tree[old]}
+        node, key = _section(tree, old)
+        if node is None or key not in node:
+            continue
+        target, new_key = _section(tree, new)
+        if target is not None and new_key in target:
+            raise UsageError(f"{where}: both {old!r} and its new name {new!r} are set")
+        log.warning("%s: config key %r is now %r; please rename it", where, old, new)
+        _set_path(tree, new, node.pop(key))
     return tree
 
 
@@ -147,6 +164,18 @@ def parse_overrides(args: Iterable[str]) -> dict[str, Any]:
         except yaml.YAMLError as e:
             raise UsageError(f"override --{key}: value {raw!r} is not YAML ({e})") from e
         _set_path(tree, key, value)
+    return tree
+
+
+def _from_cwd(tree: dict[str, Any]) -> dict[str, Any]:
+    """`tree` (the command line's overrides) with its relative `RUN_DIR_FILES` made
+    absolute against the working directory."""
+    for section, key in RUN_DIR_FILES:
+        node = tree.get(section)
+        value = node.get(key) if isinstance(node, dict) else None
+        relative = isinstance(value, str) and "://" not in value
+        if relative and value and not Path(value).expanduser().is_absolute():
+            node[key] = str(Path.cwd() / value)  # type: ignore[index]
     return tree
 
 
@@ -171,7 +200,7 @@ def load_config(paths: Iterable[str | Path] = (), overrides: Iterable[str] = ())
     tree: dict[str, Any] = {}
     for path in paths:
         tree = _merge(tree, _read_yaml(Path(path)))
-    tree = _merge(tree, _renamed(parse_overrides(overrides), "command line"))
+    tree = _merge(tree, _from_cwd(_renamed(parse_overrides(overrides), "command line")))
     return Config.model_validate(tree)
 
 

@@ -28,6 +28,7 @@ from shadowrl.commands import (
     run,
     serve,
     sft,
+    show,
     tasks,
     traces,
     train,
@@ -67,6 +68,7 @@ COMMANDS = (
     Command("deploy", "roll the live server back to the previous deployed checkpoint", deploy.add_args, deploy.run),
     Command("users", "simulated users who work with a served agent and give feedback", users.add_args, users.run),
     Command("bench", "grow the pinned suite from failed production sessions", bench.add_args, bench.run),
+    Command("config", "print the whole config tree a run would use, as commented YAML", show.add_args, show.run),
 )  # fmt: skip
 
 # Errors whose message tells the user what to fix: printed as one line, exit 2.

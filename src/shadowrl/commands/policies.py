@@ -6,9 +6,12 @@
     smollm2 | tiny | <HF dir> | <file.gguf>
                                 weights loaded here and served by the batched engine
 
-Every command opens policies here and nowhere else; below `commands`, `rl` and `eval`
-receive a `PolicyFactory` and never know which kind they got. A model is loaded once
-and shared by every episode, so the engine batches them together.
+Every command that takes a policy name (`run --model`, `eval --policy`, `replay --model`,
+`serve`'s `model.path`, the real-time loop's evals) opens it here; below `commands`,
+`rl` and `eval` receive a `PolicyFactory` and never know which kind they got. (The
+commands that train, `train`, `sft`, `mtp distill` and `realtime`, load the weights they
+train with `models.load_model`; every engine is built by `inference/build.py`.) A model
+is loaded once and shared by every episode, so the engine batches them together.
 """
 
 from __future__ import annotations
@@ -59,36 +62,27 @@ def open_engine(spec: str, config: Config, version: int = 0) -> Iterator[tuple[A
 @contextlib.contextmanager
 def _engine(spec: str, config: Config, version: int = 0) -> Iterator[tuple[Any, Any]]:
     """`open_engine` once `spec` is known to be local weights (checked by the caller)."""
-    from shadowrl.inference.engine import Engine
+    from shadowrl.inference.build import build_engine
     from shadowrl.models import load_model
 
     model, tokenizer = load_model(config.model.model_copy(update={"path": spec}))
-    heads = open_heads(spec, config)
-    with Engine(
-        model, tokenizer, config.engine, version=version, seed=config.seed, heads=heads
+    heads = _heads(spec, config)
+    with build_engine(
+        model, tokenizer, config.engine, heads=heads, version=version, seed=config.seed
     ) as engine:
         yield engine, tokenizer
 
 
-def open_heads(spec: str, config: Config) -> Any:
-    """The MTP draft heads for `spec`: `engine.speculative.heads`, else `mtp.safetensors`
-    beside the checkpoint; None (plain decoding) if there are none or k = 0."""
-    from pathlib import Path
-
-    from shadowrl.inference.mtp import heads_path, load_heads
+def _heads(spec: str, config: Config) -> Any:
+    """The MTP heads for local weights `spec` (`inference/build.draft_heads`): the same
+    for an engine here and on Ray; a missing `engine.speculative.heads` is a UsageError."""
+    from shadowrl.inference.build import draft_heads
     from shadowrl.models import checkpoint_dir
 
-    spec_cfg = config.engine.speculative
-    if spec_cfg.k == 0:
-        return None
-    if spec_cfg.heads:
-        if not Path(spec_cfg.heads).exists():
-            raise UsageError(f"engine.speculative.heads: {spec_cfg.heads} does not exist")
-        return load_heads(spec_cfg.heads)
-    directory = checkpoint_dir(spec)
-    if directory is None or not heads_path(directory).is_file():
-        return None
-    return load_heads(directory)
+    try:
+        return draft_heads(config.engine, checkpoint_dir(spec))
+    except FileNotFoundError as e:
+        raise UsageError(str(e)) from e
 
 
 @contextlib.asynccontextmanager
@@ -151,14 +145,15 @@ async def _ray_evaluator(spec: str, config: Config) -> AsyncIterator[Evaluate]:
         import ray  # noqa: F401
     except ImportError as e:
         raise UsageError("--backend=ray needs Ray: pip install 'shadowrl[ray]'") from e
+    heads = None
     if kind == "reference":
         model, tokenizer, what = None, load_tokenizer(config.model.path), f"reference:{spec}"
     else:
         model, tokenizer = load_model(config.model.model_copy(update={"path": spec}))
-        what = f"model:{spec}"
+        heads, what = _heads(spec, config), f"model:{spec}"
     async with ray_evaluator(
         config.ray, model=model, tokenizer=tokenizer,
         reference=spec if kind == "reference" else None, description=what,
-        engine_config=config.engine, spec=episode_spec(config), seed=config.seed,
+        engine_config=config.engine, spec=episode_spec(config), seed=config.seed, heads=heads,
     ) as remote:  # fmt: skip
         yield remote

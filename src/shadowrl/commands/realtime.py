@@ -94,16 +94,18 @@ def initial_checkpoint(config: Config) -> Callable[[Path], str]:
     """Writes `model.path` as an HF directory the server can hot-swap back to."""
 
     def write(dest: Path) -> str:
+        from shadowrl.atomic import build_dir
         from shadowrl.models import load_model
 
         if Path(config.model.path).is_dir():
             return str(Path(config.model.path).resolve())
-        if not (dest / "config.json").exists():
+
+        def save(tmp: Path) -> None:
             model, tok = load_model(config.model)
-            tmp = dest.with_name(dest.name + ".tmp")
             model.save_pretrained(tmp, safe_serialization=True)
             tok.save_pretrained(tmp)
-            tmp.rename(dest)
+
+        build_dir(dest, save, complete=lambda d: (d / "config.json").exists())
         return str(dest.resolve())
 
     return write

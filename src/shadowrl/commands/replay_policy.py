@@ -100,9 +100,14 @@ class RecordedWeights:
             async with open_policy(self.spec, self.config) as factory:
                 yield factory
             return
-        from shadowrl.inference.engine import Engine
+        from shadowrl.inference.build import build_engine
+        from shadowrl.models import checkpoint_dir
 
         tok, model = self.tokenizer(), self(version)
         cfg = self.config
-        with Engine(model, tok, cfg.engine, version=version, seed=cfg.seed) as engine:
+        # heads beside the checkpoint belong to its weights, not to a store version's
+        where = checkpoint_dir(self.spec) if self.store is None else None
+        engine = build_engine(model, tok, cfg.engine, checkpoint=where, version=version,
+                              seed=cfg.seed)  # fmt: skip
+        with engine:
             yield SharedPolicy(engine, tok, f"model:{self.label(version)}")

@@ -15,26 +15,15 @@ never reads a tensor back to the host, so it can be captured in a CUDA graph.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from shadowrl.inference.kv import KVCache
+from shadowrl.inference.kv import KVCache, Shape
 
 SUPPORTED = ("llama", "qwen2", "qwen3")
-
-
-@dataclass(frozen=True)
-class Shape:
-    """The attention geometry of a decoder."""
-
-    layers: int
-    heads: int
-    kv_heads: int
-    head_dim: int
 
 
 def _rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:

@@ -10,15 +10,22 @@ so with graphs the engine allocates the full capacity at once and the cache neve
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
 from shadowrl.inference.config import EngineConfig
 
-if TYPE_CHECKING:
-    from shadowrl.inference.forward import Shape
+
+@dataclass(frozen=True)
+class Shape:
+    """The attention geometry of a decoder (`forward.Decoder.shape`), which sizes the cache."""
+
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
 
 
 class KVCache:

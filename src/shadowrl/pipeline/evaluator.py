@@ -116,9 +116,11 @@ async def ray_evaluator(
     spec: EpisodeSpec,
     seed: int,
     name: str = "eval",
+    heads: Any = None,
 ) -> AsyncIterator[RemoteEvaluator]:
-    """Engine actors for `model` (none for a `reference` policy), the evaluator actor and
-    its workers, on the cluster at `cfg.address`; all killed on the way out."""
+    """Engine actors for `model` with MTP `heads` (none for a `reference` policy), the
+    evaluator actor and its workers, on the cluster at `cfg.address`; all killed on the
+    way out."""
     import ray
 
     connect(cfg)
@@ -128,7 +130,9 @@ async def ray_evaluator(
     try:
         tok_ref = ray.put(tokenizer)
         if reference is None:
-            started += start_engines(prefix, cfg, ray.put(model), tok_ref, engine_config, seed)
+            started += start_engines(
+                prefix, cfg, ray.put(model), tok_ref, engine_config, seed, heads_ref=ray.put(heads)
+            )
         evaluator = actor_class(
             EvaluatorActor, prefix, "evaluator", cfg.evaluator_cpus, 0.0, cfg.evaluator_resources,
             max_concurrency=1000,

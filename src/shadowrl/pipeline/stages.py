@@ -24,15 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from rich.progress import track
-from transformers import AutoModelForCausalLM
 
 from shadowrl.episode import SharedPolicy
 from shadowrl.eval.report import write_report
 from shadowrl.eval.result import EvalResult
 from shadowrl.eval.runner import evaluate
-from shadowrl.inference.engine import Engine
+from shadowrl.inference.build import build_engine
 from shadowrl.metrics import MetricsLogger
-from shadowrl.models import checkpoint_dir
+from shadowrl.models import checkpoint_dir, load_checkpoint
 from shadowrl.pipeline.config import PipelineConfig, PipelineError, TrainRun
 from shadowrl.pipeline.report import write_run_report
 from shadowrl.rl.checkpoint import latest_checkpoint
@@ -118,7 +117,7 @@ async def evaluate_stage(
     else:  # an empty list stays empty: never a silent swap to the held-out split
         split, tasks = "train", train_tasks
     settings = run.eval.model_copy(update={"samples": samples or run.pipeline.eval_samples})
-    with Engine(copy.deepcopy(model), tokenizer, run.engine, seed=run.seed) as engine:
+    with build_engine(copy.deepcopy(model), tokenizer, run.engine, seed=run.seed) as engine:
         factory = SharedPolicy(engine, tokenizer, f"{label}:{run.model_path}")
         result = await evaluate(
             tasks,
@@ -162,7 +161,7 @@ def keep_eval(result: EvalResult, out: Path, label: str) -> None:
 def sft_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
     """Warm-start on expert demonstrations; returns the fine-tuned model (cached in sft/)."""
     if (done := latest_checkpoint(run.run_dir / "sft")) is not None:
-        return AutoModelForCausalLM.from_pretrained(done)
+        return load_checkpoint(done, run.train.dtype)  # saved by the trainer in that dtype
     tasks = suite_tasks(run.tasks, "train", run.pipeline.train_tasks)
     prepared = [
         p for _, p in prepare_all(split_train_tasks(tasks, run.pipeline)[0], run.tasks.cache_dir)
@@ -182,8 +181,8 @@ def sft_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
         run_sft(
             trainer,
             demos,
-            epochs=run.train.sft_epochs,
-            batch_tokens=run.train.sft_batch_tokens,
+            epochs=run.train.sft.epochs,
+            batch_tokens=run.train.sft.batch_tokens,
             on_step=lambda m: metrics.log("sft", trainer.step_count, m),
         )
     trainer.save(run.run_dir / "sft", tokenizer)

@@ -33,8 +33,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-DECISIONS = ("accept", "reject")
-THUMBS = ("thumbs_up", "thumbs_down")
+from shadowrl.serve.store.signals import DECISIONS, THUMBS
 
 
 class RewardConfig(BaseModel):

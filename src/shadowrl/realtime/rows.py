@@ -86,7 +86,7 @@ def production_batch(
         groups,
         trainer_version=trainer_version,
         max_staleness=cfg.max_staleness,
-        microbatch_tokens=train.microbatch_tokens,
-        token_budget=train.token_budget,
-        pad_to_multiple=train.pad_to_multiple,
+        microbatch_tokens=train.batch.microbatch_tokens,
+        token_budget=train.batch.token_budget,
+        pad_to_multiple=train.batch.pad_to_multiple,
     )

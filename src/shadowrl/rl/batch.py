@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
+from shadowrl.rl.credit_tree import tree_rows
 from shadowrl.rl.loss import group_advantages, zero_advantage_groups
-from shadowrl.types import Segment, Trajectory
+from shadowrl.rl.row import Row
+from shadowrl.types import Trajectory
 
 
 @dataclass(frozen=True)
@@ -66,15 +68,6 @@ class TrainBatch:
     stats: dict[str, float] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Row:
-    """One segment with the advantage it is trained with and the chain it belongs to."""
-
-    segment: Segment
-    advantage: float
-    chain: int = 0  # index of its trajectory among the batch's
-
-
 def rows_from_groups(groups: Sequence[Sequence[Trajectory]]) -> tuple[list[Row], int]:
     """Advantage per trajectory, copied to each of its segments; also counts flat groups."""
     rows: list[Row] = []
@@ -85,8 +78,6 @@ def rows_from_groups(groups: Sequence[Sequence[Trajectory]]) -> tuple[list[Row],
         rewards = torch.tensor([t.reward for t in group], dtype=torch.float64)
         flat += zero_advantage_groups(rewards[None])
         if tree := getattr(group, "subtrees", None):  # a tree rollout (rl/tree.py)
-            from shadowrl.rl.credit_tree import tree_rows  # it imports Row from here
-
             rows += tree_rows(tree, first_chain=chain)
             chain += len(tree)
             continue

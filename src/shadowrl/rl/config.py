@@ -1,7 +1,10 @@
 """Training settings (SFT and RL), read by the trainer, the batcher and the orchestrator.
 
-One flat section so a run's whole optimisation recipe is visible at a glance and
-overridable as `--train.key=value`.
+`train:` holds the run's shape (steps, rollout groups, checkpoints, compute) and one
+sub-section per thing it configures: `optimizer`, `batch`, `loss`, `weights` (the
+weight store), `sft`, `mtp` and `branching`; any field is overridable as
+`--train.section.key=value`. Keys of the flat section before it was split still load,
+with a warning naming the new key (`commands/config.py`).
 """
 
 from typing import Literal
@@ -57,20 +60,25 @@ class BranchingConfig(BaseModel):
     )
 
 
-class TrainConfig(BaseModel):
-    """The trainer, the batcher, the weight store and the orchestrator."""
+class OptimizerConfig(BaseModel):
+    """`train.optimizer`: AdamW of the policy in RL (SFT has its own rate: `train.sft.lr`)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    # -- rollouts and batching
-    branching: BranchingConfig = Field(
-        default_factory=BranchingConfig,
-        description="Tree rollouts (rl/tree.py): roots x branches per group instead of group_size.",
+    lr: float = Field(1e-6, gt=0, description="AdamW learning rate.")
+    betas: tuple[float, float] = Field((0.9, 0.99), description="AdamW (β1, β2).")
+    eps: float = Field(1e-8, gt=0, description="AdamW epsilon.")
+    weight_decay: float = Field(0.0, ge=0, description="AdamW decoupled weight decay.")
+    grad_clip: float = Field(
+        1.0, ge=0, description="Max global gradient L2 norm (0 = no clipping)."
     )
-    group_size: int = Field(4, ge=1, description="Rollouts per task (G of GRPO).")
-    groups_per_step: int = Field(
-        2, ge=1, description="Rollout groups gathered into one optimizer step."
-    )
+
+
+class BatchConfig(BaseModel):
+    """`train.batch`: from rollout groups to packed microbatches (`rl/batch.py`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
     max_staleness: int = Field(
         2,
         ge=0,
@@ -78,13 +86,6 @@ class TrainConfig(BaseModel):
     )
     microbatch_tokens: int = Field(
         4096, ge=1, description="Token budget of one packed microbatch (rows × padded length)."
-    )
-    activation_checkpointing: bool = Field(
-        True,
-        description="Recompute each decoder layer's activations in backward instead of keeping "
-        "them. Off, SmolLM2 fp32 keeps ~1.7 MB per token (a 4k-token agent episode ~7 GB) but "
-        "the prompt prefix shared by a microbatch's rows is encoded once; on, memory is a "
-        "fraction of that for a few percent more compute and no prefix sharing.",
     )
     token_budget: int = Field(
         0,
@@ -96,7 +97,12 @@ class TrainConfig(BaseModel):
         8, ge=1, description="Pad microbatch length up to a multiple of this."
     )
 
-    # -- objective
+
+class LossConfig(BaseModel):
+    """`train.loss`: the RL objective's two knobs (`rl/loss.py`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
     is_clip: float = Field(
         2.0, gt=0, description="Cap C of the truncated importance weight min(π_θ/π_behaviour, C)."
     )
@@ -104,32 +110,50 @@ class TrainConfig(BaseModel):
         0.0, ge=0, description="Weight of the k3 KL-to-reference term (0 = off)."
     )
 
-    # -- optimizer
-    lr: float = Field(1e-6, gt=0, description="AdamW learning rate.")
-    betas: tuple[float, float] = Field((0.9, 0.99), description="AdamW (β1, β2).")
-    eps: float = Field(1e-8, gt=0, description="AdamW epsilon.")
-    weight_decay: float = Field(0.0, ge=0, description="AdamW decoupled weight decay.")
-    grad_clip: float = Field(
-        1.0, ge=0, description="Max global gradient L2 norm (0 = no clipping)."
+
+class WeightStoreConfig(BaseModel):
+    """`train.weights`: where each policy version is published (`rl/weights.py`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(
+        "", description="Weight store location (local dir or fsspec URL); '' = <run_dir>/weights."
     )
-    dtype: Literal["float32", "bfloat16"] = Field(
-        "float32", description="Parameter/compute dtype of the trained model."
+    full_every: int = Field(
+        10, ge=1, description="Publish a full snapshot every N versions; deltas in between."
     )
-    logprob_chunk: int = Field(
-        1024, ge=1, description="Positions per chunk when turning logits into token logprobs."
+    shard_bytes: int = Field(
+        64 << 20, ge=1, description="Uncompressed bytes per weight-store shard."
     )
-    seed: int = Field(0, description="Seed of the trainer's RNG (saved in checkpoints).")
-    world_size: int = Field(
-        1,
+    zstd_level: int = Field(3, ge=1, le=22, description="zstd compression level of weight shards.")
+
+
+class SFTConfig(BaseModel):
+    """`train.sft`: the warm start on expert demonstrations (`rl/sft.py`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lr: float = Field(5e-5, gt=0, description="AdamW learning rate for SFT.")
+    epochs: int = Field(3, ge=1, description="Passes over the demonstration set.")
+    batch_tokens: int = Field(
+        512,
         ge=1,
-        description="Data-parallel ranks: this process is rank 0 and spawns the others "
-        "(torch.distributed over gloo, on CPU); each holds a full replica, runs its share of "
-        "every batch's microbatches, and the ranks sum gradients before the one AdamW step. "
-        "Each rank writes the weight-store shards of the tensors it owns.",
+        description="Generated tokens per SFT optimizer step: a few demonstrations, so a small "
+        "demonstration set still gets tens of steps.",
     )
 
-    # -- schedule and checkpoints
+
+class TrainConfig(BaseModel):
+    """The run's shape and its trainer, batcher, weight store and orchestrator settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # -- the run
     steps: int = Field(6, ge=0, description="RL optimizer steps to run.")
+    group_size: int = Field(4, ge=1, description="Rollouts per task (G of GRPO).")
+    groups_per_step: int = Field(
+        2, ge=1, description="Rollout groups gathered into one optimizer step."
+    )
     save_every: int = Field(
         1,
         ge=0,
@@ -142,31 +166,69 @@ class TrainConfig(BaseModel):
         "`shadowrl replay <file> --from-turn K` continues (the weight store keeps the "
         "versions its tokens were sampled from).",
     )
+    seed: int = Field(0, description="Seed of the trainer's RNG (saved in checkpoints).")
 
-    # -- weight sync
-    weights_url: str = Field(
-        "", description="Weight store location (local dir or fsspec URL); '' = <run_dir>/weights."
+    # -- compute
+    dtype: Literal["float32", "bfloat16"] = Field(
+        "float32", description="Parameter/compute dtype of the trained model."
     )
-    full_every: int = Field(
-        10, ge=1, description="Publish a full snapshot every N versions; deltas in between."
+    world_size: int = Field(
+        1,
+        ge=1,
+        description="Data-parallel ranks: this process is rank 0 and spawns the others "
+        "(torch.distributed over gloo, on CPU); each holds a full replica, runs its share of "
+        "every batch's microbatches, and the ranks sum gradients before the one AdamW step. "
+        "Each rank writes the weight-store shards of the tensors it owns.",
     )
-    shard_bytes: int = Field(
-        64 << 20, ge=1, description="Uncompressed bytes per weight-store shard."
+    activation_checkpointing: bool = Field(
+        True,
+        description="Recompute each decoder layer's activations in backward instead of keeping "
+        "them. Off, SmolLM2 fp32 keeps ~1.7 MB per token (a 4k-token agent episode ~7 GB) but "
+        "the prompt prefix shared by a microbatch's rows is encoded once; on, memory is a "
+        "fraction of that for a few percent more compute and no prefix sharing.",
     )
-    zstd_level: int = Field(3, ge=1, le=22, description="zstd compression level of weight shards.")
+    logprob_chunk: int = Field(
+        1024, ge=1, description="Positions per chunk when turning logits into token logprobs."
+    )
 
-    # -- MTP draft heads
+    # -- what the trainer is made of
+    optimizer: OptimizerConfig = Field(
+        default_factory=OptimizerConfig, description="AdamW of RL's policy updates."
+    )
+    batch: BatchConfig = Field(
+        default_factory=BatchConfig, description="Staleness filter and microbatch packing."
+    )
+    loss: LossConfig = Field(
+        default_factory=LossConfig, description="Importance-weight cap and KL term of RL's loss."
+    )
+    weights: WeightStoreConfig = Field(
+        default_factory=WeightStoreConfig,
+        description="The weight store every policy version is published to.",
+    )
+    sft: SFTConfig = Field(
+        default_factory=SFTConfig, description="The warm start on expert demonstrations."
+    )
     mtp: RLDistillConfig = Field(
         default_factory=RLDistillConfig,
         description="Re-distilling the MTP draft heads after policy updates (rl/mtp_rl.py).",
     )
-
-    # -- SFT
-    sft_lr: float = Field(5e-5, gt=0, description="AdamW learning rate for SFT.")
-    sft_epochs: int = Field(3, ge=1, description="Passes over the demonstration set.")
-    sft_batch_tokens: int = Field(
-        512,
-        ge=1,
-        description="Generated tokens per SFT optimizer step: a few demonstrations, so a small "
-        "demonstration set still gets tens of steps.",
+    branching: BranchingConfig = Field(
+        default_factory=BranchingConfig,
+        description="Tree rollouts (rl/tree.py): roots x branches per group instead of group_size.",
     )
+
+
+# the flat `train:` keys before the split -> their sections (old YAML keeps loading)
+MOVED = {
+    **{k: f"optimizer.{k}" for k in ("lr", "betas", "eps", "weight_decay", "grad_clip")},
+    **{
+        k: f"batch.{k}"
+        for k in ("max_staleness", "microbatch_tokens", "token_budget", "pad_to_multiple")
+    },
+    **{k: f"loss.{k}" for k in ("is_clip", "kl_coef")},
+    "weights_url": "weights.url",
+    **{k: f"weights.{k}" for k in ("full_every", "shard_bytes", "zstd_level")},
+    "sft_lr": "sft.lr",
+    "sft_epochs": "sft.epochs",
+    "sft_batch_tokens": "sft.batch_tokens",
+}

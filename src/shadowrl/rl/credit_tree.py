@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from shadowrl.rl.batch import Row
 from shadowrl.rl.loss import group_advantages
+from shadowrl.rl.row import Row
 from shadowrl.types import Segment, Trajectory
 
 Position = tuple[int, int]  # (segment index, token position) in a trajectory's segments

@@ -1,4 +1,4 @@
-"""The RL math: group-relative advantages and the truncated-IS policy-gradient loss.
+"""The RL math: group-relative advantages, the truncated-IS policy-gradient loss, SFT's CE.
 
 Everything here is a pure function over tensors so it can be read, tested on
 hand-computed numbers, and swapped without touching the trainer. Shapes in the
@@ -215,3 +215,16 @@ def linear_token_logprobs(
     caller passes only the positions whose next token is trained, never [B, T, V].
     """
     return _LinearTokenLogprobs.apply(hidden, weight, bias, targets, chunk)
+
+
+def sft_loss(logprobs: Tensor, loss_mask: Tensor, *, token_budget: int) -> Tensor:
+    """logprobs [B, T], loss_mask [B, T] -> −Σ_masked log p / token_budget (token-mean CE)."""
+    return -(logprobs * loss_mask.to(logprobs.dtype)).sum() / token_budget
+
+
+def sft_stats(logprobs: Tensor, loss_mask: Tensor) -> LossStats:
+    """Token count and summed NLL of one microbatch; the RL fields stay neutral."""
+    z = torch.zeros((), device=logprobs.device)
+    nll = -(logprobs.detach() * loss_mask.to(logprobs.dtype)).sum()
+    inf = torch.tensor(torch.inf, device=logprobs.device)
+    return LossStats(loss_mask.sum().to(logprobs.dtype), z, -inf, inf, z, z, z, nll)

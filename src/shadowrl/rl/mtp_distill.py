@@ -257,12 +257,12 @@ def self_distill(
     on_step: Callable[[int, dict[str, float]], None] | None = None,
 ) -> tuple[MTPHeads, DistillReport]:
     """The whole recipe: prompts -> own generations -> detached states -> trained heads."""
-    from shadowrl.inference.engine import Engine
+    from shadowrl.inference.build import build_engine
 
     prompts = distill_prompts(tokenizer, cfg)
     log.info("generating %d completions of %d tokens", len(prompts) * cfg.samples_per_prompt,
              cfg.new_tokens)  # fmt: skip
-    with Engine(model, tokenizer, engine_config, seed=cfg.seed) as engine:
+    with build_engine(model, tokenizer, engine_config, seed=cfg.seed) as engine:
         sequences = own_generations(engine, prompts, cfg)
     train_seqs, held_seqs = split_sequences(sequences, cfg.heldout_fraction)
     log.info("backbone states of %d sequences", len(sequences))

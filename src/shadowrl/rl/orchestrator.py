@@ -228,7 +228,7 @@ class Orchestrator:
                 self._fill()
                 continue
             lag = self.trainer.version - group.min_version()
-            if lag > self.train.max_staleness:
+            if lag > self.train.batch.max_staleness:
                 self.stats.groups_stale += 1
                 self._fill()
                 continue

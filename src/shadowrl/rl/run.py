@@ -15,11 +15,9 @@ import contextlib
 import copy
 import json
 import logging
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +25,10 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from shadowrl.atomic import write_json
 from shadowrl.episode import EpisodeSpec
+from shadowrl.inference.build import build_engine
 from shadowrl.inference.config import EngineConfig
-from shadowrl.inference.engine import Engine
 from shadowrl.metrics import MetricsLogger
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
@@ -41,15 +40,14 @@ from shadowrl.rl.orchestrator import (
     RolloutFn,
     TaskSampler,
     TrainerLost,
-    WeightPublisher,
 )
 from shadowrl.rl.rollout import Group, rollout_group
 from shadowrl.rl.rollout_records import ROLLOUTS_DIR, RolloutRecorder
 from shadowrl.rl.roots import SandboxRoots
+from shadowrl.rl.services import Services
 from shadowrl.rl.trainer import Trainer
 from shadowrl.rl.weights import WeightStore
 from shadowrl.tasks import PreparedTask, Task
-from shadowrl.types import WeightSink
 
 log = logging.getLogger(__name__)
 
@@ -72,23 +70,6 @@ def _progress_table(step: int, total: int, m: dict[str, Any]) -> Table:
     return table
 
 
-@dataclass
-class Services:
-    """The boxes the orchestrator drives: objects in this process or Ray actor proxies.
-
-    `trainer` is a `TrainerService` that also checkpoints (`save`, `step_count`);
-    `extra_metrics` adds backend numbers to each step's record; `final_model` gives the
-    trained policy back as a model in this process.
-    """
-
-    trainer: Any
-    store: WeightPublisher
-    engine: WeightSink
-    rollout: RolloutFn
-    extra_metrics: Callable[[], dict[str, Any]]
-    final_model: Callable[[], Any]
-
-
 @contextmanager
 def local_services(
     model: Any,
@@ -108,22 +89,22 @@ def local_services(
     # on N data-parallel ranks, each rank writes the shards it owns
     store = trainer.publisher(
         WeightStore(
-            train.weights_url or str(run_dir / "weights"),
-            full_every=train.full_every,
-            shard_bytes=train.shard_bytes,
-            zstd_level=train.zstd_level,
+            train.weights.url or str(run_dir / "weights"),
+            full_every=train.weights.full_every,
+            shard_bytes=train.weights.shard_bytes,
+            zstd_level=train.weights.zstd_level,
             dtype=None if engine_config.dtype == "auto" else engine_config.dtype,
         )
     )
     store.publish(trainer.state_dict(), trainer.version)
     policy = copy.deepcopy(trainer.model).eval()
-    served = copy.deepcopy(trainer.mtp.heads) if trainer.mtp is not None else None
+    served = trainer.mtp.heads if trainer.mtp is not None else None  # the builder copies them
     # with warm pools, each task's root and pool outlive its groups (`rl/roots.py`)
     roots = SandboxRoots(spec) if spec.sandbox.pool.enabled else None
     with (
         closing(trainer),  # stops the other data-parallel ranks, if any
-        Engine(
-            policy, tokenizer, engine_config, version=trainer.version, seed=seed, heads=served
+        build_engine(
+            policy, tokenizer, engine_config, heads=served, version=trainer.version, seed=seed
         ) as engine,
         closing(roots) if roots is not None else contextlib.nullcontext(),
     ):
@@ -181,8 +162,9 @@ async def run_rl(
     `ray` runs the services as actors on a Ray cluster (`rl/cluster/`), the loop staying
     here; a lost trainer restarts from the last checkpoint up to `ray.trainer_restarts`
     times. `rollout` replaces the episodes (recorded groups replayed, to compare backends).
-    `heads`: MTP draft heads of `model`, re-distilled as the policy trains (`train.mtp`;
-    local backend only); a resumed run takes those saved with its checkpoint.
+    `heads`: MTP draft heads of `model`, re-distilled as the policy trains (`train.mtp`)
+    and served by the engines, on either backend; a resumed run takes those saved with its
+    checkpoint.
     `model_path` (the base model's) goes into the records of `train.save_rollouts`.
     """
     # every running tool call and sandbox operation holds a worker thread: size the
@@ -204,13 +186,13 @@ async def run_rl(
 
             services = ray_services(
                 model, tokenizer, tasks, run_dir, ray, ckpt=ckpt,
-                train=train, engine_config=engine_config, spec=spec, seed=seed,
+                train=train, engine_config=engine_config, spec=spec, seed=seed, heads=heads,
             )  # fmt: skip
         try:
             with services as s:
                 keep = None
                 if train.save_rollouts:
-                    url = train.weights_url or str(run_dir / "weights")
+                    url = train.weights.url or str(run_dir / "weights")
                     keep = RolloutRecorder(run_dir / ROLLOUTS_DIR, spec, model_path, url)
                 await _train(
                     s, tokenizer, tasks, run_dir, start, train, orchestrator, seed, rollout, keep
@@ -307,6 +289,5 @@ def _resume_point(run_dir: Path) -> tuple[int, Path | None]:
 
 
 def _save_loop_state(run_dir: Path, step: int, ckpt: Path) -> None:
-    tmp = run_dir / f".{LOOP_STATE}.tmp"
-    tmp.write_text(json.dumps({"step": step, "checkpoint": ckpt.name}))
-    os.replace(tmp, run_dir / LOOP_STATE)  # atomic: a crash leaves the previous state
+    # atomic: a crash leaves the previous state
+    write_json(run_dir / LOOP_STATE, {"step": step, "checkpoint": ckpt.name}, indent=None)

@@ -10,32 +10,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
-
-import torch
-from torch import Tensor
 
 from shadowrl.rl.batch import build_sft_batches
-from shadowrl.rl.loss import LossStats
+from shadowrl.rl.trainer import Trainer
 from shadowrl.types import Trajectory
 
-if TYPE_CHECKING:
-    from shadowrl.rl.trainer import Trainer
-
 log = logging.getLogger(__name__)
-
-
-def sft_loss(logprobs: Tensor, loss_mask: Tensor, *, token_budget: int) -> Tensor:
-    """logprobs [B, T], loss_mask [B, T] -> −Σ_masked log p / token_budget (token-mean CE)."""
-    return -(logprobs * loss_mask.to(logprobs.dtype)).sum() / token_budget
-
-
-def sft_stats(logprobs: Tensor, loss_mask: Tensor) -> LossStats:
-    """Token count and summed NLL of one microbatch; the RL fields stay neutral."""
-    z = torch.zeros((), device=logprobs.device)
-    nll = -(logprobs.detach() * loss_mask.to(logprobs.dtype)).sum()
-    inf = torch.tensor(torch.inf, device=logprobs.device)
-    return LossStats(loss_mask.sum().to(logprobs.dtype), z, -inf, inf, z, z, z, nll)
 
 
 def run_sft(
@@ -51,8 +31,8 @@ def run_sft(
     batches = build_sft_batches(
         demonstrations,
         batch_tokens=batch_tokens,
-        microbatch_tokens=cfg.microbatch_tokens,
-        pad_to_multiple=cfg.pad_to_multiple,
+        microbatch_tokens=cfg.batch.microbatch_tokens,
+        pad_to_multiple=cfg.batch.pad_to_multiple,
     )
     history = []
     for epoch in range(epochs):

@@ -26,6 +26,7 @@ import torch
 from torch import Tensor
 
 from shadowrl.inference.mtp import MTPHeads, save_heads
+from shadowrl.models import load_checkpoint
 from shadowrl.rl.batch import MicroBatch, TrainBatch, build_rl_batch
 from shadowrl.rl.checkpoint import (
     TrainerState,
@@ -35,9 +36,8 @@ from shadowrl.rl.checkpoint import (
 )
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.dp import Leader, Ranks, ShardedPublisher
-from shadowrl.rl.loss import LossStats, linear_token_logprobs, policy_loss
+from shadowrl.rl.loss import LossStats, linear_token_logprobs, policy_loss, sft_loss, sft_stats
 from shadowrl.rl.mtp_rl import HeadsTrainer, starting_heads
-from shadowrl.rl.sft import sft_loss, sft_stats
 from shadowrl.rl.weights import WeightStore
 from shadowrl.types import Trajectory
 
@@ -56,9 +56,9 @@ def rl_objective(
         mb.advantages,
         mb.loss_mask,
         token_budget=budget,
-        is_clip=cfg.is_clip,
+        is_clip=cfg.loss.is_clip,
         ref_logprobs=ref,
-        kl_coef=cfg.kl_coef,
+        kl_coef=cfg.loss.kl_coef,
     )
 
 
@@ -169,14 +169,14 @@ class Trainer:
         """`ranks`: set only on ranks 1..N-1 by `dp.py`; rank 0 spawns them itself when
         `cfg.world_size > 1`. `heads`: MTP draft heads, re-distilled after policy updates
         (`cfg.mtp`, `mtp_rl.py`) and published with the weights."""
-        if cfg.kl_coef > 0 and objective == "rl" and ref_model is None:
+        if cfg.loss.kl_coef > 0 and objective == "rl" and ref_model is None:
             raise ValueError("kl_coef > 0 needs a ref_model")
         if cfg.world_size > 1 and ref_model is not None:
             raise ValueError("train.world_size > 1 does not support a reference model yet")
         self.cfg = cfg
         self.model = model.to(DTYPES[cfg.dtype])
         if ranks is None and cfg.world_size > 1:
-            ranks = Leader.start(self.model, cfg, objective)
+            ranks = Leader.start(self.model, cfg, objective, type(self))
         self.ranks = ranks
         if ranks is not None:
             ranks.sync_params(self.model)
@@ -186,13 +186,13 @@ class Trainer:
         self.params = [p for p in model.parameters() if p.requires_grad]
         if cfg.activation_checkpointing:
             enable_checkpointing(model)
-        lr = cfg.sft_lr if objective == "sft" else cfg.lr
+        lr = cfg.sft.lr if objective == "sft" else cfg.optimizer.lr
         self.optimizer = torch.optim.AdamW(
             self.params,
             lr=lr,
-            betas=cfg.betas,
-            eps=cfg.eps,
-            weight_decay=cfg.weight_decay,
+            betas=cfg.optimizer.betas,
+            eps=cfg.optimizer.eps,
+            weight_decay=cfg.optimizer.weight_decay,
             fused=True,  # one kernel over all tensors: ~5x faster than the per-tensor loop on CPU
         )
         self.mtp = HeadsTrainer(heads, cfg.mtp, cfg.seed) if heads and cfg.mtp.every else None
@@ -248,11 +248,11 @@ class Trainer:
         batch = build_rl_batch(
             groups,
             trainer_version=self.version,
-            max_staleness=self.cfg.max_staleness,
-            microbatch_tokens=self.cfg.microbatch_tokens,
-            token_budget=self.cfg.token_budget,
-            keep_zero_advantage=self.cfg.kl_coef > 0,
-            pad_to_multiple=self.cfg.pad_to_multiple,
+            max_staleness=self.cfg.batch.max_staleness,
+            microbatch_tokens=self.cfg.batch.microbatch_tokens,
+            token_budget=self.cfg.batch.token_budget,
+            keep_zero_advantage=self.cfg.loss.kl_coef > 0,
+            pad_to_multiple=self.cfg.batch.pad_to_multiple,
         )
         return self.step(batch)
 
@@ -282,7 +282,7 @@ class Trainer:
             self.ranks = None
 
     def _ref_logprobs(self, mb: MicroBatch) -> Tensor | None:
-        if self.ref_model is None or self.cfg.kl_coef == 0:
+        if self.ref_model is None or self.cfg.loss.kl_coef == 0:
             return None
         with torch.inference_mode():
             return token_logprobs(
@@ -293,7 +293,7 @@ class Trainer:
         grads = [p for p in self.params if p.grad is not None]
         if not grads:
             return 0.0
-        max_norm = self.cfg.grad_clip if self.cfg.grad_clip > 0 else math.inf
+        max_norm = self.cfg.optimizer.grad_clip or math.inf
         return float(torch.nn.utils.clip_grad_norm_(grads, max_norm))
 
     # -- checkpoints -------------------------------------------------------------
@@ -343,9 +343,7 @@ class Trainer:
         **kw: Any,
     ) -> Trainer:
         """Rebuild model and trainer from a checkpoint written by `save`."""
-        from transformers import AutoModelForCausalLM
-
-        model = AutoModelForCausalLM.from_pretrained(ckpt, dtype=DTYPES[cfg.dtype])
+        model = load_checkpoint(ckpt, cfg.dtype)
         kw.setdefault("heads", starting_heads(cfg.mtp, ckpt, resumed=True))  # saved with it
         trainer = cls(model, cfg, objective=objective, **kw)
         trainer.load_state(ckpt)

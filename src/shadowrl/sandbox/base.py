@@ -20,15 +20,21 @@ Backend = Literal["auto", "overlay", "local"]
 class Limits(BaseModel):
     """Resource limits applied to everything a sandbox runs."""
 
-    memory_mb: int = Field(1024, description="Address-space / cgroup memory cap per sandbox, MiB.")
-    pids: int = Field(128, description="Maximum number of processes/threads alive at once.")
-    cpu_seconds: int = Field(60, description="CPU-time limit per exec call (RLIMIT_CPU), seconds.")
-    file_size_mb: int = Field(64, description="Largest single file a process may write, MiB.")
-    disk_mb: int = Field(512, description="Total bytes the workspace may grow by, MiB.")
-    output_bytes: int = Field(
-        64_000, description="Cap on captured stdout and stderr, each, per exec."
+    memory_mb: int = Field(
+        1024, ge=1, description="Address-space / cgroup memory cap per sandbox, MiB."
     )
-    cpu_shares: float = Field(1.0, description="CPU cores' worth of time the sandbox may use.")
+    pids: int = Field(128, ge=1, description="Maximum number of processes/threads alive at once.")
+    cpu_seconds: int = Field(
+        60, ge=1, description="CPU-time limit per exec call (RLIMIT_CPU), seconds."
+    )
+    file_size_mb: int = Field(64, ge=1, description="Largest single file a process may write, MiB.")
+    disk_mb: int = Field(512, ge=1, description="Total bytes the workspace may grow by, MiB.")
+    output_bytes: int = Field(
+        64_000, ge=1, description="Cap on captured stdout and stderr, each, per exec."
+    )
+    cpu_shares: float = Field(
+        1.0, gt=0, description="CPU cores' worth of time the sandbox may use."
+    )
 
 
 class PoolConfig(BaseModel):

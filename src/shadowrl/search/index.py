@@ -13,14 +13,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from shadowrl.atomic import write_file
 from shadowrl.search.chunking import Chunk, ChunkConfig, chunk_file, is_line_chunked
 from shadowrl.search.embedders import Embedder, get_embedder
 
@@ -156,7 +155,7 @@ class SemanticIndex:
         np.savez(
             buffer, vectors=self._matrix, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8)
         )
-        _atomic_write(Path(path), buffer.getvalue())
+        write_file(path, buffer.getvalue())
 
     @classmethod
     def load(cls, path: str | Path, embedder: Embedder | None = None) -> SemanticIndex:
@@ -177,18 +176,6 @@ class SemanticIndex:
             entries[file_path] = _FileEntry(digest, chunks, matrix[row : row + len(chunks)])
             row += len(chunks)
         return cls(entries, embedder, ChunkConfig(**meta["config"]))
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def index_cache_key(files: Mapping[str, str], salt: str = "") -> str:

@@ -29,7 +29,6 @@ import contextlib
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import threading
 import time
@@ -41,6 +40,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from shadowrl.atomic import write_file
 from shadowrl.serve.openai_api import APIError
 
 KEY_PREFIX = "srl-"
@@ -103,13 +103,8 @@ def private_key_ids(path: Path) -> frozenset[str]:
 
 def write_keys(path: Path, keys: list[StoredKey]) -> None:
     """Replace the file atomically (a reader never sees half of it), readable by owner only."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump({"keys": [asdict(k) for k in keys]}, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    text = json.dumps({"keys": [asdict(k) for k in keys]}, indent=2) + "\n"
+    write_file(path, text, mode=0o600)
 
 
 def add_key(path: Path, name: str, private: bool = False) -> tuple[StoredKey, str]:

@@ -31,7 +31,8 @@ class ServeConfig(BaseModel):
     api_keys: str | None = Field(
         default=None,
         description=(
-            "Key file (`shadowrl keys add`; digests only), relative to run_dir: every route then "
+            "Key file (`shadowrl keys add`; digests only), relative to run_dir in a config file "
+            "and to the working directory on the command line: every route then "
             "needs `Authorization: Bearer <key>` and a key sees only its own sessions; None: "
             "open, loopback only unless `serve --insecure`."
         ),
@@ -51,7 +52,8 @@ class ServeConfig(BaseModel):
         default="traces.db",
         description=(
             "Trace store: a SQLAlchemy URL (postgresql+psycopg://user@host/db) or a SQLite "
-            "file path, relative to run_dir; the server records every completion into it "
+            "file path, relative to run_dir in a config file and to the working directory on "
+            "the command line; the server records every completion into it "
             "and takes /v1/feedback, `shadowrl traces` reads it; None: no store."
         ),
     )

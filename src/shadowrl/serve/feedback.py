@@ -35,19 +35,10 @@ from shadowrl.serve.store.queries import (
     session_owner,
 )
 from shadowrl.serve.store.schema import utcnow
+from shadowrl.serve.store.signals import UserSignal
 
 log = logging.getLogger(__name__)
 
-UserSignal = Literal[
-    "accept",
-    "reject",
-    "keep",
-    "revert",
-    "thumbs_up",
-    "thumbs_down",
-    "followup_dissatisfied",
-    "followup_satisfied",
-]
 IDEMPOTENCY_KEY_MAX = 256  # feedback.idempotency_key is a String(256)
 
 

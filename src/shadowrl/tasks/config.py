@@ -25,10 +25,10 @@ class ShapingConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     tool_error: float = Field(
-        default=0.0, description="Penalty subtracted per malformed tool call."
+        default=0.0, ge=0, description="Penalty subtracted per malformed tool call."
     )
     max_penalty: float = Field(
-        default=0.5, description="Cap on the total shaping penalty of one episode."
+        default=0.5, ge=0, description="Cap on the total shaping penalty of one episode."
     )
     forbidden_patterns: tuple[str, ...] = Field(
         default=DEFAULT_FORBIDDEN,

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from shadowrl.atomic import build_dir
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 MODULES_FILE = "shadowrl-modules.json"  # top-level importable names, for the grader
@@ -66,25 +66,17 @@ def build_env(
     """Return the env for `requirements`, building it under `cache_dir/envs` if missing."""
     root = Path(cache_dir).expanduser() / "envs"
     final = root / env_key(requirements, python)
-    if (final / MODULES_FILE).exists():
-        return final
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = root / f".tmp-{final.name}-{os.getpid()}-{os.urandom(4).hex()}"  # threads share a pid
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
+
+    def build(
+        tmp: Path,
+    ) -> None:  # renamed into place after: venvs work moved when run as `bin/python -m`
         _run([python, "-m", "venv", str(tmp)], "venv")
         if requirements:
             pip = [str(env_python(tmp)), "-m", "pip", "install", "--no-input", "-q"]
             _run([*pip, "--disable-pip-version-check", *requirements], "pip install")
         _record_modules(tmp)
-        try:
-            tmp.rename(final)  # atomic; venvs work after a move when run as `bin/python -m`
-        except OSError:
-            if not (final / MODULES_FILE).exists():  # not someone else winning the race
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return final
+
+    return build_dir(final, build, complete=lambda p: (p / MODULES_FILE).exists())
 
 
 def env_modules(env_dir: Path) -> frozenset[str]:

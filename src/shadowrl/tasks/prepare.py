@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from shadowrl.atomic import build_dir
 from shadowrl.sandbox import Limits, Sandbox, create_sandbox
 from shadowrl.tasks.env import build_env, env_python
 from shadowrl.tasks.patch import apply_patch, created_paths, touched_paths
@@ -124,22 +125,15 @@ def apply_patch_to_dir(root: Path, patch: str) -> None:
 
 
 def _build_atomically(final: Path, build: Callable[[Path], None]) -> Path:
-    """Run `build(tmp)` then rename tmp to `final`; a complete `final` is never rebuilt."""
-    if final.exists():
-        return final
-    tmp = final.with_name(f".tmp-{final.name}-{os.getpid()}-{os.urandom(4).hex()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        build(tmp)
+    """`atomic.build_dir`, with the sdist's unpacking staging (`_unpack`) removed too."""
+
+    def staged(tmp: Path) -> None:
         try:
-            tmp.rename(final)
-        except OSError:
-            if not final.exists():  # else another process won the race: use its copy
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(tmp.with_name(tmp.name + ".unpack"), ignore_errors=True)
+            build(tmp)
+        finally:
+            shutil.rmtree(tmp.with_name(tmp.name + ".unpack"), ignore_errors=True)
+
+    return build_dir(final, staged)
     return final
 
 

@@ -30,6 +30,7 @@ from pydantic import (
     model_validator,
 )
 
+from shadowrl.atomic import write_file
 from shadowrl.tasks.diffrules import RULES
 from shadowrl.tasks.patch import parse_patch
 
@@ -209,7 +210,7 @@ def save_tasks(tasks: Iterable[Task], path: str | Path) -> None:
         if seed_path is not None and Path(seed_path).resolve().is_relative_to(base):
             record["seed"]["path"] = str(Path(seed_path).resolve().relative_to(base))
         lines.append(json.dumps(record, sort_keys=False))
-    path.write_text("".join(line + "\n" for line in lines))
+    write_file(path, "".join(line + "\n" for line in lines))  # a reader never sees half
 
 
 def to_swebench(task: Task) -> dict[str, Any]:

@@ -12,7 +12,6 @@ versions, even where the tasks it loads happen to hash alike.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -51,9 +50,7 @@ def write_version(root: Path, tasks: Sequence[Task], info: dict[str, Any]) -> Pa
     was added, from where, the pin) in the manifest; the new file."""
     root.mkdir(parents=True, exist_ok=True)
     path = root / f"v{len(versions(root)) + 1:04d}.jsonl"
-    tmp = path.with_suffix(".tmp")
-    save_tasks(tasks, tmp)
-    os.replace(tmp, path)
+    save_tasks(tasks, path)  # atomically
     book = manifest(root)
     book["versions"].append({"version": path.stem, "tasks": len(tasks), **info})
     (root / MANIFEST).write_text(json.dumps(book, indent=1) + "\n")

@@ -56,13 +56,20 @@ def test_swebench_refuses_when_no_session_qualifies(
 
 
 def test_relative_path_is_under_run_dir_and_a_missing_store_is_a_usage_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    argv = ["traces", "list", f"--run_dir={tmp_path}", "--serve.traces=traces.db"]
+    (cwd := tmp_path / "here").mkdir()
+    monkeypatch.chdir(cwd)
+    config = tmp_path / "c.yaml"
+    config.write_text("serve:\n  traces: traces.db\n")  # in a config file: under run_dir
+    argv = ["traces", "--config", str(config), "list", f"--run_dir={tmp_path}"]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"no trace store at {tmp_path.resolve() / 'traces.db'}" in err
     assert not (tmp_path / "traces.db").exists()  # reading never creates a store
+    # on the command line: under the working directory
+    assert main(["traces", "list", f"--run_dir={tmp_path}", "--serve.traces=traces.db"]) == 2
+    assert f"no trace store at {cwd.resolve() / 'traces.db'}" in capsys.readouterr().err
     assert main(["traces", "list", "--serve.traces=null"]) == 2
     assert "tracing is off" in capsys.readouterr().err
 

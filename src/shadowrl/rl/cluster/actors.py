@@ -51,9 +51,9 @@ def weight_store(url: str, train: TrainConfig, dtype: str | None) -> WeightStore
     """The store as both backends open it (trainer side publishes, engines fetch)."""
     return WeightStore(
         url,
-        full_every=train.full_every,
-        shard_bytes=train.shard_bytes,
-        zstd_level=train.zstd_level,
+        full_every=train.weights.full_every,
+        shard_bytes=train.weights.shard_bytes,
+        zstd_level=train.weights.zstd_level,
         dtype=dtype,
     )
 
@@ -70,10 +70,11 @@ class TrainerActor:
         store_url: str,
         store_dtype: str | None,
         threads: int = 0,
+        heads: Any = None,
     ) -> None:
         _threads(threads)
         self.tokenizer = tokenizer
-        self.trainer = Trainer.resume(ckpt, train) if ckpt else Trainer(model, train)
+        self.trainer = Trainer.resume(ckpt, train) if ckpt else Trainer(model, train, heads=heads)
         self.store = weight_store(store_url, train, store_dtype)
 
     def counters(self) -> tuple[int, int]:
@@ -115,12 +116,15 @@ class EngineActor:
         store_url: str | None,
         seed: int,
         threads: int = 0,
+        heads: Any = None,
     ) -> None:
-        from shadowrl.inference.engine import Engine
+        from shadowrl.inference.build import build_engine
 
         _threads(threads)
         version = -1 if store_url else 0
-        self.engine = Engine(model.eval(), tokenizer, config, version=version, seed=seed).start()
+        self.engine = build_engine(
+            model.eval(), tokenizer, config, heads=heads, version=version, seed=seed
+        ).start()
         self.store = None
         if store_url:
             self.store = store = weight_store(store_url, train or TrainConfig(), None)
@@ -144,6 +148,11 @@ class EngineActor:
 
     def prefix_hit_tokens(self) -> int:
         return int(self.engine.prefix.hit_tokens)
+
+    def draft_heads(self) -> dict[str, Any]:
+        """The MTP heads this engine speculates with, as tensors ({} without heads)."""
+        spec = self.engine.speculator
+        return {} if spec is None else {k: v.clone() for k, v in spec.heads.state_dict().items()}
 
     def where(self) -> dict[str, Any]:
         return placement()

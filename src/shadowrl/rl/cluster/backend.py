@@ -7,7 +7,7 @@
       │   in one process)                  ▲ generate(prompt ids)
       └─ rollout(task) ── episode ──► EnvWorker × M: own root sandboxes, forks, verifier
 
-`ray_services` yields a `run.Services` of proxies (`proxies.py`) and kills every
+`ray_services` yields a `services.Services` of proxies (`proxies.py`) and kills every
 actor it started on the way out. Actors are named `shadowrl-<run>-j<job>-<role>` in
 the `shadowrl` namespace, so `cluster_actors()` (and a test that kills one) can find
 a run's actors, and a rerun after a killed driver never collides with the dying ones.
@@ -35,7 +35,7 @@ from shadowrl.rl.cluster.proxies import (
 )
 from shadowrl.rl.cluster.workers import WorkerPool
 from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.run import Services
+from shadowrl.rl.services import Services
 from shadowrl.tasks import PreparedTask, Task
 
 log = logging.getLogger(__name__)
@@ -104,15 +104,18 @@ def actor_class(
 
 def start_engines(
     prefix: str, cfg: RayConfig, model_ref: Any, tok_ref: Any, engine_config: EngineConfig,
-    seed: int, train: TrainConfig | None = None, url: str | None = None,
+    seed: int, train: TrainConfig | None = None, url: str | None = None, heads_ref: Any = None,
 ) -> list[Any]:  # fmt: skip
-    """`cfg.engines` engine actors serving `model_ref` (following the store at `url`, if any)."""
+    """`cfg.engines` engine actors serving `model_ref` (following the store at `url`, if any),
+    with the MTP heads `heads_ref` (None: by `inference/build.py`'s rule)."""
     restarts = dict(max_restarts=cfg.actor_restarts, max_task_retries=0)
     return [
         actor_class(
             EngineActor, prefix, f"engine-{i}", cfg.engine_cpus, cfg.engine_gpus,
             cfg.engine_resources, max_concurrency=1000, **restarts,
-        ).remote(model_ref, tok_ref, engine_config, train, url, seed + i, cfg.torch_threads)
+        ).remote(
+            model_ref, tok_ref, engine_config, train, url, seed + i, cfg.torch_threads, heads_ref
+        )
         for i in range(cfg.engines)
     ]  # fmt: skip
 
@@ -146,15 +149,17 @@ def ray_services(
     engine_config: EngineConfig,
     spec: EpisodeSpec,
     seed: int,
+    heads: Any = None,
 ) -> Iterator[Services]:
     """The trainer, `cfg.engines` engines and a pool of environment workers (`cfg.env_workers`,
     or elastic between `cfg.elastic.min_workers` and `max_workers`) as actors, behind the
-    orchestrator's interfaces; every actor is killed on exit."""
+    orchestrator's interfaces; every actor is killed on exit. `heads` (MTP) as in
+    `local_services`: the trainer re-distils them, the engines serve them."""
     import ray
 
     connect(cfg)
     prefix = f"shadowrl-{run_id(run_dir)}-j{ray.get_runtime_context().get_job_id()}"
-    url = train.weights_url or str(run_dir / "weights")
+    url = train.weights.url or str(run_dir / "weights")
     dtype = None if engine_config.dtype == "auto" else engine_config.dtype
     started: list[Any] = []
     pools: list[WorkerPool] = []
@@ -163,18 +168,24 @@ def ray_services(
         # start from `model_ref`, and an actor Ray restarts is built again from these very
         # arguments (ones Ray put itself are freed after the first construction).
         model_ref, tok_ref = ray.put(model), ray.put(tokenizer)
+        # the trainer keeps heads only when it re-distils them (`Trainer.mtp`), and the
+        # engines serve exactly those: what the in-process backend does
+        heads_ref = ray.put(heads if heads is not None and train.mtp.every else None)
         trainer_actor = actor_class(
             TrainerActor, prefix, "trainer", cfg.trainer_cpus, cfg.trainer_gpus,
             cfg.trainer_resources,
         ).remote(
-            model_ref, tok_ref, str(ckpt) if ckpt else None, train, url, dtype, cfg.torch_threads
+            model_ref, tok_ref, str(ckpt) if ckpt else None, train, url, dtype, cfg.torch_threads,
+            heads_ref,
         )  # fmt: skip
         started.append(trainer_actor)
         trainer = RemoteTrainer(trainer_actor)
         _drop_versions_after(url, trainer.version)  # a lost trainer's future: engines load latest
         publisher = RemotePublisher(trainer)
         publisher.publish(WeightsAt(trainer.version), trainer.version)  # the engines' start
-        engines = start_engines(prefix, cfg, model_ref, tok_ref, engine_config, seed, train, url)
+        engines = start_engines(
+            prefix, cfg, model_ref, tok_ref, engine_config, seed, train, url, heads_ref
+        )
         started += engines
         pool = start_env_pool(prefix, cfg, engines, tok_ref, spec)
         pools.append(pool)

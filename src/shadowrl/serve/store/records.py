@@ -24,12 +24,12 @@ from shadowrl.serve.store.schema import (
     Endpoint,
     Feedback,
     SessionKind,
-    Signal,
     TraceRequest,
     TraceSession,
     TraceStep,
     utcnow,
 )
+from shadowrl.serve.store.signals import Signal
 
 
 class Write(Protocol):

@@ -27,21 +27,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from shadowrl.serve.store.signals import Signal
+
 SessionKind = Literal["chat", "agent"]
 Endpoint = Literal["chat", "completions"]
 CheckpointStatus = Literal["candidate", "deployed", "rejected", "rolled_back"]
-# raw user signals (issue 19 §4); "silent": no feedback within serve.feedback_window
-Signal = Literal[
-    "accept",
-    "reject",
-    "keep",
-    "revert",
-    "thumbs_up",
-    "thumbs_down",
-    "followup_dissatisfied",
-    "followup_satisfied",
-    "silent",
-]
 
 
 def utcnow() -> datetime:
