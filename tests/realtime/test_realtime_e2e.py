@@ -94,6 +94,7 @@ def test_two_cycles_resume_after_kill_9_and_roll_back_by_hand(tmp_path: Path) ->
             assert r["sessions"] >= 4 and r["gate"] in ("promote", "reject")
             assert r["cycle_s"] >= r["collect_s"] + r["train_s"] + r["eval_s"]
         assert "UNDERPOWERED" in rows[0]["reason"]  # no pass rate to protect: said so
+        assert not {"panel", "panel_s", "preference", "control"} & set(rows[0])  # nothing measured
         report = (run / "realtime" / "report.md").read_text()
         assert "| 2 |" in report and (run / "realtime" / "cycles.png").stat().st_size > 0
         before = statuses(run)
@@ -137,7 +138,9 @@ def test_a_drop_in_live_accepts_after_a_deploy_rolls_back_while_serving(tmp_path
         "--realtime.users.flip=0", "--realtime.users.silent=0",
     ])  # fmt: skip
     # users with a planted dislike of anything but the first checkpoint (version 0)
-    deps = dataclasses.replace(deps_of(config, simulate=True), judge=lambda o: o.version == 0)
+    deps = deps_of(config, simulate=True)
+    dislike = dataclasses.replace(deps.users, judge=lambda o: o.version == 0)  # type: ignore[type-var]
+    deps = dataclasses.replace(deps, users=dislike)
     root = run / "realtime"
     root.mkdir(parents=True)
     (root / "config.yaml").write_text(json.dumps(config.model_dump(mode="json")))
