@@ -65,8 +65,13 @@ def test_gold_resolves_everything_and_noop_nothing(runs: dict[str, Path]) -> Non
 
 
 def test_gate_rejects_noop_and_promotes_gold(runs: dict[str, Path]) -> None:
-    config = Config.model_validate({})
+    # noop solves nothing: no regression from it is detectable, so the loop's rule
+    # refuses to promote over it while power is required
     gold, noop = str(runs["gold"] / "eval.json"), str(runs["noop"] / "eval.json")
+    strict = Config.model_validate({})
+    args = _parse(gate_command.add_args, ["--candidate", gold, "--incumbent", noop])
+    assert gate_command.run(args, strict) == 1
+    config = Config.model_validate({"realtime": {"require_power": False}})
     assert (
         gate_command.run(
             _parse(gate_command.add_args, ["--candidate", noop, "--incumbent", gold]), config

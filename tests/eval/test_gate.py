@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from shadowrl.eval import stats
-from shadowrl.eval.gate import PinMismatch, gate
+from shadowrl.eval.gate import GateChecks, PinMismatch, Training, Verdict, decide, gate
 from shadowrl.eval.result import EvalResult
 
 from .builders import SECTIONS, make_result, rows
@@ -134,3 +134,54 @@ def test_pass1_interval_treats_a_group_as_one_cluster() -> None:
     assert (p1.value, p1.low, p1.high) == astuple(stats.wilson_interval(1, 2))
     alone = make_result(rows(2, 4) + rows(2, 0)).overall.pass1
     assert alone.high - alone.low < p1.high - p1.low
+
+
+# ------------------------------------------------------- the one decision rule
+
+
+def _decide(
+    cand: EvalResult, inc: EvalResult, checks: GateChecks, training: Training | None
+) -> Verdict:
+    return decide(cand, inc, margin=0.02, alpha=0.05, checks=checks, training=training)
+
+
+def test_decide_refuses_an_underpowered_promotion_unless_told_not_to() -> None:
+    # 80 episodes at 25 %: the smallest detectable drop is ~0.17 > margin 0.02
+    cand, inc = make_result(rows(20, 4)), make_result(rows(20, 1))
+    strict = _decide(cand, inc, GateChecks(), Training(kl=0.0))
+    assert (strict.promote, strict.caught_by, strict.underpowered) == (False, "power", True)
+    assert strict.min_detectable_drop == pytest.approx(
+        stats.smallest_detectable_drop(0.25, 80, alpha=0.05, power=0.8)
+    )
+    assert "underpowered (smallest detectable drop 0.1" in strict.reason
+    lax = _decide(cand, inc, GateChecks(require_power=False), Training(kl=0.0))
+    assert lax.promote and lax.caught_by is None and "(UNDERPOWERED: " in lax.reason
+    assert lax.unchecked == () and "unchecked" not in lax.record()
+
+
+def test_decide_checks_the_paired_test_then_the_alarms_then_power() -> None:
+    lax = GateChecks(require_power=False)
+    worse = _decide(make_result(rows(20, 0)), make_result(rows(20, 4)), lax, Training(kl=5.0))
+    assert worse.caught_by == "gate" and worse.reason.startswith("reject: significantly worse")
+    same = make_result(rows(20, 2))
+    drifted = _decide(same, same, lax, Training(kl=5.0))
+    assert drifted.caught_by == "alarm:kl_to_deployed"
+    assert drifted.reason == "reject: alarm kl_to_deployed +5.000 > 1.000"
+    heads = Training(kl=0.1, mtp=((0.8, 0.6), (0.5, 0.6)))  # position 1 fell by 0.3
+    assert _decide(same, same, lax, heads).caught_by == "alarm:mtp_acceptance_drop"
+    # two eval files alone: the training alarms cannot fire and are listed as unchecked
+    blind = _decide(same, same, lax, None)
+    assert blind.promote and blind.unchecked == ("kl_to_deployed", "mtp_acceptance_drop")
+    record = blind.record()
+    assert set(record) == {"promote", "caught_by", "reason", "paired", "min_detectable_drop",
+                           "underpowered", "alarms", "rates", "unchecked"}  # fmt: skip
+    assert set(record["rates"]) == {"malformed", "no_edit", "clarifying"}
+
+
+def test_an_incomparable_pair_is_a_verdict_of_its_own() -> None:
+    other = {"harness_version": "v2"}
+    with pytest.raises(PinMismatch) as e:
+        _decide(make_result(rows(5, 1)), make_result(rows(5, 1), pins=other), GateChecks(), None)
+    v = Verdict.incomparable(e.value)
+    assert (v.promote, v.caught_by) == (False, "pins") and v.reason.startswith("reject: results")
+    assert set(v.record()) == {"promote", "caught_by", "reason"}

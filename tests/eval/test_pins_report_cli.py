@@ -6,6 +6,7 @@ import argparse
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -116,7 +117,13 @@ def test_report_and_eval_json_say_why_a_sample_failed(tmp_path: Path) -> None:
     assert saved["tasks"][1]["samples"][1]["grading"]["voided_by"] == "forbidden_text"
 
 
-def _gate(tmp_path: Path, cand: list[list[bool]], inc: list[list[bool]], **pins: str) -> int:
+def _gate(
+    tmp_path: Path,
+    cand: list[list[bool]],
+    inc: list[list[bool]],
+    config: dict[str, Any] | None = None,
+    **pins: str,
+) -> int:
     make_result(cand).save(tmp_path / "c.json")
     make_result(inc, pins=dict(pins)).save(tmp_path / "i.json")
     parser = argparse.ArgumentParser()
@@ -124,12 +131,21 @@ def _gate(tmp_path: Path, cand: list[list[bool]], inc: list[list[bool]], **pins:
     args = parser.parse_args(
         ["--candidate", str(tmp_path / "c.json"), "--incumbent", str(tmp_path / "i.json")]
     )
-    return gate_command.run(args, Config.model_validate({}))
+    return gate_command.run(args, Config.model_validate(config or {}))
+
+
+UNPOWERED = {"realtime": {"require_power": False}}
 
 
 def test_gate_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert _gate(tmp_path, rows(20, 4), rows(20, 1)) == 0
-    assert "promote" in capsys.readouterr().out
+    # the real-time loop's rule: 80 episodes at 25 % cannot see a drop of eval.margin
+    # (0.02), so a better candidate is still refused while power is required
+    assert _gate(tmp_path, rows(20, 4), rows(20, 1)) == 1
+    out = capsys.readouterr().out
+    assert "reject: the pinned suite is underpowered (smallest detectable drop 0.1" in out
+    assert "not applied (they need the training run): kl_to_deployed, mtp_acceptance_drop" in out
+    assert _gate(tmp_path, rows(20, 4), rows(20, 1), UNPOWERED) == 0
+    assert "promote: no significant regression" in capsys.readouterr().out
     assert _gate(tmp_path, rows(20, 0), rows(20, 4)) == 1
     assert "reject: significantly worse" in capsys.readouterr().out
     assert _gate(tmp_path, rows(20, 4), rows(20, 4), harness_version="v2") == 2

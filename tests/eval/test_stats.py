@@ -125,3 +125,38 @@ def test_paired_bootstrap_over_clusters_is_wider_when_the_gain_sits_in_one() -> 
     assert by_task.low > 0.25  # as 20 independent tasks: clearly positive
     # As 11 problems: a draw without problem p (probability (10/11)^11 = 0.35) gains 0.
     assert by_problem.low == 0.0
+
+
+def test_a_collapse_from_6_of_216_is_not_detectable_and_a_big_suite_sees_small_drops() -> None:
+    # issue 20's example: the incumbent solves 6 of 216 episodes
+    assert stats.smallest_detectable_drop(6 / 216, 216, alpha=0.05, power=0.8) == math.inf
+    assert stats.smallest_detectable_drop(0.0, 216, alpha=0.05, power=0.8) == math.inf
+    # p = 0.5, n = 2000: δ ≈ 2.486·sqrt(0.5/2000) ≈ 0.0393 (δ small, so q(1−q) ≈ p(1−p))
+    d = stats.smallest_detectable_drop(0.5, 2000, alpha=0.05, power=0.8)
+    assert d == pytest.approx(0.0393, abs=5e-4)
+    assert stats.smallest_detectable_drop(0.5, 8000, alpha=0.05, power=0.8) < d / 1.9  # ~ 1/sqrt(n)
+
+
+def test_fisher_exact_one_sided_by_hand() -> None:
+    # 0 of 4 vs 4 of 4: P(X ≤ 0) for a hypergeometric(8, 4, 4) = 1 / C(8, 4) = 1/70
+    assert stats.fisher_less(0, 4, 4, 4) == pytest.approx(1 / 70, abs=1e-12)
+    assert stats.fisher_less(4, 4, 0, 4) == pytest.approx(1.0, abs=1e-12)
+    assert stats.fisher_less(0, 0, 3, 5) == pytest.approx(1.0, abs=1e-12)  # no evidence at all
+
+
+def test_mean_interval_takes_z_from_the_normal_quantile() -> None:
+    # values 1, −1, 0, 0: mean 0, sample variance 2/3, half-width z·√(2/3)/√4
+    e = stats.mean_interval([1.0, -1.0, 0.0, 0.0])
+    assert e.value == 0.0 and e.high == pytest.approx(1.959964 * math.sqrt(2 / 3) / 2)
+    assert stats.mean_interval([1.0, -1.0, 0.0, 0.0], 0.9).high == pytest.approx(
+        1.644854 * math.sqrt(2 / 3) / 2, abs=1e-6
+    )
+    assert stats.mean_interval([0.5]) == stats.Estimate(0.5, 0.5, 0.5)
+
+
+def test_the_detectable_drop_is_the_rise_read_from_the_other_end() -> None:
+    # a drop from p by d has the variance of a rise from 1 − p by d: one calculation
+    for p, n in ((0.6, 303), (0.25, 80), (0.9, 40)):
+        drop = stats.smallest_detectable_drop(p, n, alpha=0.05, power=0.8)
+        assert drop == stats.smallest_detectable_rise(1 - p, n, alpha=0.05, power=0.8)
+    assert stats.episodes_needed(0.4, 0.1) == 303  # 6.182557 · (0.24 + 0.25) / 0.01 = 302.9

@@ -94,6 +94,7 @@ def test_two_cycles_resume_after_kill_9_and_roll_back_by_hand(tmp_path: Path) ->
             assert r["sessions"] >= 4 and r["gate"] in ("promote", "reject")
             assert r["cycle_s"] >= r["collect_s"] + r["train_s"] + r["eval_s"]
         assert "UNDERPOWERED" in rows[0]["reason"]  # no pass rate to protect: said so
+        assert not {"panel", "panel_s", "preference", "control"} & set(rows[0])  # nothing measured
         report = (run / "realtime" / "report.md").read_text()
         assert "| 2 |" in report and (run / "realtime" / "cycles.png").stat().st_size > 0
         before = statuses(run)
@@ -143,7 +144,9 @@ def test_a_drop_in_live_accepts_after_a_deploy_rolls_back_while_serving(tmp_path
     rt = config.realtime.model_copy(update={"admin_token": read_admin_token(token_file)})
     config = config.model_copy(update={"realtime": rt})
     # users with a planted dislike of anything but the first checkpoint (version 0)
-    deps = dataclasses.replace(deps_of(config, simulate=True), judge=lambda o: o.version == 0)
+    deps = deps_of(config, simulate=True)
+    dislike = dataclasses.replace(deps.users, judge=lambda o: o.version == 0)  # type: ignore[type-var]
+    deps = dataclasses.replace(deps, users=dislike)
     url = traces_url(config)
     argv = server_argv(root / "config.yaml", url, run.resolve(), token_file, deps.workspaces)
     assert not any(config.realtime.admin_token in a for a in argv(str(run), 0, 1))

@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from shadowrl.episode import EpisodeSpec
+from shadowrl.eval.alarms import alarms
 from shadowrl.inference.config import EngineConfig, SpeculativeConfig
 from shadowrl.inference.mtp import for_model, heads_path, load_heads
 from shadowrl.models import random_llama, tiny_model
-from shadowrl.realtime import checks
 from shadowrl.rl.batch import MicroBatch, TrainBatch
 from shadowrl.rl.config import OptimizerConfig, TrainConfig
 from shadowrl.rl.mtp_config import RLDistillConfig
@@ -123,7 +123,7 @@ def test_a_damaged_head_trips_the_deploy_alarm() -> None:
     with torch.no_grad():
         damaged.heads[0].down.weight.normal_(0.0, 3.0)  # a diverged re-distillation
     for candidate, fires in ((heads, False), (damaged, True)):
-        found = checks.alarms(
+        found = alarms(
             *[_eval_result()] * 2, None, max_malformed_increase=1, max_no_edit_increase=1,
             max_clarifying_increase=1, max_kl=1, mtp=(parent, acceptance(model, candidate, batch, rl)), max_mtp_drop=0.1,
         )  # fmt: skip

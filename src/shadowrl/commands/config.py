@@ -21,10 +21,10 @@ from shadowrl.commands.errors import UsageError
 from shadowrl.episode import EpisodeSpec
 from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.pins import config_pins
+from shadowrl.experiments.config import MeasuredRealtimeConfig
 from shadowrl.inference.config import EngineConfig
 from shadowrl.models import ModelConfig
 from shadowrl.pipeline.config import PipelineConfig, TrainRun
-from shadowrl.realtime.config import RealtimeConfig
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import MOVED, TrainConfig
 from shadowrl.rl.mtp_config import DistillConfig
@@ -98,8 +98,8 @@ class Config(BaseModel):
     ray: RayConfig = Field(
         default_factory=RayConfig, description="Ray cluster address and actor counts."
     )
-    realtime: RealtimeConfig = Field(
-        default_factory=RealtimeConfig,
+    realtime: MeasuredRealtimeConfig = Field(
+        default_factory=MeasuredRealtimeConfig,
         description="`shadowrl realtime`: cycles, gate checks, rewards, simulated users.",
     )
 

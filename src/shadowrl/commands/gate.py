@@ -2,6 +2,12 @@
 
     shadowrl gate --candidate runs/eval/ckpt-40/eval.json --incumbent runs/eval/prod/eval.json
 
+The rule is the real-time loop's (`eval/gate.decide`): the paired test, the rate alarms
+and the power check, with the loop's settings (`eval.margin`, `eval.alpha`, `eval.test`,
+`realtime.require_power`, `realtime.power`, `realtime.max_*_increase`,
+`realtime.alarm_alpha`). Two eval files carry no training run, so the divergence and
+MTP-acceptance alarms are not applied, and the output says so.
+
 Exits 0 to promote, 1 to reject, 2 when the results are not comparable (or on a
 usage mistake, e.g. a missing file).
 """
@@ -27,7 +33,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from shadowrl.eval.gate import PinMismatch, gate
+    from shadowrl.eval.gate import PinMismatch, decide
     from shadowrl.eval.result import EvalResult
 
     try:
@@ -35,11 +41,13 @@ def run(args: argparse.Namespace, config: Config) -> int:
     except FileNotFoundError as e:
         raise UsageError(f"no eval result at {e.filename or e}") from e
     try:
-        d = gate(
+        v = decide(
             candidate,
             incumbent,
             margin=config.eval.margin if args.margin is None else args.margin,
             alpha=args.alpha or config.eval.alpha,
+            checks=config.realtime.gate_checks(),
+            training=None,
             test=args.test or config.eval.test,
             resamples=config.eval.resamples,
             seed=config.seed,
@@ -47,6 +55,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
     except PinMismatch as e:
         print(f"refused: {e}")
         return 2
+    d = v.paired
+    assert d is not None
     print(f"candidate {candidate.pins.policy}: mean pass rate {d.candidate_rate:.1%}")
     print(f"incumbent {incumbent.pins.policy}: mean pass rate {d.incumbent_rate:.1%}")
     print(
@@ -54,5 +64,15 @@ def run(args: argparse.Namespace, config: Config) -> int:
         f"[{d.delta.low:+.3f}, {d.delta.high:+.3f}]); sign test: {d.sign.worse} worse, "
         f"{d.sign.better} better, p(worse) = {d.sign.p_worse:.3g}"
     )
-    print(d.reason)
-    return 0 if d.promote else 1
+    mde = v.min_detectable_drop
+    print(
+        "power: smallest detectable drop "
+        + ("none (not even a collapse to 0)" if mde is None else f"{mde:.3f}")
+        + f" against margin {d.margin} (realtime.require_power: "
+        f"{config.realtime.require_power})"
+    )
+    for t in v.rates.values():
+        print(f"alarm test {t.name}: {t.candidate} vs {t.incumbent}, p = {t.p:.3g}")
+    print(f"not applied (they need the training run): {', '.join(v.unchecked)}")
+    print(v.reason)
+    return 0 if v.promote else 1

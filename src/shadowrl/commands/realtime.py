@@ -6,15 +6,15 @@
     shadowrl realtime --simulate-users --backend ray   # pinned evals on the Ray evaluator
 
 The server runs as its own process (started here, found again on a rerun); the cycle
-logic is `realtime/cycle.py` and `realtime/stages.py`. A rerun resumes the cycle a kill
-interrupted. Writes `<run_dir>/realtime/cycles.jsonl`, `report.md` and `cycles.png`.
+logic is `realtime/cycle.py` and `realtime/stages.py`. Simulated users and what measures
+learning from them (`experiments/`) are built here and handed to the loop through its
+seam (`realtime/context.py`). A rerun resumes the cycle a kill interrupted. Writes
+`<run_dir>/realtime/cycles.jsonl`, `report.md` and `cycles.png`.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import logging
 import sys
 from collections.abc import Callable
@@ -28,7 +28,6 @@ from shadowrl.commands.errors import UsageError
 
 if TYPE_CHECKING:
     from shadowrl.realtime.context import Deps
-    from shadowrl.realtime.power import BitePlan, Plan
     from shadowrl.serve.store import TraceStore
     from shadowrl.tasks.task import Task
 
@@ -132,7 +131,7 @@ def user_pool(config: Config) -> list[Task]:
     """The tasks users bring: `realtime.users.suite`, narrowed by its screen if there is one."""
     from shadowrl.commands.eval import load_eval_tasks
     from shadowrl.eval.result import EvalResult
-    from shadowrl.realtime.preference import Preference, learnable
+    from shadowrl.experiments.preference import Preference, learnable
 
     users = config.realtime.users
     tasks = load_eval_tasks(users.suite, users.limit)
@@ -154,94 +153,48 @@ def user_pool(config: Config) -> list[Task]:
     return kept
 
 
-def power_plan(config: Config, panel: list[Task]) -> Plan:
-    """The panel's size against what it needs to detect `realtime.panel.effect`."""
-    from shadowrl.eval.result import EvalResult
-    from shadowrl.realtime.power import plan
-    from shadowrl.realtime.preference import Preference, accept_rate
-
-    rt = config.realtime
-    assert rt.panel is not None
-    users = rt.users
-    p0 = 0.5
-    if users.screen is not None and Path(users.screen).exists():
-        p0 = accept_rate(EvalResult.load(users.screen), panel, Preference.of(users))
-    p0 = min(p0, 1 - rt.panel.effect)  # a rise from p0 must stay a rate
-    return plan(
-        p0, rt.panel.effect, len(panel) * rt.panel.samples, alpha=config.eval.alpha, power=rt.power
-    )
-
-
-def bite_power(config: Config, root: Path) -> BitePlan | None:
-    """The session count against what it needs to see the planted preference's bite fall
-    by `realtime.users.bite_fall`; rates from the sessions recorded so far when any passed
-    and the preference bit on some (a resumed run), else assumed (0.5 and 0.5)."""
-    from shadowrl.realtime.learning import preference_counts, read_outcomes
-    from shadowrl.realtime.power import bite_plan
-    from shadowrl.realtime.preference import Preference
-    from shadowrl.realtime.report import read_cycles
-
-    rt, pref = config.realtime, Preference.of(config.realtime.users)
-    if not pref.planted:
-        return None
-    seen = read_outcomes(root)
-    pilot = preference_counts(seen, list(seen), pref)
-    bit, passed = pilot["rejected_by_preference"], pilot["resolved"]
-    rates = (bit / passed, passed / len(seen)) if bit else (0.5, 0.5)
-    planned = len(seen) + max(0, rt.cycles - len(read_cycles(root))) * rt.sessions
-    return bite_plan(
-        *rates, rt.users.bite_fall, planned, pilot_sessions=len(seen) if bit else 0,
-        alpha=config.eval.alpha, power=rt.power,
-    )  # fmt: skip
-
-
-def write_plans(config: Config, root: Path, panel: list[Task]) -> bool:
-    """Print both power calculations and write them to `root/plan.json` (False: none)."""
-    sized = power_plan(config, panel) if config.realtime.panel is not None else None
-    bite = bite_power(config, root)
-    if sized is None and bite is None:
-        return False
-    out: dict[str, object] = {}
-    if sized is not None:
-        out |= dataclasses.asdict(sized) | {"reachable": sized.reachable, "text": str(sized)}
-        print(f"power (panel): {sized}")
-    if bite is not None:
-        out["preference"] = dataclasses.asdict(bite) | {
-            "reachable": bite.reachable, "text": str(bite)}  # fmt: skip
-        print(f"power (preference): {bite}")
-    (root / "plan.json").write_text(json.dumps(out, indent=1))
-    return True
-
-
 def deps_of(config: Config, simulate: bool) -> Deps:
     from shadowrl.commands.eval import load_eval_tasks
     from shadowrl.commands.policies import open_evaluator, open_policy
     from shadowrl.commands.traces import private_keys
     from shadowrl.eval.pins import config_pins
+    from shadowrl.experiments import measure
+    from shadowrl.experiments.panel import panel_tasks
+    from shadowrl.experiments.preference import Preference
     from shadowrl.models import load_tokenizer
     from shadowrl.realtime.context import Deps
-    from shadowrl.realtime.panel import panel_tasks
 
     rt = config.realtime
+    run_dir = Path(config.run_dir).resolve()
+    spec, cache_dir, workspaces = (
+        episode_spec(config), Path(config.tasks.cache_dir).expanduser(), workspaces_root(config)
+    )  # fmt: skip
     pool = user_pool(config) if simulate or rt.panel is not None else []
+    users = None
+    if simulate:
+        judge = measure.planted_judge(Preference.of(rt.users))
+        users = measure.SimulatedUsers(
+            pool, workspaces, spec, rt.users, cache_dir, run_dir / "realtime", judge
+        )
+    panel = panel_tasks(pool, rt.panel.tasks) if rt.panel is not None else []
     return Deps(
-        run_dir=Path(config.run_dir).resolve(),
+        run_dir=run_dir,
         rt=rt,
         eval=config.eval,
         train=config.train,
         model=config.model,
-        spec=episode_spec(config),
+        spec=spec,
         pins=config_pins(config),
         tokenizer=load_tokenizer(config.model.path),
         open_evaluator=lambda spec: open_evaluator(spec, config),
         open_policy=lambda spec: open_policy(spec, config),
         pinned=load_eval_tasks(rt.suite, rt.eval_limit),
-        user_tasks=pool if simulate else None,
         mix_tasks=mix_candidates(config),
-        cache_dir=Path(config.tasks.cache_dir).expanduser(),
-        workspaces=workspaces_root(config),
+        cache_dir=cache_dir,
+        workspaces=workspaces,
         seed=config.seed,
-        panel=panel_tasks(pool, rt.panel.tasks) if rt.panel is not None else [],
+        users=users,
+        measurement=measure.build(rt, panel),
         private_keys=private_keys(config),
     )
 
@@ -261,6 +214,8 @@ def open_trace_store(url: str) -> TraceStore:
 def run(args: argparse.Namespace, config: Config) -> int:
     import asyncio
 
+    from shadowrl.experiments.measure import LearningMeasurement
+    from shadowrl.experiments.plan import write_plans
     from shadowrl.realtime.cycle import run_cycles
     from shadowrl.realtime.process import read_admin_token, run_admin_token
 
@@ -285,7 +240,9 @@ def run(args: argparse.Namespace, config: Config) -> int:
     config = config.model_copy(update={"realtime": rt})
     deps = deps_of(config, args.simulate_users)
     argv = server_argv(config_file, url, run_dir, token_file, deps.workspaces)
-    if not write_plans(config, root, deps.panel) and args.plan:
+    m = deps.measurement
+    panel = m.panel_tasks if isinstance(m, LearningMeasurement) else []
+    if not write_plans(config.realtime, config.eval.alpha, root, panel) and args.plan:
         raise UsageError(
             "--plan sizes the panel and the planted preference: set realtime.panel or a "
             "realtime.users.max_* limit"

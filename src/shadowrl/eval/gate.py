@@ -1,6 +1,20 @@
-"""The deploy gate: promote a candidate checkpoint unless it measurably regresses.
+"""The deploy gate: one decision rule for `shadowrl gate` and the real-time loop.
 
-Rule (default test, `bootstrap`). On the tasks both runs share, let p_c(i) and
+`decide` promotes a candidate only if all of these pass, checked in this order (the
+first that refuses is the verdict's `caught_by`):
+
+1. `gate` — the paired test below: no significant regression beyond the margin;
+2. alarms (`eval/alarms.py`) — behaviour rates on the pinned suite, and, given the
+   trainer's evidence (`Training`), the divergence from the serving weights and the
+   MTP heads' acceptance; without it those two are listed as `unchecked`;
+3. power — the smallest drop in pass rate the suite could detect
+   (`stats.smallest_detectable_drop` at the incumbent's rate over its episodes). The
+   paired test only rejects on evidence, so on a small suite it promotes almost
+   anything; when that drop exceeds the margin the gate cannot protect users, and
+   promotion is refused unless `require_power` is off (the reason then says
+   UNDERPOWERED).
+
+The paired test (default `bootstrap`). On the tasks both runs share, let p_c(i) and
 p_i(i) be the candidate's and the incumbent's pass rates on task i (resolved samples
 / samples) and Δ = mean_i [p_c(i) − p_i(i)]. Let U be the one-sided (1 − alpha) upper
 confidence bound of Δ from a seeded paired bootstrap over tasks (over groups of
@@ -32,11 +46,16 @@ which tasks were run is pinned by the suite hash instead of the `tasks` section.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from shadowrl.eval import stats
+from shadowrl.eval.alarms import BEHAVIOURS, Alarm, RateTest, alarms, episodes, rate_test
 from shadowrl.eval.result import EvalResult, TaskResult
 
 MEASURED_SECTIONS = ("agent", "sandbox", "tasks.shaping")
@@ -160,3 +179,116 @@ def gate(
         delta=delta,
         sign=sign,
     )
+
+
+# ---------------------------------------------------------------- the one decision rule
+
+
+@dataclass(frozen=True)
+class GateChecks:
+    """What besides the paired test may refuse a candidate (the `realtime.*` settings of
+    the same names, `RealtimeConfig.gate_checks`)."""
+
+    power: float = 0.8  # the power the detectable drop is sized at
+    require_power: bool = True  # refuse when that drop exceeds the margin
+    alarm_alpha: float = 0.05  # level of the rate alarms' Fisher tests
+    max_malformed_increase: float = 0.1
+    max_no_edit_increase: float = 0.1
+    max_clarifying_increase: float = 0.1
+    max_kl: float = 1.0
+    max_mtp_acceptance_drop: float = 0.1
+
+
+@dataclass(frozen=True)
+class Training:
+    """What only the trainer knows about a candidate."""
+
+    kl: float | None  # nats per token from the serving weights, on the rows it trained on
+    mtp: tuple[Sequence[float], Sequence[float]] | None = None  # (parent, candidate) acceptance
+
+
+TRAINING_ALARMS = ("kl_to_deployed", "mtp_acceptance_drop")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The gate's decision and every check behind it."""
+
+    promote: bool
+    caught_by: str | None  # None (promoted), "pins", "gate", "alarm:<name>" or "power"
+    reason: str
+    paired: GateDecision | None = None  # None: the results were not comparable
+    min_detectable_drop: float | None = None  # None: not even a collapse to 0 is
+    underpowered: bool = False
+    alarms: tuple[Alarm, ...] = ()
+    rates: dict[str, RateTest] = field(default_factory=dict)  # every rate test, fired or not
+    unchecked: tuple[str, ...] = ()  # alarms not applied: no training evidence given
+
+    @classmethod
+    def incomparable(cls, e: PinMismatch) -> Verdict:
+        return cls(False, "pins", f"reject: {e}")
+
+    def record(self) -> dict[str, Any]:
+        """The gate record the registry and `cycles.jsonl` keep."""
+        out: dict[str, Any] = {"promote": self.promote, "caught_by": self.caught_by,
+                               "reason": self.reason}  # fmt: skip
+        if self.paired is None:
+            return out
+        out |= {
+            "paired": self.paired.model_dump(),
+            "min_detectable_drop": self.min_detectable_drop,
+            "underpowered": self.underpowered,
+            "alarms": [dataclasses.asdict(a) for a in self.alarms],
+            "rates": {b: dataclasses.asdict(t) for b, t in self.rates.items()},
+        }
+        return out | ({"unchecked": list(self.unchecked)} if self.unchecked else {})
+
+
+def decide(
+    candidate: EvalResult,
+    incumbent: EvalResult,
+    *,
+    margin: float,
+    alpha: float,
+    checks: GateChecks,
+    training: Training | None,
+    test: str = "bootstrap",
+    resamples: int = 5000,
+    seed: int = 0,
+) -> Verdict:
+    """The verdict on `candidate` (rule in the module docstring); raises `PinMismatch`."""
+    d = gate(candidate, incumbent, margin=margin, alpha=alpha, test=test,
+             resamples=resamples, seed=seed)  # fmt: skip
+    mde = stats.smallest_detectable_drop(
+        d.incumbent_rate, episodes(incumbent), alpha=alpha, power=checks.power
+    )
+    underpowered = mde > margin
+    fired = alarms(
+        candidate, incumbent, None if training is None else training.kl,
+        max_malformed_increase=checks.max_malformed_increase,
+        max_no_edit_increase=checks.max_no_edit_increase,
+        max_clarifying_increase=checks.max_clarifying_increase, max_kl=checks.max_kl,
+        alpha=checks.alarm_alpha, mtp=None if training is None else training.mtp,
+        max_mtp_drop=checks.max_mtp_acceptance_drop,
+    )  # fmt: skip
+    power_note = (
+        f"smallest detectable drop {mde:.3f}" if math.isfinite(mde)
+        else "not even a collapse to 0 is detectable"
+    )  # fmt: skip
+    caught: str | None
+    if not d.promote:
+        caught, reason = "gate", d.reason
+    elif fired:
+        caught, reason = f"alarm:{fired[0].name}", "reject: alarm " + "; ".join(map(str, fired))
+    elif underpowered and checks.require_power:
+        caught = "power"
+        reason = f"reject: the pinned suite is underpowered ({power_note} > margin {margin})"
+    else:
+        caught = None
+        reason = d.reason + ("" if not underpowered else f" (UNDERPOWERED: {power_note})")
+    return Verdict(
+        promote=caught is None, caught_by=caught, reason=reason, paired=d,
+        min_detectable_drop=mde if math.isfinite(mde) else None, underpowered=underpowered,
+        alarms=tuple(fired), rates={b: rate_test(candidate, incumbent, b) for b in BEHAVIOURS},
+        unchecked=TRAINING_ALARMS if training is None else (),
+    )  # fmt: skip

@@ -11,7 +11,7 @@ values.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import TypeVar
@@ -243,3 +243,120 @@ def paired_bootstrap(
     means = _bootstrap_means(diff, resamples, seed, clusters)
     low, high = np.quantile(means, [alpha, 1 - alpha])
     return PairedDifference(float(diff.mean()), float(high), float(low), float(high))
+
+
+def fisher_less(a: int, n_a: int, b: int, n_b: int) -> float:
+    """One-sided Fisher exact p-value that rate a/n_a is below rate b/n_b."""
+    total, k = n_a + n_b, a + b
+    lo = max(0, k - n_b)
+    hits = sum(math.comb(n_a, x) * math.comb(n_b, k - x) for x in range(lo, a + 1))
+    return hits / math.comb(total, k)
+
+
+def mean_interval(values: Sequence[float], confidence: float = 0.95) -> Estimate:
+    """Mean with a normal interval, z from the normal quantile, half-width z·s/√n (s: the
+    sample standard deviation; with one value the half-width is 0)."""
+    if not values:
+        raise ValueError("no values")
+    arr = np.asarray(values, dtype=np.float64)
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    half = z * float(arr.std(ddof=1)) / math.sqrt(len(arr)) if len(arr) > 1 else 0.0
+    mean = float(arr.mean())
+    return Estimate(mean, mean - half, mean + half)
+
+
+# ---------------------------------------------------------------- power (one calculation)
+#
+# One-sided at level alpha with the given power, by the normal approximation for two
+# proportions p0 and p1 = p0 + d over n episodes each:
+#     n = (z_{1−α} + z_power)² · (p0(1−p0) + p1(1−p1)) / d²
+# A drop from p by d has the variance of a rise from 1 − p by d, so the gate's smallest
+# detectable drop is the same calculation read from the other end.
+
+
+def _z_sum(alpha: float, power: float) -> float:
+    if not (0 < alpha < 1 and 0 < power < 1):
+        raise ValueError("alpha and power must lie in (0, 1)")
+    return NormalDist().inv_cdf(1 - alpha) + NormalDist().inv_cdf(power)
+
+
+def episodes_needed(p0: float, d: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Episodes per arm to detect a rise from rate `p0` to `p0 + d` (unpaired)."""
+    if d <= 0:
+        raise ValueError("the effect d must be positive")
+    p1 = p0 + d
+    if not (p0 >= 0 and p1 <= 1):
+        raise ValueError(f"rates {p0} and {p0} + {d} must lie in [0, 1]")
+    z = _z_sum(alpha, power)
+    return math.ceil(z * z * (p0 * (1 - p0) + p1 * (1 - p1)) / (d * d))
+
+
+def paired_episodes_needed(
+    discordant: float, d: float, *, alpha: float = 0.05, power: float = 0.8
+) -> int:
+    """Pairs to detect a difference `d` when a share `discordant` of pairs disagree
+    (McNemar, Connor 1987): n = (z_{1−α}·√ψ + z_power·√(ψ − d²))² / d²."""
+    _z_sum(alpha, power)  # validates alpha and power
+    if d <= 0:
+        raise ValueError("the effect d must be positive")
+    if not (d * d < discordant <= 1):
+        raise ValueError(f"the discordant share {discordant} must exceed d² and be at most 1")
+    z_a, z_b = NormalDist().inv_cdf(1 - alpha), NormalDist().inv_cdf(power)
+    n = (z_a * math.sqrt(discordant) + z_b * math.sqrt(discordant - d * d)) ** 2
+    return math.ceil(n / (d * d))
+
+
+def smallest_detectable_rise(
+    p0: float, n: int, *, alpha: float = 0.05, power: float = 0.8
+) -> float:
+    """The smallest rise d ∈ (0, 1 − p0] that `n` episodes per arm detect; inf when not
+    even a rise to 1 is."""
+    if n <= 0 or p0 >= 1 or episodes_needed(p0, 1 - p0, alpha=alpha, power=power) > n:
+        return math.inf
+    lo, hi = 0.0, 1 - p0  # the needed n falls as d grows on (0, 1 − p0]
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if episodes_needed(p0, mid, alpha=alpha, power=power) > n else (lo, mid)
+    return hi
+
+
+def smallest_detectable_drop(p: float, n: int, *, alpha: float, power: float) -> float:
+    """The smallest drop δ ∈ (0, p] from rate `p` that `n` episodes per arm detect; inf
+    when not even a collapse to 0 is (an incumbent at 6 of 216 episodes)."""
+    return smallest_detectable_rise(1 - p, n, alpha=alpha, power=power)
+
+
+# ---------------------------------------------------------------- stratified (CMH)
+
+
+@dataclass(frozen=True)
+class Stratified:
+    """A Cochran–Mantel–Haenszel test of a fall over 2 × 2 tables, one per stratum."""
+
+    strata: int  # strata with cases in both periods
+    mixed: int  # of those, strata with the event on some cases but not all (V_k > 0)
+    observed: int  # events in the second period
+    expected: float
+    variance: float
+    p: float  # one-sided p of a fall (1.0 when no stratum informs it)
+
+
+def cmh_fall(tables: Iterable[tuple[tuple[int, int], tuple[int, int]]]) -> Stratified:
+    """Each table ((first period without, with the event), (second period without, with)):
+
+    a_k = events in the second period, E_k = n2_k · m_k / N_k,
+    V_k = n1_k · n2_k · m_k · (N_k − m_k) / (N_k² · (N_k − 1)),
+    z = (Σ a_k − Σ E_k + ½) / √(Σ V_k), p = Φ(z)   (½ for continuity)
+    """
+    obs = exp = var = 0.0
+    informative = mixed = 0
+    for (n1_no, n1_yes), (n2_no, n2_yes) in tables:
+        n1, n2 = n1_no + n1_yes, n2_no + n2_yes
+        n, m = n1 + n2, n1_yes + n2_yes
+        if not (n1 and n2):
+            continue
+        informative, mixed = informative + 1, mixed + (0 < m < n)
+        obs, exp = obs + n2_yes, exp + n2 * m / n
+        var += n1 * n2 * m * (n - m) / (n * n * (n - 1))
+    p = NormalDist().cdf((obs - exp + 0.5) / math.sqrt(var)) if var > 0 else 1.0
+    return Stratified(informative, mixed, int(obs), exp, var, p)

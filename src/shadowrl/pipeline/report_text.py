@@ -231,7 +231,8 @@ def comparison_line(evals: Mapping[str, EvalResult], cfg: EvalConfig, where: str
     return (
         f"{head} Δ pass@1 {d.delta.mean:+.3f} over {d.tasks} paired tasks, "
         f"{1 - 2 * cfg.alpha:.0%} paired-bootstrap interval [{lo:+.3f}, {hi:+.3f}]{noise}. "
-        f"{command}: {d.reason}."
+        f"The gate's paired test: {d.reason} ({command} also applies its alarms and power "
+        "check, `eval/gate.decide`)."
     )
 
 

@@ -1,31 +1,72 @@
-"""What every stage of a real-time cycle shares: the command's inputs, the live context and
-the cycle's persisted state (`stages.py` runs the stages, `cycle.py` drives them).
+"""What every stage of a real-time cycle shares: the command's inputs, the live context,
+the cycle's typed state, and the one seam a measurement plugs into.
+
+`stages.py` runs the stages, `cycle.py` drives them. Each stage returns a dataclass that
+`CycleState` keeps under that stage's name; the state is saved after every stage
+(`cycle.py`, by pydantic's `TypeAdapter`), so a rerun resumes from typed results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from shadowrl.episode import EpisodeSpec
 from shadowrl.eval.config import EvalConfig
+from shadowrl.eval.gate import Verdict
 from shadowrl.eval.pins import ConfigPins
 from shadowrl.eval.runner import Evaluate
 from shadowrl.models import ModelConfig
+from shadowrl.realtime.checks import WatchResult
 from shadowrl.realtime.config import RealtimeConfig
 from shadowrl.realtime.mix import OpenPolicy
 from shadowrl.realtime.process import ServerProcess
-from shadowrl.realtime.reaction import Judge, tests_judge
+from shadowrl.realtime.rewards import RewardSummary
+from shadowrl.realtime.training import Arm, ArmResult, TrainInput
 from shadowrl.rl.config import TrainConfig
 from shadowrl.serve.store import TraceStore
 from shadowrl.tasks.task import Task
 
 # what evaluates a checkpoint: in this process, or the Ray evaluator actor (backend ray)
 OpenEvaluator = Callable[[str], AbstractAsyncContextManager[Evaluate]]
+
+
+def user_id(cycle: int, i: int) -> str:
+    """The id of cycle `cycle`'s `i`-th user (`c001-u003`): a simulated user's seed and
+    workspace name, so a rerun runs only the users whose sessions are missing."""
+    return f"c{cycle:03d}-u{i:03d}"
+
+
+class Users(Protocol):
+    """Simulated users: they bring a cycle's sessions (None in `Deps`: real users do)."""
+
+    async def bring(self, url: str, ids: Sequence[str]) -> None:
+        """Run the users `ids` against the server at `url`, each one session with feedback."""
+
+
+class Measurement(Protocol):
+    """An experiment's hooks into the cycle, built once from its config (None in `Deps`:
+    no experiment). The cycle calls them and writes what `row` returns beside its own
+    fields; it never reads what they measure."""
+
+    async def rewarded(self, ctx: Ctx, st: CycleState) -> None:
+        """After the reward stage (its sessions: `stages.cycle_sessions`)."""
+
+    async def trained(self, ctx: Ctx, st: CycleState, arm: Arm, data: TrainInput) -> None:
+        """After the candidate was trained from `arm` on `data` (inside the train stage)."""
+
+    async def measure(self, ctx: Ctx, st: CycleState) -> None:
+        """The `measure` stage, between train and eval, timed as its own."""
+
+    def row(self, ctx: Ctx, st: CycleState) -> dict[str, Any]:
+        """Its fields of the cycle's `cycles.jsonl` row."""
+
+    def report(self, root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
+        """Its section of the report (markdown lines; none: nothing measured)."""
 
 
 @dataclass(frozen=True)
@@ -43,13 +84,12 @@ class Deps:
     open_evaluator: OpenEvaluator
     open_policy: OpenPolicy  # the mixed-in rollouts' policy (in this process)
     pinned: list[Task]
-    user_tasks: list[Task] | None  # None: real users (wait for their sessions)
     mix_tasks: list[Task]  # train tasks rollouts may be mixed in on (`mix.mix_tasks`)
     cache_dir: Path
     workspaces: Path  # the server's serve.workspaces_root (simulated users check out there)
     seed: int = 0
-    judge: Judge = tests_judge
-    panel: list[Task] = field(default_factory=list)  # the panel's users (realtime.panel)
+    users: Users | None = None  # None: real users (wait for their sessions)
+    measurement: Measurement | None = None
     private_keys: frozenset[str] = frozenset()  # serve.api_keys' private keys: never collected
 
 
@@ -64,14 +104,64 @@ class Ctx:
         return self.deps.run_dir / "realtime"
 
 
+# ------------------------------------------------------------- stage results
+
+
+@dataclass(frozen=True)
+class Collected:
+    until: str  # ISO time collection ended: the cycle's sessions are those before it
+    live: str  # the checkpoint that served them
+
+
+@dataclass(frozen=True)
+class Rewarded:
+    summary: RewardSummary
+    with_feedback: int  # sessions with a signal other than silence
+
+
+@dataclass(frozen=True)
+class MixCounts:
+    """The rollouts mixed in on pinned train tasks (`realtime.mix`)."""
+
+    tasks: tuple[str, ...]
+    groups: int
+    episodes: int
+    spoiled: int
+
+
+@dataclass(frozen=True)
+class Trained:
+    candidate: ArmResult
+    mix: MixCounts
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    incumbent: str  # directory of the incumbent's eval.json
+    candidate: str
+
+
+@dataclass(frozen=True)
+class Deployed:
+    deployed: bool
+    reason: str
+
+
 @dataclass
 class CycleState:
-    """Where the current cycle is: persisted after every stage (`cycle.py`)."""
+    """Where the current cycle is and what its finished stages returned (None: not run,
+    or, for eval, gate and watch, nothing to do)."""
 
     cycle: int
     stage: str
     since: str  # ISO time: this cycle's sessions are the ones created after it
-    out: dict[str, Any] = field(default_factory=dict)
+    collected: Collected | None = None
+    rewarded: Rewarded | None = None
+    trained: Trained | None = None
+    evaluated: Evaluated | None = None
+    verdict: Verdict | None = None
+    deployed: Deployed | None = None
+    watched: WatchResult | None = None
     times: dict[str, float] = field(default_factory=dict)
 
 

@@ -3,7 +3,7 @@
     ┌──────────── server (own process, serves the live checkpoint throughout) ───────────┐
     │ users ──► sessions + feedback ──► trace store ◄── registry (candidate/deployed/...) │
     └────────────────────────────────────────────────────────────────────────────────────┘
-        collect ─► reward ─► train ─► eval (pinned suite) ─► gate + power + alarms
+        collect ─► reward ─► train ─► eval (pinned suite) ─► gate (paired, alarms, power)
               ▲                                                  │ promote     │ refuse
               │          watch ◄── deploy (hot swap) ◄───────────┘             ▼
               │            │ significant drop: roll back (hot swap)         rejected
@@ -14,7 +14,8 @@ trace store, the cycle's progress in `realtime/state.json` (written after every 
 atomically), finished cycles in `realtime/cycles.jsonl`. Killed during any stage, a
 rerun finds the server still serving (`process.py`) and resumes that cycle at that
 stage. Each stage's duration and the cycle's go to `cycles.jsonl`, the run's metrics
-and the report (`report.py`).
+and the report (`report.py`). A measurement (`context.Measurement`) adds its fields to
+each row and its section to the report; the driver does not read them.
 """
 
 from __future__ import annotations
@@ -28,13 +29,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from shadowrl.metrics import MetricsLogger
 from shadowrl.realtime import stages
 from shadowrl.realtime.context import Ctx, CycleState, Deps, now
-from shadowrl.realtime.preference import Preference
 from shadowrl.realtime.process import ServerProcess, find_server, free_port, start_server
 from shadowrl.realtime.report import write_report
-from shadowrl.realtime.stages import STAGES
+from shadowrl.realtime.stages import STAGES, need
 from shadowrl.serve.store import CheckpointRecord, TraceStore, registry
 
 log = logging.getLogger(__name__)
@@ -49,13 +51,16 @@ def write_json(path: Path, value: Any) -> None:
     os.replace(tmp, path)
 
 
+STATE = TypeAdapter(CycleState)
+
+
 def load_state(root: Path) -> CycleState | None:
     path = root / "state.json"
-    return CycleState(**json.loads(path.read_text())) if path.exists() else None
+    return STATE.validate_json(path.read_text()) if path.exists() else None
 
 
 def save_state(root: Path, st: CycleState) -> None:
-    write_json(root / "state.json", dataclasses.asdict(st))
+    write_json(root / "state.json", STATE.dump_python(st, mode="json"))
 
 
 def written_cycles(root: Path) -> set[int]:
@@ -96,45 +101,41 @@ def ensure_server(deps: Deps, store: TraceStore, argv: ServerArgv) -> ServerProc
 
 def cycle_row(st: CycleState, ctx: Ctx) -> dict[str, Any]:
     """One line of `cycles.jsonl` (the issue's fields first, then the details)."""
-    out, t = st.out, st.times
-    r, tr, g = out["reward"], out["train"], out["gate"]
-    watch = out["watch"]
-    rolled = bool(watch and watch["roll_back"])
-    return {
+    t, r, arm = st.times, need(st.rewarded).summary, need(st.trained).candidate
+    g, watch = st.verdict, st.watched
+    row = {
         "cycle": st.cycle,
-        "deployed_before": out["collect"]["live"],
-        "candidate": tr["candidate"],
-        "sessions": r["sessions"],
-        "with_feedback": r["with_feedback"],
-        "reward_mean": r["reward_mean"],
-        "accept_rate": r["accept_rate"],
+        "deployed_before": need(st.collected).live,
+        "candidate": arm.candidate,
+        "sessions": r.sessions,
+        "with_feedback": need(st.rewarded).with_feedback,
+        "reward_mean": r.reward_mean,
+        "accept_rate": r.accept_rate,
         "collect_s": t.get("collect", 0.0),
         "train_s": t.get("reward", 0.0) + t.get("train", 0.0),
         "eval_s": t.get("eval", 0.0),
-        "gate": None if g is None else ("promote" if g["promote"] else "reject"),
-        "deployed_after": stages.live_path(ctx),
+        "gate": None if g is None else ("promote" if g.promote else "reject"),
+        "deployed_after": stages.live(ctx).path,
         "cycle_s": sum(t.values()),
         "gate_s": t.get("gate", 0.0),
         "deploy_s": t.get("deploy", 0.0),
         "watch_s": t.get("watch", 0.0),
-        "caught_by": None if g is None else g.get("caught_by"),
-        "reason": out["deploy"]["reason"],
-        "rolled_back": rolled,
-        "watch": watch,
-        "rows": tr["rows"],
-        "mix": tr.get("mix"),  # rollouts on pinned train tasks (realtime.mix)
-        "kl": tr.get("kl"),
-        "clarifying_rate": r["clarifying_rate"],
-        "broken_rate": r["broken_rate"],
-        "no_edit_rate": r["no_edit_rate"],
-        "min_detectable_drop": None if g is None else g.get("min_detectable_drop"),
-        "alarm_tests": None if g is None else g.get("rates"),
-        "panel_s": t.get("panel", 0.0),
-        "panel": out.get("panel"),
-        "preference": r.get("preference"),
-        "train_tokens": tr.get("tokens"),
-        "control": tr.get("control"),
+        "caught_by": None if g is None else g.caught_by,
+        "reason": need(st.deployed).reason,
+        "rolled_back": bool(watch and watch.roll_back),
+        "watch": None if watch is None else watch.to_json(),
+        "rows": dataclasses.asdict(arm.rows),
+        "mix": dataclasses.asdict(need(st.trained).mix),  # rollouts on pinned train tasks
+        "kl": arm.kl,
+        "clarifying_rate": r.clarifying_rate,
+        "broken_rate": r.broken_rate,
+        "no_edit_rate": r.no_edit_rate,
+        "min_detectable_drop": None if g is None else g.min_detectable_drop,
+        "alarm_tests": None if g is None else g.record().get("rates"),  # counts and Fisher p
+        "train_tokens": arm.tokens,
     }
+    measurement = ctx.deps.measurement
+    return row if measurement is None else row | measurement.row(ctx, st)
 
 
 async def run_cycles(
@@ -162,7 +163,7 @@ async def run_cycles(
             for i, stage in enumerate(todo, start=len(STAGES) - len(todo)):
                 log.info("cycle %d: %s", st.cycle, stage)
                 start = time.perf_counter()
-                await stages.RUN[stage](ctx, st)
+                await stages.STEPS[stage](ctx, st)
                 st.times[stage] = time.perf_counter() - start
                 st.stage = STAGES[i + 1] if i + 1 < len(STAGES) else "done"
                 save_state(root, st)
@@ -177,9 +178,9 @@ async def run_cycles(
             log.info(
                 "cycle %d: %s in %.0f s (%s)", st.cycle, row["gate"], row["cycle_s"], row["reason"]
             )
-            st = CycleState(st.cycle + 1, STAGES[0], st.out["collect"]["until"])
+            st = CycleState(st.cycle + 1, STAGES[0], need(st.collected).until)
             save_state(root, st)
-            write_report(root, registry.history(store.engine), Preference.of(deps.rt.users))
+            write_report(root, registry.history(store.engine), deps.measurement)
     if not deps.rt.keep_serving:
         server.stop()
     return rows

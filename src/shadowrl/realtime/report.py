@@ -2,8 +2,9 @@
 
 Written after every cycle from `cycles.jsonl` and the registry, so a reader sees the
 whole history so far: accept rate and mean reward per cycle, where each cycle's time
-went (collect, train, panel, eval, gate, deploy, watch), every checkpoint's status, and,
-when measured, the panel's paired comparisons and the planted preference's counts.
+went (every `*_s` field of a row: collect, train, eval, gate, deploy, watch, and a
+measurement's), every checkpoint's status, and the measurement's own section when
+there is one (`context.Measurement.report`).
 """
 
 from __future__ import annotations
@@ -14,22 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from shadowrl.markdown import table
-from shadowrl.realtime.learning import read_outcomes
-from shadowrl.realtime.preference import Preference
-from shadowrl.realtime.trend import (
-    bite_text,
-    bite_trend,
-    halves,
-    pooled_panel,
-    pooled_text,
-    within_tasks,
-    within_text,
-)
-from shadowrl.realtime.users import cycle_of
+from shadowrl.realtime.context import Measurement
 from shadowrl.serve.store.registry import CheckpointView
-
-TIMES = ("collect_s", "train_s", "panel_s", "eval_s", "gate_s", "deploy_s", "watch_s")
-PAIRS = ("candidate_vs_control", "candidate_vs_deployed", "control_vs_deployed")
 
 
 def read_cycles(root: Path) -> list[dict[str, Any]]:
@@ -55,7 +42,7 @@ def plot(rows: Sequence[dict[str, Any]], out: Path) -> None:
     left.set(xlabel="cycle", title="what users said", xticks=cycles)
     left.legend()
     bottom = [0.0] * len(rows)
-    for key in TIMES:
+    for key in [k for k in rows[-1] if k.endswith("_s") and k != "cycle_s"]:
         vals = [float(r.get(key) or 0.0) for r in rows]
         right.bar(cycles, vals, bottom=bottom, label=key.removesuffix("_s"))
         bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
@@ -70,96 +57,11 @@ def fmt(x: Any, spec: str = ".3f") -> str:
     return "—" if x is None else format(x, spec)
 
 
-def delta_text(c: dict[str, Any] | None) -> str:
-    if c is None:
-        return "—"
-    d, sign = c["delta"], c["sign"]
-    return (
-        f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] "
-        f"({sign['better']}/{sign['worse']}, p {sign['p_two_sided']:.2g})"
-    )
-
-
-def preference_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """Per cycle: passing sessions the planted preference alone rejected, and why."""
-    cells: list[tuple[object, ...]] = []
-    for r in rows:
-        p = r["preference"]
-        cells.append((
-            r["cycle"], p["sessions"], p["resolved"],
-            bite_text(p["rejected_by_preference"], p["resolved"]),
-            p.get("over_diff_lines", "—"), p.get("over_turns", "—"), p.get("over_tokens", "—"),
-        ))  # fmt: skip
-    bit, passed = (
-        sum(r["preference"][k] for r in rows) for k in ("rejected_by_preference", "resolved")
-    )
-    sessions = sum(r["preference"]["sessions"] for r in rows)
-    cells.append(("all", sessions, passed, bite_text(bit, passed), "", "", ""))
-    header = ("cycle", "sessions", "passing", "rejected by the preference", "over diff lines",
-              "over turns", "over tokens")  # fmt: skip
-    intro = ("Planted preference: passing sessions rejected only for it (Wilson 95 % "
-             "interval), by the limit broken:")  # fmt: skip
-    return [intro, "", *table(header, cells), ""]
-
-
-def preference_section(root: Path, rows: Sequence[dict[str, Any]], pref: Preference) -> list[str]:
-    """The bite per cycle, then over the halves: pooled (Fisher) and within tasks (CMH)."""
-    lines = [*preference_lines(rows), *bite_trend(rows)]
-    if len(rows) >= 2 and pref.planted:
-        last, second = rows[-1]["cycle"], rows[halves(rows)]["cycle"]
-        seen = [o for o in read_outcomes(root).values() if cycle_of(o["user"]) <= last]
-        lines += [within_text(within_tasks(seen, pref, second)), ""]
-    return lines
-
-
-def learning_section(
-    root: Path, rows: Sequence[dict[str, Any]], pref: Preference | None = None
-) -> list[str]:
-    """The panel's paired comparisons and the planted preference's counts, if measured."""
-    seen: list[dict[str, int]] = [r["preference"] for r in rows if r.get("preference")]
-    paneled = [r for r in rows if r.get("panel")]
-    if not seen and not paneled:
-        return []
-    lines = ["", "## Learning from feedback", ""]
-    plan = root / "plan.json"
-    plans = json.loads(plan.read_text()) if plan.exists() else {}
-    for text in (plans.get("text"), plans.get("preference", {}).get("text")):
-        lines += [f"Power, computed at the run's last start: {text}.", ""] if text else []
-    if seen:
-        bitten = [r for r in rows if r.get("preference")]
-        lines += preference_section(root, bitten, pref or Preference())
-    if paneled:
-        pairs = [(r["cycle"], *(delta_text(r["panel"].get(p)) for p in PAIRS)) for r in paneled]
-        replays = [
-            (r["cycle"], arm, sc["episodes"], sc["accepted"], sc["resolved"],
-             bite_text(sc["rejected_by_preference"], sc["resolved"]))
-            for r in paneled for arm, sc in r["panel"]["scores"].items()
-        ]  # fmt: skip
-        lines += [
-            "Panel accept-rate differences, mean [95 % interval] (pairs better/worse, "
-            "sign-test p):",
-            "",
-            *table(("cycle", *(p.replace("_vs_", " − ") for p in PAIRS)), pairs),
-            "",
-            "Panel replays: accepted, passing, and passing rejected by the preference:",
-            "",
-            *table(("cycle", "arm", "episodes", "accepted", "passing",
-                    "rejected by the preference"), replays),
-            "",
-            "Pooled over the cycles (normal 95 % interval; pairs a run sized from this one "
-            "would need for the plan's effect at the discordance seen):",
-            "",
-            *(f"- {pooled_text(p, plans.get('d', 0.1))}"
-              for pair in PAIRS if (p := pooled_panel(paneled, pair)) is not None),
-        ]  # fmt: skip
-    return lines
-
-
 def write_report(
-    root: Path, checkpoints: Sequence[CheckpointView], pref: Preference | None = None
+    root: Path, checkpoints: Sequence[CheckpointView], measurement: Measurement | None = None
 ) -> Path:
-    """`report.md` and `cycles.png` under `root` (the run's `realtime/` directory); `pref`,
-    the users' planted preference, adds the within-task test of its bite."""
+    """`report.md` and `cycles.png` under `root` (the run's `realtime/` directory), with
+    the measurement's section when there is one."""
     rows = read_cycles(root)
     if rows:
         plot(rows, root / "cycles.png")
@@ -185,7 +87,7 @@ def write_report(
     ])  # fmt: skip
     lines += ["", "Why each cycle ended as it did:", ""]
     lines += [f"- cycle {r['cycle']}: {r['reason']}" for r in rows]
-    lines += learning_section(root, rows, pref)
+    lines += [] if measurement is None else measurement.report(root, rows)
     registry = [(f"`{c.path}`", c.version, c.status, c.reason or "") for c in checkpoints]
     lines += ["", "## Checkpoint registry", "",
               *table(("path", "version", "status", "reason"), registry)]  # fmt: skip

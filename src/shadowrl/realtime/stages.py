@@ -1,48 +1,56 @@
-"""The stages of one real-time cycle, each a function of the shared context and the state.
+"""The stages of one real-time cycle: typed functions, each returning a dataclass.
 
-    collect ─► reward ─► train ─► [panel] ─► eval ─► gate ─► deploy | reject ─► watch (─► roll back)
+    collect ─► reward ─► train ─► [measure] ─► eval ─► gate ─► deploy | reject ─► watch (─► roll back)
 
-Every stage reads what earlier stages left in `CycleState.out` and adds its own
-result there; the driver (`cycle.py`) saves the state after each stage, so a stage is
-the unit of resume and must be safe to run again from its start: collect runs only the
-sessions still missing, train re-saves the same candidate path, eval and deploy check
-what is already on disk and in the registry.
+Each stage reads the typed results of earlier stages from `CycleState` and returns its
+own (`context.py`); `STEPS` stores each under its name. The driver (`cycle.py`) saves
+the state after each stage, so a stage is the unit of resume and must be safe to run
+again from its start: collect runs only the sessions still missing, train re-saves the
+same candidate path, eval and deploy check what is already on disk and in the registry.
+`measure` and the hooks inside reward and train belong to a measurement
+(`context.Measurement`); without one they do nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import math
 import time
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from shadowrl.agent.tools import ToolSet
-from shadowrl.eval import gate as paired_gate
+from shadowrl.eval import gate as the_gate
 from shadowrl.eval.report import write_report
 from shadowrl.eval.result import EvalResult
 from shadowrl.realtime import checks
-from shadowrl.realtime.context import Ctx, CycleState, now
-from shadowrl.realtime.control import permuted_rewards
-from shadowrl.realtime.learning import (
-    outcome_recorder,
-    panel_stage,
-    preference_counts,
-    read_outcomes,
+from shadowrl.realtime.context import (
+    Collected,
+    Ctx,
+    CycleState,
+    Deployed,
+    Evaluated,
+    MixCounts,
+    Rewarded,
+    Trained,
+    now,
+    user_id,
 )
 from shadowrl.realtime.mix import mix_plan, rollouts
-from shadowrl.realtime.preference import Preference, Work
-from shadowrl.realtime.reaction import Outcome
-from shadowrl.realtime.rewards import DECISIONS, Reward, session_reward, summarize
+from shadowrl.realtime.rewards import DECISIONS, session_reward, summarize
 from shadowrl.realtime.rows import cohort_groups
 from shadowrl.realtime.sessions import ProductionSession, read_sessions
-from shadowrl.realtime.training import Arm, train_arm
-from shadowrl.realtime.users import Users, user_id
+from shadowrl.realtime.training import Arm, ArmResult, TrainInput, train_arm
 from shadowrl.serve.store import CheckpointRecord, CheckpointUpdate, registry
 
-STAGES = ("collect", "reward", "train", "panel", "eval", "gate", "deploy", "watch")
+T = TypeVar("T")
+
+
+def need(x: T | None) -> T:
+    """An earlier stage's result, which the stage order guarantees."""
+    assert x is not None
+    return x
 
 
 def schemas(ctx: Ctx) -> list[dict[str, Any]]:
@@ -58,14 +66,30 @@ def sessions_between(ctx: Ctx, since: str, until: str | None) -> list[Production
     return list(found)
 
 
+def cycle_sessions(ctx: Ctx, st: CycleState) -> list[ProductionSession]:
+    """The sessions collected for this cycle."""
+    return sessions_between(ctx, st.since, need(st.collected).until)
+
+
+def has_feedback(s: ProductionSession) -> bool:
+    return any(sig.kind != "silent" for sig in s.signals)
+
+
+def live(ctx: Ctx) -> registry.CheckpointView:
+    found = registry.live(ctx.store.engine)
+    if found is None:
+        raise RuntimeError("the registry has no deployed checkpoint")
+    return found
+
+
 # ----------------------------------------------------------------- collect
 
 
 async def gather_sessions(ctx: Ctx, ids: list[str], since: str) -> None:
     """Simulated users run the ids not in the store yet; real users are waited for."""
-    deps = ctx.deps
-    if deps.user_tasks is None:
-        deadline = time.monotonic() + deps.rt.collect_timeout_s
+    users = ctx.deps.users
+    if users is None:
+        deadline = time.monotonic() + ctx.deps.rt.collect_timeout_s
         while time.monotonic() < deadline:
             got = [s for s in sessions_between(ctx, since, None) if has_feedback(s)]
             if len(got) >= len(ids):
@@ -73,105 +97,60 @@ async def gather_sessions(ctx: Ctx, ids: list[str], since: str) -> None:
             await asyncio.sleep(5.0)
         return
     have = {Path(s.workspace).name for s in sessions_between(ctx, since, None) if s.workspace}
-    pref = Preference.of(deps.rt.users)
-
-    def judge(o: Outcome) -> bool:  # the tests, and the planted preference
-        return deps.judge(o) and not pref.broken(Work(o.resolved, o.diff_lines, o.turns, o.tokens))
-
-    users = Users(
-        ctx.server.url, deps.user_tasks, deps.workspaces, deps.spec, deps.rt.users,
-        deps.cache_dir, judge,
-    )  # fmt: skip
-    await users.run([u for u in ids if u not in have], outcome_recorder(ctx.root))
+    await users.bring(ctx.server.url, [u for u in ids if u not in have])
 
 
-def has_feedback(s: ProductionSession) -> bool:
-    return any(sig.kind != "silent" for sig in s.signals)
-
-
-async def collect(ctx: Ctx, st: CycleState) -> None:
-    ids = [user_id(st.cycle, i) for i in range(ctx.deps.rt.sessions)]
-    await gather_sessions(ctx, ids, st.since)
-    st.out["collect"] = {"until": now().isoformat(), "live": live_path(ctx)}
-
-
-def live_path(ctx: Ctx) -> str:
-    live = registry.live(ctx.store.engine)
-    if live is None:
-        raise RuntimeError("the registry has no deployed checkpoint")
-    return live.path
+async def collect(ctx: Ctx, cycle: int, since: str) -> Collected:
+    ids = [user_id(cycle, i) for i in range(ctx.deps.rt.sessions)]
+    await gather_sessions(ctx, ids, since)
+    return Collected(until=now().isoformat(), live=live(ctx).path)
 
 
 # ------------------------------------------------------------------ reward
 
 
-def cycle_sessions(ctx: Ctx, st: CycleState) -> list[ProductionSession]:
-    return sessions_between(ctx, st.since, st.out["collect"]["until"])
-
-
-async def reward(ctx: Ctx, st: CycleState) -> None:
-    sessions = cycle_sessions(ctx, st)
+def reward(ctx: Ctx, sessions: list[ProductionSession]) -> Rewarded:
     cfg = ctx.deps.rt.rewards
     rewards = [session_reward(s.signals, s.conduct, cfg) for s in sessions]
     summary = summarize([s.signals for s in sessions], [s.conduct for s in sessions], rewards)
-    st.out["reward"] = {
-        **dataclasses.asdict(summary),
-        "with_feedback": sum(has_feedback(s) for s in sessions),
-        "preference": None if not (pref := Preference.of(ctx.deps.rt.users)).planted
-        else preference_counts(read_outcomes(ctx.root), [s.id for s in sessions], pref),
-    }  # fmt: skip
+    return Rewarded(summary, with_feedback=sum(has_feedback(s) for s in sessions))
 
 
 # ------------------------------------------------------------------- train
 
 
-def train_candidate(
-    ctx: Ctx,
-    st: CycleState,
-    sessions: list[ProductionSession],
-    rewards: list[Reward],
-    mixed: list[Any],
-) -> dict[str, Any]:
-    """The candidate, registered; and the permuted-feedback control when configured (both
-    with the same `mixed` rollout groups)."""
-    deps = ctx.deps
-    live = registry.live(ctx.store.engine)
-    assert live is not None
-    arm = Arm(
-        live.path, live.version, registry.next_version(ctx.store.engine), deps.model,
-        deps.train, deps.rt.rows, deps.rt.train_steps,
-    )  # fmt: skip
-    cycle_dir = ctx.root / f"cycle-{st.cycle:03d}"
-    out = train_arm(arm, sessions, rewards, cycle_dir / "candidate", mixed)
-    path = out["candidate"]
+def train_candidate(ctx: Ctx, cycle: int, arm: Arm, data: TrainInput) -> ArmResult:
+    """The candidate, trained and registered."""
+    out = train_arm(arm, data, ctx.root / f"cycle-{cycle:03d}" / "candidate")
+    path = out.candidate
     if path is not None and registry.get(ctx.store.engine, path) is None:
-        record = CheckpointRecord(path, arm.version, "candidate", parent=live.path, cycle=st.cycle)
+        record = CheckpointRecord(path, arm.version, "candidate", parent=arm.parent, cycle=cycle)
         ctx.store.writer.submit(record).result()
-    if deps.rt.control and path is not None:
-        shuffled = permuted_rewards(sessions, rewards, deps.rt.rows.cohort, seed=st.cycle)
-        out["control"] = train_arm(arm, sessions, shuffled, cycle_dir / "control", mixed)
     return out
 
 
-async def train(ctx: Ctx, st: CycleState) -> None:
-    deps = ctx.deps
-    live = registry.live(ctx.store.engine)
-    assert live is not None
+async def train(ctx: Ctx, st: CycleState) -> Trained:
+    deps, serving = ctx.deps, live(ctx)
     sessions = await asyncio.to_thread(cycle_sessions, ctx, st)
     rewards = [session_reward(s.signals, s.conduct, deps.rt.rewards) for s in sessions]
     # how many production rows the cycle trains on: what `realtime.mix` is a ratio of
-    _, counts = cohort_groups(sessions, rewards, trainer_version=live.version, cfg=deps.rt.rows)
-    trained = counts.trained
-    plan = mix_plan(trained, deps.rt.mix, deps.train.group_size, deps.mix_tasks,
+    _, counts = cohort_groups(sessions, rewards, trainer_version=serving.version, cfg=deps.rt.rows)
+    plan = mix_plan(counts.trained, deps.rt.mix, deps.train.group_size, deps.mix_tasks,
                     seed=f"{deps.seed}:{st.cycle}")  # fmt: skip
     mixed, spoiled = await rollouts(
-        deps.open_policy, live.path, live.version, plan, group_size=deps.train.group_size,
+        deps.open_policy, serving.path, serving.version, plan, group_size=deps.train.group_size,
         spec=deps.spec, cache_dir=deps.cache_dir,
     )  # fmt: skip
-    out = await asyncio.to_thread(train_candidate, ctx, st, sessions, rewards, mixed)
-    out["mix"] = {"tasks": [t.instance_id for t in plan], "groups": len(mixed),
-                  "episodes": sum(map(len, mixed)), "spoiled": spoiled}  # fmt: skip
-    st.out["train"] = out
+    arm = Arm(
+        serving.path, serving.version, registry.next_version(ctx.store.engine), deps.model,
+        deps.train, deps.rt.rows, deps.rt.train_steps,
+    )  # fmt: skip
+    data = TrainInput(sessions, rewards, mixed)
+    out = await asyncio.to_thread(train_candidate, ctx, st.cycle, arm, data)
+    if deps.measurement is not None and out.candidate is not None:
+        await deps.measurement.trained(ctx, st, arm, data)
+    mix = MixCounts(tuple(t.instance_id for t in plan), len(mixed), sum(map(len, mixed)), spoiled)
+    return Trained(out, mix)
 
 
 # -------------------------------------------------------------------- eval
@@ -191,103 +170,50 @@ async def eval_policy(ctx: Ctx, path: str, out: Path) -> EvalResult:
     return result
 
 
-def incumbent_dir(ctx: Ctx, version: int) -> Path:
-    return ctx.root / "evals" / f"v{version:04d}"
-
-
-async def evaluate_stage(ctx: Ctx, st: CycleState) -> None:
-    cand = st.out["train"]["candidate"]
-    if cand is None:
-        st.out["eval"] = None
-        return
-    live = registry.live(ctx.store.engine)
-    assert live is not None
-    inc_dir = incumbent_dir(ctx, live.version)
-    cand_dir = ctx.root / f"cycle-{st.cycle:03d}" / "eval"
-    await eval_policy(ctx, live.path, inc_dir)
-    await eval_policy(ctx, cand, cand_dir)
-    st.out["eval"] = {"incumbent": str(inc_dir), "candidate": str(cand_dir)}
+async def evaluate(ctx: Ctx, cycle: int, candidate: str) -> Evaluated:
+    """The live checkpoint (once per version) and the candidate on the pinned suite."""
+    serving = live(ctx)
+    inc_dir = ctx.root / "evals" / f"v{serving.version:04d}"
+    cand_dir = ctx.root / f"cycle-{cycle:03d}" / "eval"
+    await eval_policy(ctx, serving.path, inc_dir)
+    await eval_policy(ctx, candidate, cand_dir)
+    return Evaluated(str(inc_dir), str(cand_dir))
 
 
 # -------------------------------------------------------------------- gate
 
 
-def decide(ctx: Ctx, st: CycleState) -> dict[str, Any]:
-    deps, ev = ctx.deps, ctx.deps.eval
-    cand = EvalResult.load(st.out["eval"]["candidate"])
-    inc = EvalResult.load(st.out["eval"]["incumbent"])
+def gate(ctx: Ctx, evaluated: Evaluated, arm: ArmResult) -> the_gate.Verdict:
+    """The one decision rule (`eval/gate.decide`) with the trainer's evidence."""
+    ev = ctx.deps.eval
+    mtp = None if arm.mtp is None else (arm.mtp.parent, arm.mtp.candidate)
     try:
-        d = paired_gate.gate(
-            cand, inc, margin=ev.margin, alpha=ev.alpha, test=ev.test,
-            resamples=ev.resamples, seed=deps.seed,
+        return the_gate.decide(
+            EvalResult.load(evaluated.candidate), EvalResult.load(evaluated.incumbent),
+            margin=ev.margin, alpha=ev.alpha, checks=ctx.deps.rt.gate_checks(),
+            training=the_gate.Training(arm.kl, mtp), test=ev.test, resamples=ev.resamples,
+            seed=ctx.deps.seed,
         )  # fmt: skip
-    except paired_gate.PinMismatch as e:
-        return {"promote": False, "caught_by": "pins", "reason": f"reject: {e}"}
-    mde = checks.min_detectable_drop(
-        d.incumbent_rate, checks.episodes(inc), alpha=ev.alpha, power=deps.rt.power
-    )
-    underpowered = mde > ev.margin
-    mtp = st.out["train"].get("mtp")
-    fired = checks.alarms(
-        cand, inc, st.out["train"]["kl"],
-        max_malformed_increase=deps.rt.max_malformed_increase,
-        max_no_edit_increase=deps.rt.max_no_edit_increase,
-        max_clarifying_increase=deps.rt.max_clarifying_increase, max_kl=deps.rt.max_kl,
-        alpha=deps.rt.alarm_alpha, mtp=None if mtp is None else (mtp["parent"], mtp["candidate"]),
-        max_mtp_drop=deps.rt.max_mtp_acceptance_drop,
-    )  # fmt: skip
-    power_note = (
-        f"smallest detectable drop {mde:.3f}" if math.isfinite(mde)
-        else "not even a collapse to 0 is detectable"
-    )  # fmt: skip
-    if not d.promote:
-        caught, reason = "gate", d.reason
-    elif fired:
-        caught, reason = f"alarm:{fired[0].name}", "reject: alarm " + "; ".join(map(str, fired))
-    elif underpowered and deps.rt.require_power:
-        caught = "power"
-        reason = f"reject: the pinned suite is underpowered ({power_note} > margin {ev.margin})"
-    else:
-        caught, reason = (
-            None,
-            d.reason + ("" if not underpowered else f" (UNDERPOWERED: {power_note})"),
-        )
-    return {
-        "promote": caught is None,
-        "caught_by": caught,
-        "reason": reason,
-        "paired": d.model_dump(),
-        "min_detectable_drop": mde if math.isfinite(mde) else None,
-        "underpowered": underpowered,
-        "alarms": [dataclasses.asdict(a) for a in fired],
-        "rates": {  # counts and one-sided Fisher p of each behaviour, fired or not
-            b: dataclasses.asdict(checks.rate_test(cand, inc, b)) for b in checks.BEHAVIOURS
-        },
-    }
-
-
-async def gate(ctx: Ctx, st: CycleState) -> None:
-    st.out["gate"] = None if st.out["eval"] is None else decide(ctx, st)
+    except the_gate.PinMismatch as e:
+        return the_gate.Verdict.incomparable(e)
 
 
 # ------------------------------------------------------------------ deploy
 
 
-async def deploy(ctx: Ctx, st: CycleState) -> None:
-    g, train_out = st.out["gate"], st.out["train"]
-    if g is None:
-        st.out["deploy"] = {"deployed": False, "reason": train_out["reason"]}
-        return
-    path, version = train_out["candidate"], train_out["version"]
-    current = registry.get(ctx.store.engine, path)
-    assert current is not None
-    if g["promote"]:
+async def deploy(ctx: Ctx, verdict: the_gate.Verdict | None, arm: ArmResult) -> Deployed:
+    if verdict is None:
+        return Deployed(False, arm.reason or "no candidate")
+    path, version = need(arm.candidate), need(arm.version)
+    current = need(registry.get(ctx.store.engine, path))
+    record = verdict.record()
+    if verdict.promote:
         if current.status != "deployed":
             await asyncio.to_thread(ctx.server.load_weights, path, version)
-            await ctx.store.writer.write(CheckpointUpdate(path, "deployed", g, g["reason"]))
+            await ctx.store.writer.write(CheckpointUpdate(path, "deployed", record, verdict.reason))
     elif current.status == "candidate":
-        await ctx.store.writer.write(CheckpointUpdate(path, "rejected", g, g["reason"]))
-    st.out["deploy"] = {"deployed": bool(g["promote"]), "reason": g["reason"]}
+        await ctx.store.writer.write(CheckpointUpdate(path, "rejected", record, verdict.reason))
+    return Deployed(verdict.promote, verdict.reason)
 
 
 # ------------------------------------------------------------------- watch
@@ -306,28 +232,70 @@ def live_counts(sessions: list[ProductionSession]) -> checks.LiveCounts:
     )
 
 
-async def watch(ctx: Ctx, st: CycleState) -> None:
-    n = ctx.deps.rt.watch_sessions
-    if not st.out["deploy"]["deployed"] or n == 0:
-        st.out["watch"] = None
-        return
-    path = st.out["train"]["candidate"]
-    start = st.out["collect"]["until"]
-    ids = [f"c{st.cycle:03d}-w{i:03d}" for i in range(n)]
-    await gather_sessions(ctx, ids, start)
-    new = [s for s in sessions_between(ctx, start, None) if s.checkpoint == path]
-    old = [s for s in cycle_sessions(ctx, st) if s.checkpoint == st.out["collect"]["live"]]
+async def watch(ctx: Ctx, st: CycleState, path: str) -> checks.WatchResult:
+    """The first sessions `path` serves against the previous checkpoint's in this cycle;
+    a significant change for the worse rolls back."""
+    collected = need(st.collected)
+    ids = [f"c{st.cycle:03d}-w{i:03d}" for i in range(ctx.deps.rt.watch_sessions)]
+    await gather_sessions(ctx, ids, collected.until)
+    new = [s for s in sessions_between(ctx, collected.until, None) if s.checkpoint == path]
+    old = [s for s in cycle_sessions(ctx, st) if s.checkpoint == collected.live]
     result = checks.watch(live_counts(new), live_counts(old), alpha=ctx.deps.rt.watch_alpha)
-    if result.roll_back and registry.get(ctx.store.engine, path).status == "deployed":  # type: ignore[union-attr]
-        target = registry.rollback_target(ctx.store.engine)
-        assert target is not None and target[0].path == path
+    if result.roll_back and need(registry.get(ctx.store.engine, path)).status == "deployed":
+        target = need(registry.rollback_target(ctx.store.engine))
+        assert target[0].path == path
         await asyncio.to_thread(ctx.server.load_weights, target[1].path, target[1].version)
         update = CheckpointUpdate(path, "rolled_back", reason=f"watch: {result.reason}")
         await ctx.store.writer.write(update)
-    st.out["watch"] = result.to_json()
+    return result
 
 
-RUN = {
-    "collect": collect, "reward": reward, "train": train, "panel": panel_stage,
-    "eval": evaluate_stage, "gate": gate, "deploy": deploy, "watch": watch,
+# ------------------------------------------------------------- the wiring
+
+
+async def collect_step(ctx: Ctx, st: CycleState) -> None:
+    st.collected = await collect(ctx, st.cycle, st.since)
+
+
+async def reward_step(ctx: Ctx, st: CycleState) -> None:
+    st.rewarded = reward(ctx, await asyncio.to_thread(cycle_sessions, ctx, st))
+    if ctx.deps.measurement is not None:
+        await ctx.deps.measurement.rewarded(ctx, st)
+
+
+async def train_step(ctx: Ctx, st: CycleState) -> None:
+    st.trained = await train(ctx, st)
+
+
+async def measure_step(ctx: Ctx, st: CycleState) -> None:
+    if ctx.deps.measurement is not None:
+        await ctx.deps.measurement.measure(ctx, st)
+
+
+async def eval_step(ctx: Ctx, st: CycleState) -> None:
+    candidate = need(st.trained).candidate.candidate
+    st.evaluated = None if candidate is None else await evaluate(ctx, st.cycle, candidate)
+
+
+async def gate_step(ctx: Ctx, st: CycleState) -> None:
+    arm = need(st.trained).candidate
+    st.verdict = None if st.evaluated is None else gate(ctx, st.evaluated, arm)
+
+
+async def deploy_step(ctx: Ctx, st: CycleState) -> None:
+    st.deployed = await deploy(ctx, st.verdict, need(st.trained).candidate)
+
+
+async def watch_step(ctx: Ctx, st: CycleState) -> None:
+    path = need(st.trained).candidate.candidate
+    on = need(st.deployed).deployed and ctx.deps.rt.watch_sessions > 0
+    st.watched = await watch(ctx, st, need(path)) if on else None
+
+
+Step = Callable[[Ctx, CycleState], Awaitable[None]]
+STEPS: dict[str, Step] = {
+    "collect": collect_step, "reward": reward_step, "train": train_step,
+    "measure": measure_step, "eval": eval_step, "gate": gate_step, "deploy": deploy_step,
+    "watch": watch_step,
 }  # fmt: skip
+STAGES = tuple(STEPS)

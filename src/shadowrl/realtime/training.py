@@ -1,9 +1,9 @@
 """One training arm: a cycle's rewarded sessions → one candidate checkpoint.
 
-The cycle trains the candidate here (`stages.train`), and, when `realtime.control` is
-on, a control from the same parent on the same sessions with their rewards permuted
-(`control.py`): the same rows, the same optimizer steps, so the two arms spend the
-same compute and differ only in what the feedback said.
+The cycle trains the candidate here (`stages.train`); a measurement may train a second
+arm from the same parent on the same `TrainInput` (the permuted-feedback control of
+`experiments/control.py`): the same rows, the same optimizer steps, so the two arms
+spend the same compute and differ only in the rewards.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,14 @@ import torch
 from shadowrl.models import ModelConfig, load_model
 from shadowrl.realtime.config import RowsConfig
 from shadowrl.realtime.rewards import Reward
-from shadowrl.realtime.rows import cohort_groups, production_batch
+from shadowrl.realtime.rows import RowCounts, cohort_groups, production_batch
 from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.rl.batch import TrainBatch
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.mtp_rl import acceptance as mtp_acceptance
 from shadowrl.rl.mtp_rl import starting_heads
 from shadowrl.rl.trainer import Trainer, token_logprobs
+from shadowrl.types import Trajectory
 
 
 def divergence(model: Any, batch: TrainBatch) -> float:
@@ -52,24 +54,63 @@ class Arm:
     steps: int = 1  # optimizer steps on the cycle's one batch
 
 
-def train_arm(
-    arm: Arm,
-    sessions: Sequence[ProductionSession],
-    rewards: Sequence[Reward],
-    dest: Path,
-    mixed: Sequence[Any] = (),
-) -> dict[str, Any]:
-    """Train from `arm.parent` on the rewarded `sessions` (plus `mixed` rollout groups on
-    pinned train tasks, `realtime.mix`); save to `dest` (or say why not)."""
+@dataclass(frozen=True)
+class TrainInput:
+    """What an arm trains on: the cycle's sessions, their rewards, and rollout groups on
+    pinned train tasks (`realtime.mix`)."""
+
+    sessions: Sequence[ProductionSession]
+    rewards: Sequence[Reward]
+    mixed: Sequence[Sequence[Trajectory]] = ()
+
+
+@dataclass(frozen=True)
+class MtpAcceptance:
+    """The MTP heads' greedy acceptance per draft position, before and after the step."""
+
+    parent: tuple[float, ...]
+    candidate: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class ArmResult:
+    """One trained arm, or why there is none (`candidate` None)."""
+
+    rows: RowCounts
+    parent: str
+    candidate: str | None
+    reason: str | None = None  # why no candidate
+    version: int | None = None
+    kl: float | None = None  # nats per token from the serving weights (`divergence`)
+    metrics: dict[str, float] = field(default_factory=dict)
+    tokens: int | None = None  # tokens trained on
+    steps: int | None = None
+    mtp: MtpAcceptance | None = None  # only when the parent has heads
+
+    def to_json(self) -> dict[str, Any]:
+        """As `cycles.jsonl` records it (the fields an arm without a candidate lacks left out)."""
+        out: dict[str, Any] = {"rows": dataclasses.asdict(self.rows), "parent": self.parent}
+        if self.candidate is None:
+            return out | {"candidate": None, "reason": self.reason}
+        if self.mtp is not None:
+            out["mtp"] = {"parent": list(self.mtp.parent), "candidate": list(self.mtp.candidate)}
+        return out | {
+            "candidate": self.candidate, "version": self.version, "kl": self.kl,
+            "metrics": self.metrics, "tokens": self.tokens, "steps": self.steps,
+        }  # fmt: skip
+
+
+def train_arm(arm: Arm, data: TrainInput, dest: Path) -> ArmResult:
+    """Train from `arm.parent` on the rewarded sessions and mixed groups of `data`; save to
+    `dest` (or say why not)."""
     groups, counts = cohort_groups(
-        sessions, rewards, trainer_version=arm.parent_version, cfg=arm.rows
+        data.sessions, data.rewards, trainer_version=arm.parent_version, cfg=arm.rows
     )
     batch = production_batch(
-        [*groups, *mixed], trainer_version=arm.parent_version, cfg=arm.rows, train=arm.train
+        [*groups, *data.mixed], trainer_version=arm.parent_version, cfg=arm.rows, train=arm.train
     )
-    out: dict[str, Any] = {"rows": dataclasses.asdict(counts), "parent": arm.parent}
     if not batch.microbatches:
-        return out | {"candidate": None, "reason": "no signal: no cohort has unequal rewards"}
+        return ArmResult(counts, arm.parent, None, "no signal: no cohort has unequal rewards")
     model, tokenizer = load_model(arm.model.model_copy(update={"path": arm.parent}))
     trainer = Trainer(model, arm.train, heads=starting_heads(arm.train.mtp, arm.parent))
     trainer.version = arm.parent_version
@@ -79,14 +120,15 @@ def train_arm(
     for _ in range(arm.steps):
         metrics = trainer.step(batch)  # re-distils the heads too (train.mtp), saved beside
     kl = divergence(trainer.model, batch)
-    if heads is not None:
-        out["mtp"] = {"parent": parent,
-                      "candidate": mtp_acceptance(model, heads, batch, arm.train.mtp)}  # fmt: skip
+    mtp = None
+    if heads is not None and parent is not None:
+        after = mtp_acceptance(model, heads, batch, arm.train.mtp)
+        mtp = MtpAcceptance(tuple(parent), tuple(after))
     trainer.version = arm.version
     path = str(trainer.save(dest, tokenizer))
     finite = {k: v for k, v in metrics.items() if isinstance(v, float) and math.isfinite(v)}
     tokens = sum(mb.num_tokens for mb in batch.microbatches)
-    return out | {
-        "candidate": path, "version": arm.version, "kl": kl, "metrics": finite,
-        "tokens": tokens, "steps": arm.steps,
-    }  # fmt: skip
+    return ArmResult(
+        counts, arm.parent, path, version=arm.version, kl=kl, metrics=finite, tokens=tokens,
+        steps=arm.steps, mtp=mtp,
+    )  # fmt: skip

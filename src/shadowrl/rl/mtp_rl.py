@@ -90,7 +90,7 @@ def acceptance(
 ) -> list[float]:
     """Greedy acceptance per draft position (chain agreement) of `heads` under `model` on
     a seeded sample of the batch's windows, the same for any model and heads: what the
-    deploy checks compare (`realtime/checks.py`)."""
+    deploy gate compares (`eval/alarms.py`)."""
     states = batch_states(model, batch, heads.k, cfg.rows)
     n = len(states.starts)
     if not n:

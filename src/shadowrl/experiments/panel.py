@@ -31,7 +31,7 @@ from shadowrl.eval.pins import ConfigPins
 from shadowrl.eval.report import write_report
 from shadowrl.eval.result import EvalResult
 from shadowrl.eval.runner import evaluate
-from shadowrl.realtime.preference import Preference, Work, sample_accepted
+from shadowrl.experiments.preference import Preference, Work, sample_accepted
 from shadowrl.tasks.task import Task
 
 CONFIDENCE = 0.95  # of the reported interval: paired_bootstrap's (1 − 2·alpha)

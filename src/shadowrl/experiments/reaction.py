@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from shadowrl.realtime.config import UsersConfig
+from shadowrl.experiments.config import UsersConfig
 
 FOLLOWUP = "That is not right: the tests still fail. Please look again and fix it."
 UNWANTED = "That is not what I wanted. Please look again and change it."

@@ -6,14 +6,8 @@ of the first half with the second: the one-sided Fisher exact test `power.BitePl
 sizes. Users draw their tasks afresh each cycle and the bite is mostly a property of
 the task (how wordy the policy is on it), so a fall can come from the task mix alone;
 `within_tasks` asks the same question inside each task, by the Cochran–Mantel–Haenszel
-test over per-task 2 × 2 tables (half × bitten, passing sessions only):
-
-    a_k = bitten in the second half, E_k = n2_k · m_k / N_k,
-    V_k = n1_k · n2_k · m_k · (N_k − m_k) / (N_k² · (N_k − 1)),
-    z = (Σ a_k − Σ E_k + ½) / √(Σ V_k), p = Φ(z)   (one-sided: a fall; ½ for continuity)
-
-with n1_k, n2_k the task's passing sessions in each half, m_k those bitten, N_k = n1_k
-+ n2_k. Only tasks passing in both halves and bitten on some of those passes but not all
+test (`eval/stats.cmh_fall`) over per-task 2 × 2 tables (half × bitten, passing sessions
+only). Only tasks passing in both halves and bitten on some of those passes but not all
 carry information (V_k > 0): a task the preference always or never bites cannot show a
 fall within it.
 
@@ -27,15 +21,20 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Any
 
-from shadowrl.eval.stats import binomial_tail, wilson_interval
-from shadowrl.realtime.checks import fisher_less
-from shadowrl.realtime.learning import work_of
-from shadowrl.realtime.power import paired_sessions_needed
-from shadowrl.realtime.preference import Preference
-from shadowrl.realtime.users import cycle_of
+from shadowrl.eval.stats import (
+    Stratified,
+    binomial_tail,
+    cmh_fall,
+    fisher_less,
+    mean_interval,
+    paired_episodes_needed,
+    wilson_interval,
+)
+from shadowrl.experiments.learning import work_of
+from shadowrl.experiments.preference import Preference
+from shadowrl.experiments.users import cycle_of
 
 
 def bite_text(bit: int, passed: int) -> str:
@@ -78,18 +77,6 @@ def bite_trend(rows: Sequence[dict[str, Any]]) -> list[str]:
     ]
 
 
-@dataclass(frozen=True)
-class Stratified:
-    """The within-task comparison: bitten in the second half, observed and expected."""
-
-    tasks: int  # tasks passing in both halves
-    mixed: int  # of those, tasks bitten on some passing sessions but not all (V_k > 0)
-    observed: int
-    expected: float
-    variance: float
-    p: float  # one-sided CMH p of a fall (1.0 when no task informs it)
-
-
 def within_tasks(
     outcomes: Iterable[dict[str, Any]], pref: Preference, second_half_from: int
 ) -> Stratified:
@@ -101,23 +88,13 @@ def within_tasks(
         if work.resolved:
             half = int(cycle_of(o["user"]) >= second_half_from)
             cells[o["task_id"]][half][int(pref.rejects_passing(work))] += 1
-    obs = exp = var = 0.0
-    informative = mixed = 0
-    for (n1_kept, n1_bit), (n2_kept, n2_bit) in cells.values():
-        n1, n2 = n1_kept + n1_bit, n2_kept + n2_bit
-        n, m = n1 + n2, n1_bit + n2_bit
-        if not (n1 and n2):
-            continue
-        informative, mixed = informative + 1, mixed + (0 < m < n)
-        obs, exp = obs + n2_bit, exp + n2 * m / n
-        var += n1 * n2 * m * (n - m) / (n * n * (n - 1))
-    p = NormalDist().cdf((obs - exp + 0.5) / math.sqrt(var)) if var > 0 else 1.0
-    return Stratified(informative, mixed, int(obs), exp, var, p)
+    tables = (((n1[0], n1[1]), (n2[0], n2[1])) for n1, n2 in cells.values())
+    return cmh_fall(tables)
 
 
 def within_text(s: Stratified) -> str:
     return (
-        f"Within tasks ({s.tasks} tasks passing in both halves, {s.mixed} of them bitten on "
+        f"Within tasks ({s.strata} tasks passing in both halves, {s.mixed} of them bitten on "
         f"some passing sessions but not all): {s.observed} passing sessions "
         f"of the second half bitten against {s.expected:.1f} expected from each task's "
         f"pooled rate; one-sided Cochran–Mantel–Haenszel p {s.p:.3g}."
@@ -141,17 +118,17 @@ class Pooled:
     def mean(self) -> float:
         return (self.better - self.worse) / self.pairs
 
-    def interval(self, z: float = 1.959964) -> tuple[float, float]:
-        """Normal 95 % interval of the mean paired difference (each pair −1, 0 or +1)."""
-        var = (self.better + self.worse) / self.pairs - self.mean**2
-        half = z * math.sqrt(var / max(self.pairs - 1, 1))  # sample variance / n
-        return self.mean - half, self.mean + half
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """Normal interval of the mean paired difference (each pair −1, 0 or +1)."""
+        ties = self.pairs - self.better - self.worse
+        e = mean_interval([1.0] * self.better + [-1.0] * self.worse + [0.0] * ties, confidence)
+        return e.low, e.high
 
     def pairs_needed(self, d: float, *, alpha: float = 0.05, power: float = 0.8) -> int | None:
         """Pairs a run would need to detect `d` at this run's discordant share (None: too few
         discordant pairs to say)."""
         share = (self.better + self.worse) / self.pairs
-        return paired_sessions_needed(share, d, alpha=alpha, power=power) if share > d * d else None
+        return paired_episodes_needed(share, d, alpha=alpha, power=power) if share > d * d else None
 
 
 def pooled_panel(rows: Sequence[dict[str, Any]], pair: str) -> Pooled | None:

@@ -1,73 +1,23 @@
 """How many sessions a learning-from-feedback comparison needs, computed before the run.
 
 The panel (`panel.py`) compares two checkpoints on the same users; each episode is one
-binary outcome (the user accepts or not). Two sample sizes, both one-sided at level
-alpha with the given power, by the normal approximation:
-
-* unpaired, two proportions p0 and p1 = p0 + d, per arm (the same approximation as
-  `checks.min_detectable_drop`, solved for n instead of δ):
-      n = (z_{1−α} + z_power)² · (p0(1−p0) + p1(1−p1)) / d²
-  Pairing by task can only help when outcomes correlate within a task, so this is
-  the conservative size for the panel.
-* paired (McNemar, Connor 1987), given ψ, the share of discordant pairs:
-      n = (z_{1−α} · √ψ + z_power · √(ψ − d²))² / d²
+binary outcome (the user accepts or not). The sizes come from the one power calculation
+of `eval/stats.py` (the gate's smallest detectable drop is the same calculation): the
+unpaired two-proportion bound per arm, which is the conservative size for the panel
+(pairing by task can only help when outcomes correlate within a task), and the paired
+McNemar bound from a share of discordant pairs (`trend.Pooled.pairs_needed`).
 
 `plan` sets the size needed against what the box can run, and the smallest rise that
-size detects (`smallest_detectable_rise`, the unpaired bound solved for d), so a run
-too small to show the effect says so before it starts rather than after.
+size detects, so a run too small to show the effect says so before it starts rather
+than after; `bite_plan` does the same for the planted preference's fall in bite.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 
-
-def _z(q: float) -> float:
-    return NormalDist().inv_cdf(q)
-
-
-def _check(alpha: float, power: float, d: float) -> None:
-    if not (0 < alpha < 1 and 0 < power < 1):
-        raise ValueError("alpha and power must lie in (0, 1)")
-    if d <= 0:
-        raise ValueError("the effect d must be positive")
-
-
-def sessions_needed(p0: float, d: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
-    """Episodes per arm to detect a rise from rate `p0` to `p0 + d` (unpaired bound)."""
-    _check(alpha, power, d)
-    p1 = p0 + d
-    if not (p0 >= 0 and p1 <= 1):
-        raise ValueError(f"rates {p0} and {p0} + {d} must lie in [0, 1]")
-    z = _z(1 - alpha) + _z(power)
-    return math.ceil(z * z * (p0 * (1 - p0) + p1 * (1 - p1)) / (d * d))
-
-
-def paired_sessions_needed(
-    discordant: float, d: float, *, alpha: float = 0.05, power: float = 0.8
-) -> int:
-    """Pairs to detect a difference `d` when a share `discordant` of pairs disagree."""
-    _check(alpha, power, d)
-    if not (d * d < discordant <= 1):
-        raise ValueError(f"the discordant share {discordant} must exceed d² and be at most 1")
-    n = (_z(1 - alpha) * math.sqrt(discordant) + _z(power) * math.sqrt(discordant - d * d)) ** 2
-    return math.ceil(n / (d * d))
-
-
-def smallest_detectable_rise(
-    p0: float, n: int, *, alpha: float = 0.05, power: float = 0.8
-) -> float:
-    """The smallest rise d ∈ (0, 1 − p0] that `n` episodes per arm detect (the unpaired
-    bound, solved for d); inf when not even a rise to 1 is."""
-    if n <= 0 or p0 >= 1 or sessions_needed(p0, 1 - p0, alpha=alpha, power=power) > n:
-        return math.inf
-    lo, hi = 0.0, 1 - p0  # the needed n falls as d grows on (0, 1 − p0] here
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if sessions_needed(p0, mid, alpha=alpha, power=power) > n else (lo, mid)
-    return hi
+from shadowrl.eval.stats import episodes_needed, smallest_detectable_rise
 
 
 @dataclass(frozen=True)
@@ -107,7 +57,7 @@ def plan(
     p0: float, d: float, affordable_per_arm: int, *, alpha: float = 0.05, power: float = 0.8
 ) -> Plan:
     """The needed size for (p0, d) next to `affordable_per_arm` episodes."""
-    needed = sessions_needed(p0, d, alpha=alpha, power=power)
+    needed = episodes_needed(p0, d, alpha=alpha, power=power)
     can = smallest_detectable_rise(p0, affordable_per_arm, alpha=alpha, power=power)
     return Plan(p0, d, alpha, power, needed, affordable_per_arm, can)
 
@@ -168,7 +118,7 @@ def bite_plan(
     if not (0 < bite <= 1 and 0 < pass_share <= 1):
         raise ValueError(f"the bite rate {bite} and pass share {pass_share} must lie in (0, 1]")
     fall = min(fall, bite)
-    per_half = sessions_needed(1 - bite, fall, alpha=alpha, power=power)
+    per_half = episodes_needed(1 - bite, fall, alpha=alpha, power=power)
     half = int(planned_sessions * pass_share / 2)
     can = smallest_detectable_rise(1 - bite, half, alpha=alpha, power=power)
     return BitePlan(

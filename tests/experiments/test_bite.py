@@ -12,10 +12,11 @@ from statistics import NormalDist
 import pytest
 
 from shadowrl.commands.config import load_config
-from shadowrl.commands.realtime import bite_power
-from shadowrl.realtime import power, trend
-from shadowrl.realtime.preference import Preference
-from shadowrl.realtime.users import cycle_of, user_id
+from shadowrl.experiments import power, trend
+from shadowrl.experiments.plan import bite_power
+from shadowrl.experiments.preference import Preference
+from shadowrl.experiments.users import cycle_of
+from shadowrl.realtime.context import user_id
 
 TINY = str(Path(__file__).parents[2] / "configs" / "realtime-tiny.yaml")
 
@@ -71,7 +72,7 @@ def test_a_resumed_run_sizes_its_sessions_from_those_it_recorded(tmp_path: Path)
     argv = [f"--run_dir={tmp_path}", "--realtime.users.max_tokens=100",
             "--realtime.cycles=3", "--realtime.sessions=4"]  # fmt: skip
     config = load_config([TINY], argv)
-    fresh = bite_power(config, tmp_path)
+    fresh = bite_power(config.realtime, config.eval.alpha, tmp_path)
     assert fresh is not None and (fresh.bite, fresh.pilot_sessions) == (0.5, 0)
     assert fresh.planned_sessions == 12
     # 4 recorded sessions: 3 pass, the preference rejects 2 of them (over 100 tokens)
@@ -79,11 +80,12 @@ def test_a_resumed_run_sizes_its_sessions_from_those_it_recorded(tmp_path: Path)
              outcome(3, False, 300)]  # fmt: skip
     (tmp_path / "users.jsonl").write_text("\n".join(lines) + "\n")
     (tmp_path / "cycles.jsonl").write_text(json.dumps({"cycle": 1}) + "\n")
-    resumed = bite_power(config, tmp_path)
+    resumed = bite_power(config.realtime, config.eval.alpha, tmp_path)
     assert resumed is not None
     assert (resumed.bite, resumed.pass_share) == (pytest.approx(2 / 3), 0.75)
     assert (resumed.pilot_sessions, resumed.planned_sessions) == (4, 4 + 2 * 4)
-    assert bite_power(load_config([TINY], argv[:1]), tmp_path) is None  # nothing planted
+    plain = load_config([TINY], argv[:1])
+    assert bite_power(plain.realtime, plain.eval.alpha, tmp_path) is None  # nothing planted
 
 
 def passing(cycle: int, i: int, task: str, tokens: int) -> dict[str, object]:
@@ -102,7 +104,7 @@ def test_within_tasks_matches_the_hand_computed_cmh_test() -> None:
     b = [passing(c, i, "b", 50) for c in (1, 2) for i in range(4, 6)]
     c = [passing(1, 9, "c", 150)]
     s = trend.within_tasks([*a, *b, *c], TERSE, second_half_from=2)
-    assert (s.tasks, s.mixed, s.observed, s.expected) == (2, 1, 1, 2.0)
+    assert (s.strata, s.mixed, s.observed, s.expected) == (2, 1, 1, 2.0)
     assert s.variance == pytest.approx(4 / 7)
     assert s.p == pytest.approx(NormalDist().cdf((1 - 2 + 0.5) / math.sqrt(4 / 7)))
     assert "2 tasks passing in both halves, 1 of them bitten on some" in trend.within_text(s)
@@ -116,7 +118,7 @@ def test_a_fall_from_the_task_mix_alone_shows_pooled_but_not_within_tasks() -> N
     (pooled, _) = trend.bite_trend([row(1, 8, 8, 8), row(2, 8, 8, 0)])
     assert f"p {1 / 12870:.3g}" in pooled
     s = trend.within_tasks([*wordy, *terse], TERSE, second_half_from=2)
-    assert (s.tasks, s.p) == (0, 1.0)
+    assert (s.strata, s.p) == (0, 1.0)
     with pytest.raises(ValueError):
         cycle_of("user-7")
     assert cycle_of(user_id(12, 3)) == 12

@@ -17,17 +17,18 @@ from eval.builders import from_tasks
 from shadowrl.commands.config import load_config
 from shadowrl.commands.errors import UsageError
 from shadowrl.commands.realtime import user_pool
+from shadowrl.eval import stats
 from shadowrl.eval.gate import PinMismatch
 from shadowrl.eval.result import EvalResult, SampleResult, TaskResult
-from shadowrl.realtime import checks, panel, power, report
-from shadowrl.realtime.config import RealtimeConfig
-from shadowrl.realtime.control import permuted_rewards
-from shadowrl.realtime.learning import outcome_recorder, preference_counts, read_outcomes
-from shadowrl.realtime.preference import Preference, Work, accept_rate, learnable
-from shadowrl.realtime.reaction import Reaction
+from shadowrl.experiments import panel, power, report
+from shadowrl.experiments.config import MeasuredRealtimeConfig
+from shadowrl.experiments.control import permuted_rewards
+from shadowrl.experiments.learning import outcome_recorder, preference_counts, read_outcomes
+from shadowrl.experiments.preference import Preference, Work, accept_rate, learnable
+from shadowrl.experiments.reaction import Reaction
+from shadowrl.experiments.users import UserOutcome
 from shadowrl.realtime.rewards import Conduct, Reward
 from shadowrl.realtime.sessions import ProductionSession
-from shadowrl.realtime.users import UserOutcome
 from shadowrl.tasks.task import load_suite
 from shadowrl.types import Trajectory
 
@@ -39,23 +40,23 @@ TINY = str(Path(__file__).parents[2] / "configs" / "realtime-tiny.yaml")
 def test_sessions_needed_matches_the_hand_computed_size() -> None:
     # z = 1.644854 + 0.841621 = 2.486475, z² = 6.182557; p0 = 0.5, p1 = 0.6:
     # variance 0.25 + 0.24 = 0.49 -> n = 6.182557 · 0.49 / 0.01 = 302.9 -> 303.
-    assert power.sessions_needed(0.5, 0.1, alpha=0.05, power=0.8) == 303
+    assert stats.episodes_needed(0.5, 0.1, alpha=0.05, power=0.8) == 303
     # p0 = 0.1, d = 0.2: 0.09 + 0.21 = 0.30 -> 6.182557 · 0.30 / 0.04 = 46.4 -> 47.
-    assert power.sessions_needed(0.1, 0.2, alpha=0.05, power=0.8) == 47
+    assert stats.episodes_needed(0.1, 0.2, alpha=0.05, power=0.8) == 47
 
 
 def test_sessions_needed_inverts_the_gates_detectable_drop() -> None:
-    # checks.min_detectable_drop(p, n) uses the same approximation solved for δ: a drop from
-    # 0.6 to 0.5 has the variance of a rise from 0.5 to 0.6, so 303 episodes detect it
-    # and 302 do not.
-    assert checks.min_detectable_drop(0.6, 303, alpha=0.05, power=0.8) <= 0.1
-    assert checks.min_detectable_drop(0.6, 302, alpha=0.05, power=0.8) > 0.1
+    # stats.smallest_detectable_drop(p, n) is the same calculation solved for δ: a drop
+    # from 0.6 to 0.5 has the variance of a rise from 0.5 to 0.6, so 303 episodes detect
+    # it and 302 do not.
+    assert stats.smallest_detectable_drop(0.6, 303, alpha=0.05, power=0.8) <= 0.1
+    assert stats.smallest_detectable_drop(0.6, 302, alpha=0.05, power=0.8) > 0.1
 
 
 def test_paired_sessions_needed_matches_connors_formula_by_hand() -> None:
     # ψ = 0.2, d = 0.1: (1.644854·√0.2 + 0.841621·√0.19)² / 0.01
     #   = (0.735601 + 0.366855)² / 0.01 = 1.215409 / 0.01 = 121.5 -> 122.
-    assert power.paired_sessions_needed(0.2, 0.1, alpha=0.05, power=0.8) == 122
+    assert stats.paired_episodes_needed(0.2, 0.1, alpha=0.05, power=0.8) == 122
 
 
 @pytest.mark.parametrize(
@@ -66,15 +67,15 @@ def test_sessions_needed_refuses_impossible_inputs(
     p0: float, d: float, alpha: float, pw: float
 ) -> None:
     with pytest.raises(ValueError):
-        power.sessions_needed(p0, d, alpha=alpha, power=pw)
+        stats.episodes_needed(p0, d, alpha=alpha, power=pw)
 
 
 def test_the_plan_says_when_the_run_cannot_reach_its_power() -> None:
     # from 0.5, n·d² = z²·(0.25 + (0.5 + d)(0.5 − d)) = z²·(0.5 − d²), so
     # d = sqrt(0.5·z² / (n + z²)); z = 1.6449 + 0.8416 = 2.4865: d(16) = 0.3733
-    assert power.smallest_detectable_rise(0.5, 16) == pytest.approx(0.3733, abs=1e-3)
-    assert power.smallest_detectable_rise(0.5, 303) == pytest.approx(0.1, abs=1e-3)
-    assert power.smallest_detectable_rise(0.9, 2) == math.inf  # not even 0.9 → 1
+    assert stats.smallest_detectable_rise(0.5, 16) == pytest.approx(0.3733, abs=1e-3)
+    assert stats.smallest_detectable_rise(0.5, 303) == pytest.approx(0.1, abs=1e-3)
+    assert stats.smallest_detectable_rise(0.9, 2) == math.inf  # not even 0.9 → 1
     short = power.plan(0.5, 0.1, affordable_per_arm=16)
     assert (short.needed_per_arm, short.reachable) == (303, False)
     assert "cannot reach" in str(short)
@@ -129,7 +130,7 @@ def test_the_planted_patience_and_terseness_reject_passing_work_over_their_limit
     assert every.broken(Work(True, 2, 6, 101)) == ("diff_lines", "turns", "tokens")
     assert every.broken(Work(True, 1, 4, 100)) == ()
     # the users' config picks them; max_diff_lines keeps working beside them
-    cfg = RealtimeConfig(users={"max_turns": 4, "max_diff_lines": 3, "max_tokens": 9}).users
+    cfg = MeasuredRealtimeConfig(users={"max_turns": 4, "max_diff_lines": 3, "max_tokens": 9}).users
     assert Preference.of(cfg) == Preference(max_diff_lines=3, max_turns=4, max_tokens=9)
 
 
@@ -188,8 +189,8 @@ def test_permuted_rewards_shuffle_within_each_cohort_and_keep_the_unlabeled() ->
 
 def test_the_control_needs_the_panel() -> None:
     with pytest.raises(ValueError, match=r"needs realtime\.panel"):
-        RealtimeConfig(control=True)
-    assert RealtimeConfig(control=True, panel={"tasks": 2, "samples": 1}).control
+        MeasuredRealtimeConfig(control=True)
+    assert MeasuredRealtimeConfig(control=True, panel={"tasks": 2, "samples": 1}).control
 
 
 # ----------------------------------------------------------------- panel

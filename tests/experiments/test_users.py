@@ -21,11 +21,11 @@ from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.agent.tools import ToolSet
 from shadowrl.commands.main import main
 from shadowrl.episode import EpisodeSpec
+from shadowrl.experiments.config import UsersConfig
+from shadowrl.experiments.reaction import FOLLOWUP, Outcome, followup_message, react
+from shadowrl.experiments.users import Users, grade_diff
 from shadowrl.models import load_tokenizer
-from shadowrl.realtime.config import UsersConfig
-from shadowrl.realtime.reaction import FOLLOWUP, Outcome, followup_message, react
 from shadowrl.realtime.sessions import read_sessions
-from shadowrl.realtime.users import Users, grade_diff
 from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.serve.agent_sessions import AgentSettings
 from shadowrl.serve.app import create_app

@@ -33,8 +33,8 @@ from typing import Any
 import httpx
 
 from shadowrl.episode import EpisodeSpec
-from shadowrl.realtime.config import UsersConfig
-from shadowrl.realtime.reaction import (
+from shadowrl.experiments.config import UsersConfig
+from shadowrl.experiments.reaction import (
     Judge,
     Outcome,
     Reaction,
@@ -52,13 +52,8 @@ log = logging.getLogger(__name__)
 SESSIONS = "/v1/agent/sessions"
 
 
-def user_id(cycle: int, i: int) -> str:
-    """The id of cycle `cycle`'s `i`-th user (`c001-u003`): its seed and its workspace."""
-    return f"c{cycle:03d}-u{i:03d}"
-
-
 def cycle_of(user: str) -> int:
-    """The cycle a `user_id` was drawn for."""
+    """The cycle a user id like `c001-u003` (`realtime.context.user_id`) was drawn for."""
     if not (user.startswith("c") and user[4:6] == "-u" and user[1:4].isdigit()):
         raise ValueError(f"{user!r} is not a user id like c001-u003")
     return int(user[1:4])

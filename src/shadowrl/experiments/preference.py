@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shadowrl.eval.result import EvalResult, SampleResult
-from shadowrl.realtime.config import UsersConfig
+from shadowrl.experiments.config import UsersConfig
 from shadowrl.tasks.task import Task
 
 
