@@ -2,14 +2,49 @@
 
 from __future__ import annotations
 
-from shadowrl.tasks.family import templates_text
+from shadowrl.tasks.family import (
+    templates_algorithms,
+    templates_algorithms_more,
+    templates_collections,
+    templates_collections_more,
+    templates_dates,
+    templates_dates_more,
+    templates_misc,
+    templates_misc_more,
+    templates_money,
+    templates_money_more,
+    templates_numbers,
+    templates_numbers_more,
+    templates_parsing,
+    templates_parsing_more,
+    templates_text,
+    templates_text_more,
+)
 from shadowrl.tasks.family.splits import Part, template_part
 from shadowrl.tasks.family.template import Template
 
-TEMPLATES: tuple[Template, ...] = (*templates_text.TEMPLATES,)
+TEMPLATES: tuple[Template, ...] = (
+    *templates_text.TEMPLATES,
+    *templates_text_more.TEMPLATES,
+    *templates_dates.TEMPLATES,
+    *templates_dates_more.TEMPLATES,
+    *templates_money.TEMPLATES,
+    *templates_money_more.TEMPLATES,
+    *templates_parsing.TEMPLATES,
+    *templates_parsing_more.TEMPLATES,
+    *templates_collections.TEMPLATES,
+    *templates_collections_more.TEMPLATES,
+    *templates_algorithms.TEMPLATES,
+    *templates_algorithms_more.TEMPLATES,
+    *templates_numbers.TEMPLATES,
+    *templates_numbers_more.TEMPLATES,
+    *templates_misc.TEMPLATES,
+    *templates_misc_more.TEMPLATES,
+)
 
 
 def by_id() -> dict[str, Template]:
+    """Templates by id; two with one id are an error."""
     found: dict[str, Template] = {}
     for t in TEMPLATES:
         if t.id in found:

@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -168,8 +168,15 @@ def formatted(source: str) -> str:
     return proc.stdout
 
 
-def attempt(template: Template, part: Part, rng: random.Random, python: Path) -> Instance | None:
-    """One try at an instance of `template` in `part` (None: this draw made no valid task)."""
+def attempt(
+    template: Template,
+    part: Part,
+    rng: random.Random,
+    python: Path,
+    seen: Collection[str] = (),
+) -> Instance | None:
+    """One try at an instance of `template` in `part` (None: this draw made no valid task,
+    or its bug's key is in `seen`)."""
     source = template.render(rng).source
     bug = _bug(template, source, part, rng)
     if bug is None:
@@ -187,6 +194,8 @@ def attempt(template: Template, part: Part, rng: random.Random, python: Path) ->
     hidden = [c for c in found if c not in visible]
     reported = rng.choice(failing)
     code = Code(template.module, formatted(source), formatted(mutated), mutation.operator)
+    if code.key in seen:
+        return None
     task = _task(template, code, visible, hidden, failing)
     if not _holds(task, code, python):
         return None
@@ -208,6 +217,11 @@ class Code:
     @property
     def path(self) -> str:
         return f"{self.module}.py"
+
+    @property
+    def key(self) -> str:
+        """The buggy module's digest: two instances with one key are the same bug."""
+        return hashlib.sha256(self.bug.encode()).hexdigest()[:12]
 
     @property
     def tests(self) -> tuple[str, str]:
@@ -269,7 +283,6 @@ def _bug_patch(module: str, mutated: str, visible: dict[str, str]) -> str:
 def _instance(
     template: Template, part: Part, task: Task, code: Code, where: str, report: str
 ) -> Instance:
-    bug_key = hashlib.sha256(code.bug.encode()).hexdigest()[:12]
     digest = hashlib.sha256(f"{code.bug}\0{task.test_patch}".encode()).hexdigest()[:10]
     op = code.operator.replace(" ", "_")
     update = {
@@ -278,4 +291,4 @@ def _instance(
         "source": f"family+ast:{op}@{where}",
         "split": "train" if part == "train" else "heldout",
     }
-    return Instance(task.model_copy(update=update), template.id, where, op, part, bug_key)
+    return Instance(task.model_copy(update=update), template.id, where, op, part, code.key)
