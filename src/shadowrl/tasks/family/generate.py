@@ -4,10 +4,11 @@
         near-duplicate group (template, site, operator) belongs to the asked part
     calls drawn by the template ──► expected = what the correct module returns
         ──► the bug's outcomes (a subprocess with a time limit) ──► failing calls
-    report: one failing call and its expected value; the hidden tests: every other call
-    visible tests: calls the bug does not break
-        ──► tasks/make.validate: the fail-to-pass / pass-to-pass check, run the way the
-            grader runs it ──► Task
+    report: one failing call, what it did and should do; hidden tests: every call but
+    the visible ones, which are three calls the bug does not break
+        ──► gold and bug `ruff format`ted (a mutant's node is re-spelled by ast.unparse)
+        ──► tasks/make.holds: FAIL_TO_PASS fail and PASS_TO_PASS pass on the bug, all
+            pass on the gold module, run by id the way the grader runs them ──► Task
 
 A bug must break at least two calls: the hidden tests then hold a failing input beyond
 the reported one, so a fix that special-cases the report earns nothing. The workspace
