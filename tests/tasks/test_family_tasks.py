@@ -5,6 +5,7 @@ template or a near-duplicate group."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +104,31 @@ def test_generated_parts_never_share_a_template_or_a_group(python: Path) -> None
     for part, tasks in made.items():
         assert len({t.instance_id for t in tasks}) == len(tasks)
         assert {t.split for t in tasks} == {"train" if part == "train" else "heldout"}
+
+
+def test_cli_writes_a_runnable_file_anywhere(tmp_path: Path, cache_dir: Path) -> None:
+    """`tasks family` writes records whose seed travels with the file: moved elsewhere,
+    the file still prepares the buggy workspace its FAIL_TO_PASS tests fail on."""
+    import argparse
+    import shutil
+
+    from shadowrl.commands import tasks as tasks_command
+    from shadowrl.commands.config import Config
+    from shadowrl.tasks.task import load_tasks
+
+    parser = argparse.ArgumentParser()
+    tasks_command.add_args(parser)
+    out = tmp_path / "made" / "fam.jsonl"
+    out.parent.mkdir()
+    argv = ["family", "--part", "dev", "--n", "2", "--workers", "1", "--out", str(out)]
+    config = Config.model_validate({"tasks": {"cache_dir": str(cache_dir)}})
+    assert tasks_command.run(parser.parse_args(argv), config) == 0
+    moved = shutil.move(out.parent, tmp_path / "elsewhere")
+    tasks = load_tasks(Path(moved) / "fam.jsonl")
+    assert len(tasks) == 2 and len({t.repo for t in tasks}) == 2  # stratified by template
+    prepared = prepare(tasks[0], cache_dir)
+    module = re.search(r">>> from (\w+) import", tasks[0].problem_statement)
+    assert module is not None and (prepared.workspace / f"{module[1]}.py").is_file()
+    assert (prepared.workspace / f"test_{module[1]}.py").is_file()  # the visible tests
+    hidden = next(iter(prepared.hidden_files()))
+    assert hidden == f"test_{module[1]}_cases.py" and not (prepared.workspace / hidden).exists()

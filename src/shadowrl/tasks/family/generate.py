@@ -85,6 +85,9 @@ class Case:
     args: str  # the arguments as a literal tuple
     expected: Outcome
 
+    def __hash__(self) -> int:  # the call's arguments may hold lists: hash their literal
+        return hash((self.call[0], self.args))
+
     @property
     def text(self) -> str:
         return f"{self.call[0]}({self.args[1:-2] if self.args.endswith(',)') else self.args[1:-1]})"
