@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+from functools import cache
+
 from shadowrl.tasks.family import (
     templates_algorithms,
     templates_algorithms_more,
@@ -20,8 +23,9 @@ from shadowrl.tasks.family import (
     templates_text,
     templates_text_more,
 )
-from shadowrl.tasks.family.splits import Part, template_part
+from shadowrl.tasks.family.splits import Part, group_part, site, template_part
 from shadowrl.tasks.family.template import Template
+from shadowrl.tasks.mutate import mutants
 
 TEMPLATES: tuple[Template, ...] = (
     *templates_text.TEMPLATES,
@@ -53,7 +57,16 @@ def by_id() -> dict[str, Template]:
     return found
 
 
+@cache
 def templates(part: Part) -> tuple[Template, ...]:
-    """The templates `part` draws from: held-out seeds come from the train templates."""
+    """The templates `part` draws from: held-out seeds come from the train templates, those
+    with at least one near-duplicate group held out (and train from those with one left)."""
     home = "train" if part == "heldout-seeds" else part
-    return tuple(t for t in TEMPLATES if template_part(t.id) == home)
+    return tuple(t for t in TEMPLATES if template_part(t.id) == home and part in _parts(t))
+
+
+def _parts(template: Template) -> set[Part]:
+    """The parts of a template's near-duplicate groups (a site names one node in every
+    rendering, so one rendering tells)."""
+    source = template.render(random.Random(0)).source
+    return {group_part(template.id, site(source, m), m.operator) for m, _ in mutants(source)}
