@@ -52,3 +52,13 @@ def test_the_stream_runs_out_rather_than_repeat(cache_dir: Path, tmp_path: Path)
     with pytest.raises(RuntimeError, match="no unseen bug"):
         next(resumed)  # every bug was used before the "crash": none comes back
     resumed.close()
+
+
+def test_a_streamed_run_has_no_list_to_screen() -> None:
+    from pydantic import ValidationError
+
+    from shadowrl.pipeline.config import PipelineConfig
+
+    assert PipelineConfig(rl_stream=True).rl_stream
+    with pytest.raises(ValidationError, match="no fixed list"):
+        PipelineConfig(rl_stream=True, screen_samples=2)

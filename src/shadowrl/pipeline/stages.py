@@ -38,13 +38,11 @@ from shadowrl.pipeline.report import write_run_report
 from shadowrl.rl.checkpoint import latest_checkpoint
 from shadowrl.rl.demos import dedupe, expert_demonstrations, load_trajectories
 from shadowrl.rl.mtp_rl import starting_heads
-from shadowrl.rl.orchestrator import TaskSource
 from shadowrl.rl.run import run_rl
 from shadowrl.rl.sft import run_sft
 from shadowrl.rl.trainer import Trainer
 from shadowrl.tasks import PreparedTask, Task, load_suite, prepare
 from shadowrl.tasks.config import TasksConfig
-from shadowrl.tasks.task import stratified
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +65,11 @@ def learnable(tasks: list[Task], screen: EvalResult) -> list[Task]:
 
 
 def suite_tasks(tasks: TasksConfig, split: str, limit: int) -> list[Task]:
-    """`limit` tasks (0 = all) of one split of the configured suite, stratified by source
-    (`tasks.task.stratified`: round-robin over templates, libraries, problems)."""
+    """The first `limit` tasks (0 = all) of one split of the configured suite."""
     found = load_suite(tasks.suite, split)  # type: ignore[arg-type]
     if not found:
         raise PipelineError(f"suite {tasks.suite!r} has no {split} tasks")
-    return stratified(found, limit)
+    return found[:limit] if limit else found
 
 
 def rl_share(run: TrainRun) -> list[Task]:
@@ -193,27 +190,15 @@ def sft_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
     return trainer.model
 
 
-def rl_source(run: TrainRun) -> list[tuple[Task, PreparedTask]] | TaskSource:
-    """RL's tasks: the prepared train list, or (`pipeline.rl_stream`) a stream of fresh
-    family instances that resumes from its log in the run directory."""
-    if not run.pipeline.rl_stream:
-        return prepare_all(rl_task_list(run), run.tasks.cache_dir)
-    from shadowrl.tasks.env import build_env, env_python
-    from shadowrl.tasks.family.stream import FamilyStream
-    from shadowrl.tasks.family.suite import SuiteName
-
-    if SuiteName.parse(run.tasks.suite) is None:
-        raise PipelineError(f"pipeline.rl_stream needs a family suite, not {run.tasks.suite!r}")
-    python = env_python(build_env(("pytest",), Path(run.tasks.cache_dir).expanduser()))
-    log_path = run.run_dir / "rl_stream.jsonl"
-    return FamilyStream(python, run.tasks.cache_dir, log_path, seed=run.seed)
-
-
 def rl_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
     """Asynchronous GRPO from `model` (or from the newest RL checkpoint); returns the policy.
 
-    With `run.ray` the trainer, engines and environment workers are Ray actors."""
-    tasks = rl_source(run)
+    With `run.ray` the trainer, engines and environment workers are Ray actors;
+    `pipeline.rl_stream` trains on fresh family instances instead (`rl_source.py`)."""
+    from shadowrl.pipeline.rl_source import family_stream  # the family loads for a stream only
+
+    stream = run.pipeline.rl_stream
+    tasks = family_stream(run) if stream else prepare_all(rl_task_list(run), run.tasks.cache_dir)
     return asyncio.run(
         run_rl(
             model,
