@@ -299,7 +299,8 @@ def suite_path(name: str) -> Path:
     if Path(name).is_file():
         return Path(name)
     raise SuiteNotFound(
-        f"no suite {name!r}: give a built-in suite {builtin_suites()} or a task JSONL file"
+        f"no suite {name!r}: give a built-in suite {builtin_suites()}, a family part "
+        "(family:train|dev|heldout-seeds|heldout-templates[@n]) or a task JSONL file"
     )
 
 
