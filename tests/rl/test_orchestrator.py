@@ -182,6 +182,9 @@ class FreshTasks:
         self.position += 1
         return f"fresh{self.position}", None
 
+    def close(self):
+        pass
+
 
 def test_a_stream_source_trains_each_task_once_where_epochs_repeat():
     orch, trainer, *_ = _make("sync", tasks=FreshTasks())

@@ -93,6 +93,9 @@ class TaskSource(Protocol):
 
     def __next__(self) -> tuple[TrainTask | str, Any]: ...
 
+    def close(self) -> None:
+        """Stop any work started ahead (a stream's prefetch); called when RL ends."""
+
 
 class TaskSampler:
     """Endless seeded shuffle over prepared tasks, resumable by position."""
@@ -115,6 +118,9 @@ class TaskSampler:
         random.Random(self.seed + epoch).shuffle(order)
         self.position += 1
         return self.items[order[i]]
+
+    def close(self) -> None:
+        """Nothing runs ahead of a fixed list."""
 
 
 @dataclass

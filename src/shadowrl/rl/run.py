@@ -283,7 +283,10 @@ async def _train(
             on_step=on_step,
             on_error=on_error,
         )
-        stats = await orch.run(start_step=start)
+        try:
+            stats = await orch.run(start_step=start)
+        finally:
+            source.close()
         metrics.log("rl_summary", cfg.steps, vars(stats))
 
 
