@@ -11,6 +11,7 @@ never reads back a stale file.
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 from collections.abc import Collection, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -103,7 +104,7 @@ def family_suite(name: SuiteName, cache_dir: Path = DEFAULT_CACHE, seed: int = 0
     if not path.exists():
         python = env_python(build_env(("pytest",), cache))
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # two processes may race: both finish
         save_tasks(generate(name.part, name.n, python, seed=seed), tmp)
         tmp.replace(path)
     return load_tasks(path)
