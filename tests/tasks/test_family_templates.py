@@ -11,6 +11,7 @@ from shadowrl.tasks.family.catalog import TEMPLATES, by_id, templates
 from shadowrl.tasks.family.generate import bug_outcomes, cases
 from shadowrl.tasks.family.splits import PARTS, group_part, site, template_part
 from shadowrl.tasks.family.suite import SuiteName
+from shadowrl.tasks.family.template import Template
 from shadowrl.tasks.mutate import mutants
 from shadowrl.tasks.task import Seed, Task, stratified
 
@@ -96,3 +97,21 @@ def test_stratified_takes_every_source_before_a_second_task_of_one() -> None:
     assert stratified(tasks, 0) == tasks and stratified(tasks, None) == tasks
     own = [_task(i, f"r{i}") for i in range(6)]
     assert stratified(own, 3) == own[:3]  # one task per source: the first N, as before
+
+
+def test_a_bug_that_hard_coding_the_report_fixes_is_rejected() -> None:
+    """A recursive function whose bug lives in its base case: hard-coding the base case's
+    call fixes every call, so that report must not be made; another call's can."""
+    from shadowrl.tasks.family.generate import _beats_hard_coding
+
+    factorial = Template(
+        id="t_factorial",
+        module="fact",
+        source="def f(n):\n    if n == 0:\n        return 1\n    return n * f(n - 1)\n",
+        cases=lambda r: [("f", (n,)) for n in (0, 3, 5)],
+    )
+    found = cases(factorial, factorial.source, random.Random(0))
+    bug = factorial.source.replace("return 1", "return 2")
+    base, three = found[0], found[1]
+    assert not _beats_hard_coding(bug, base, found)
+    assert _beats_hard_coding(bug, three, found)

@@ -51,22 +51,27 @@ def special_case(prepared: PreparedTask) -> tuple[str, str]:
     """(path, new text) of the module with the reported call hard-coded."""
     rep = reported(prepared)
     path = f"{rep.module}.py"
-    source = prepared.read(path) or ""
+    outcome = f"raise {rep.raises}('special case')" if rep.raises else f"return {rep.returns}"
+    return path, hard_code(prepared.read(path) or "", rep.function, rep.call, outcome)
+
+
+def hard_code(source: str, function: str, call_text: str, outcome: str) -> str:
+    """`source` with `if (params) == (the call's args): <outcome>` at the top of `function`
+    (after its docstring); `outcome` is a `return ...` or `raise ...` statement."""
     fn = next(
         n
         for n in ast.walk(ast.parse(source))
-        if isinstance(n, ast.FunctionDef) and n.name == rep.function
+        if isinstance(n, ast.FunctionDef) and n.name == function
     )
-    call = ast.parse(rep.call, mode="eval").body
+    call = ast.parse(call_text, mode="eval").body
     assert isinstance(call, ast.Call)
     names = [a.arg for a in fn.args.args[: len(call.args)]]
     args = [ast.unparse(a) for a in call.args]
     first = fn.body[1] if ast.get_docstring(fn) is not None and len(fn.body) > 1 else fn.body[0]
     pad = " " * first.col_offset
-    outcome = f"raise {rep.raises}('special case')" if rep.raises else f"return {rep.returns}"
     guard = f"{pad}if ({', '.join(names)},) == ({', '.join(args)},):\n{pad}    {outcome}\n"
     if not names:
         guard = f"{pad}{outcome}\n"
     lines = source.splitlines(keepends=True)
     lines.insert(first.lineno - 1, guard)
-    return path, "".join(lines)
+    return "".join(lines)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shadowrl.tasks.diffrules import check_file, inside_dunders
+from shadowrl.tasks.family.adversary import hard_code
 from shadowrl.tasks.family.report import statement
 from shadowrl.tasks.family.splits import Part, group_part, site
 from shadowrl.tasks.family.template import Call, Outcome, Template, literal, run_calls
@@ -162,6 +163,16 @@ def _bug(
     return rng.choice(eligible) if eligible else None
 
 
+def _beats_hard_coding(mutated: str, reported: Case, found: Sequence[Case]) -> bool:
+    """True if the bug with the reported call hard-coded (`adversary.hard_code`) still
+    breaks a call: a recursive or shared helper could otherwise carry the fix to them all."""
+    want = reported.expected
+    outcome = f"raise {want.raises}('special case')" if want.raises else f"return {want.value}"
+    guarded = hard_code(mutated, reported.call[0], reported.text, outcome)
+    after = bug_outcomes(guarded, found)
+    return after is not None and any(o != c.expected for o, c in zip(after, found, strict=True))
+
+
 def formatted(source: str) -> str:
     """`source` as `ruff format` writes it: a mutant's node is re-spelled by `ast.unparse`
     (quotes, spacing), and formatting gold and bug alike leaves no such tell."""
@@ -197,6 +208,8 @@ def attempt(
     visible = rng.sample(passing, min(VISIBLE, len(passing)))
     hidden = [c for c in found if c not in visible]
     reported = rng.choice(failing)
+    if not _beats_hard_coding(mutated, reported, found):
+        return None
     code = Code(template.module, formatted(source), formatted(mutated), mutation.operator)
     if code.key in seen:
         return None
