@@ -58,6 +58,12 @@ class PipelineConfig(BaseModel):
     demos_from: list[str] = Field(
         default_factory=list, description="Extra demonstration JSONL files (e.g. successes.jsonl)."
     )
+    rl_stream: bool = Field(
+        False,
+        description="RL draws fresh instances of the family's train part, never one twice "
+        "(`pipeline/rl_source.py`; logged to run_dir/rl_stream.jsonl), instead of epochs over "
+        "the train tasks.",
+    )
 
     @model_validator(mode="after")
     def _rl_has_tasks(self) -> PipelineConfig:
@@ -65,6 +71,12 @@ class PipelineConfig(BaseModel):
             raise ValueError("rl_tasks='unseen' needs sft on a subset: set sft_tasks > 0")
         if self.rl_tasks == "unseen" and self.train_tasks and self.sft_tasks >= self.train_tasks:
             raise ValueError(f"sft_tasks={self.sft_tasks} leaves none of {self.train_tasks} for RL")
+        return self
+
+    @model_validator(mode="after")
+    def _stream_has_no_list(self) -> PipelineConfig:
+        if self.rl_stream and self.screen_samples:
+            raise ValueError("rl_stream draws fresh tasks: there is no fixed list to screen")
         return self
 
 
