@@ -37,13 +37,14 @@ import difflib
 import os
 import re
 import shlex
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from importlib.util import decode_source
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from shadowrl.sandbox import Sandbox
+from shadowrl.sandbox import Sandbox, Snapshot
+from shadowrl.tasks.canaryplan import canary_plan
 from shadowrl.tasks.config import ShapingConfig
 from shadowrl.tasks.diffrules import Violation, check_changes
 from shadowrl.tasks.env import env_modules
@@ -63,6 +64,15 @@ from shadowrl.tasks.runner import (
     test_argv,
 )
 from shadowrl.tasks.task import Task
+from shadowrl.tasks.workspace import (
+    bad_encodings,
+    changed_entries,
+    fingerprint,
+    freeze,
+    new_links,
+    pristine_links,
+    thaw,
+)
 from shadowrl.types import Trajectory
 
 _CONFIG_FILES = {
@@ -76,7 +86,8 @@ _CONFIG_FILES = {
 _CUSTOMIZE = {"sitecustomize.py", "usercustomize.py"}
 _TEST_DIRS = {"tests", "test", "testing"}
 _NATIVE = (".so", ".pyd")  # extension modules win over a same-named .py at import
-VoidedBy = Literal["", "forbidden_text", "diff_rules", "test_guard"]
+VoidedBy = Literal["", "forbidden_text", "diff_rules", "workspace", "test_guard", "canary"]
+_MARKER = "started"  # made in the nonce dir as the run starts: newer ctimes changed during it
 LOG_TAIL_CHARS = 2000  # the end of pytest's output: its short summary of what failed
 
 
@@ -238,19 +249,36 @@ def sandbox_reader(sandbox: Sandbox) -> Reader:
     return read
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what Python's tokenizer counts as a new line
+
+
+def _lines(data: bytes) -> list[str]:
+    """The lines of a source as the import system numbers them: of its decoded text."""
+    text = _decoded(data)
+    return _LINE_BREAK.split(text if text is not None else data.decode(errors="replace"))
+
+
 def agent_lines(
     sources: Mapping[str, tuple[bytes, bytes | None]],
 ) -> dict[str, list[tuple[int, int]]]:
     """{path: [(first, last)]}: the runs of lines of each (pristine, current) source that
-    the agent added or changed, numbered as in the current file."""
+    the agent added or changed, numbered as in the current file (its decoded text)."""
     lines = {}
     for path, (old, new) in sources.items():
         if new is None:
             continue
-        before, after = old.splitlines(), new.splitlines()
+        before, after = _lines(old), _lines(new)
         ops = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
         lines[path] = [(j1 + 1, j2) for tag, _, _, j1, j2 in ops if tag in ("replace", "insert")]
     return lines
+
+
+@dataclass(frozen=True)
+class GradedRun:
+    """One test run in a hardened fork: what the tests reported, and what changed under them."""
+
+    run: TestRun
+    moved: tuple[str, ...] = ()  # workspace entries changed during the run (none if honest)
 
 
 def run_graded_tests(
@@ -258,23 +286,43 @@ def run_graded_tests(
     prepared: PreparedTask,
     sandbox: Sandbox,
     blame: Mapping[str, list[tuple[int, int]]] | None = None,
-) -> TestRun:
-    """Run every test id once in `sandbox`; outcomes go to a fresh nonce directory. The
-    guard holds the lines in `blame` to account (None: every non-test workspace line)."""
+) -> GradedRun:
+    """Run every test id once in `sandbox`, made read-only; outcomes go to a fresh nonce
+    directory. The guard holds the lines in `blame` to account (None: every non-test
+    workspace line). The tree's fingerprint is compared before and after the run."""
     nonce_dir = f".shadowrl-grade-{os.urandom(16).hex()}"
     out = f"{nonce_dir}/{OUTCOMES_FILE}"
     key = new_key()
     sandbox.write_file(f"{nonce_dir}/{KEY_FILE}", key)  # the plugin reads and deletes it
     read = sandbox_reader(sandbox)
     argv, dropped = test_argv(task, prepared.python, read, out, task.test_ids, blame)
+    before = freeze(sandbox, nonce_dir)
+    marker = f"{nonce_dir}/{_MARKER}"
+    sandbox.write_file(marker, "")
     res = sandbox.exec(shell_command(argv), timeout=task.timeout_s)
+    after = fingerprint(sandbox, nonce_dir)
+    moved = () if after == before else tuple(changed_entries(sandbox, nonce_dir, marker))
     try:
         text = sandbox.read_file(out).decode(errors="replace")
     except (OSError, ValueError):
         text = ""
+    thaw(sandbox)
     log = res.stdout + res.stderr + ("\n[timed out]" if res.timed_out else "")
     found = read_outcomes(text, key, res.timed_out, res.exit_code)
-    return TestRun(found.outcomes, found.status, log, tuple(dropped), found.tampered)
+    run = TestRun(found.outcomes, found.status, log, tuple(dropped), found.tampered)
+    return GradedRun(run, moved or (("(the tree changed)",) if after != before else ()))
+
+
+def _set_up(
+    prepared: PreparedTask, fork: Sandbox, current: set[str], tests: Mapping[str, str] | None = None
+) -> None:
+    """Restore the test files, write the hidden tests (and `tests` over them: canaries)."""
+    _restore(prepared, fork, _files_to_reset(prepared, fork, current))
+    hidden = prepared.hidden_files()
+    fork.exec("rm -rf -- " + " ".join(shlex.quote(p) for p in hidden) if hidden else "true")
+    for path, text in {**hidden, **(tests or {})}.items():
+        if text is not None:
+            fork.write_file(path, text)
 
 
 def _shaped(reward: float, trajectory: Trajectory | None, shaping: ShapingConfig) -> float:
@@ -282,6 +330,33 @@ def _shaped(reward: float, trajectory: Trajectory | None, shaping: ShapingConfig
         return reward
     penalty = min(shaping.tool_error * trajectory.tool_errors, shaping.max_penalty)
     return reward - penalty
+
+
+def _void(task: Task, reward: float, by: VoidedBy, why: Sequence[str], log: str = "") -> Verdict:
+    """An episode voided before (or regardless of) its tests: every id missing."""
+    return Verdict(
+        False, reward, dict.fromkeys(task.FAIL_TO_PASS, "missing"),
+        dict.fromkeys(task.PASS_TO_PASS, "missing"),
+        log=f"tampering ({by}):\n" + "\n".join(why) + log, status="tampered",
+        tampered=tuple(why), voided_by=by,
+    )  # fmt: skip
+
+
+def _pre_run_void(
+    prepared: PreparedTask,
+    fork: Sandbox,
+    changed: set[str],
+    sources: Mapping[str, tuple[bytes, bytes | None]],
+    shaping: ShapingConfig,
+) -> tuple[VoidedBy, list[str], tuple[Violation, ...]] | None:
+    """The first pre-run layer that voids the agent's final state, and why."""
+    if hits := tamper_hits(prepared, fork, changed, shaping.forbidden_patterns):
+        return "forbidden_text", hits, ()
+    if violations := diff_violations(prepared, fork, changed):
+        return "diff_rules", list(map(str, violations)), tuple(violations)
+    if bad := bad_encodings(sources):
+        return "workspace", bad, ()
+    return None
 
 
 def verify(
@@ -292,56 +367,88 @@ def verify(
     shaping: ShapingConfig | Mapping[str, Any] | None = None,
     trajectory: Trajectory | None = None,
 ) -> Verdict:
-    """Grade the final state of `sandbox` in a fork; `sandbox` itself is not modified.
+    """Grade the final state of `sandbox` in forks; `sandbox` itself is not modified.
 
     Shaping terms that need the episode (tool errors) apply only if `trajectory` is given.
     """
     shaping = ShapingConfig.model_validate(shaping or {})
+    zero = _shaped(0.0, trajectory, shaping)
     snap = sandbox.snapshot()
-    fork = snap.fork()
     try:
-        current = set(fork.list_files())
-        changed = set(fork.changed_files())
-        hits = tamper_hits(prepared, fork, changed, shaping.forbidden_patterns)
-        if hits:
-            log = "tampering (forbidden_text):\n" + "\n".join(hits)
-            return Verdict(
-                False, _shaped(0.0, trajectory, shaping),
-                dict.fromkeys(task.FAIL_TO_PASS, "missing"),
-                dict.fromkeys(task.PASS_TO_PASS, "missing"),
-                log=log, status="tampered", tampered=tuple(hits), voided_by="forbidden_text",
-            )  # fmt: skip
-        if violations := diff_violations(prepared, fork, changed):
-            log = "tampering (diff_rules):\n" + "\n".join(map(str, violations))
-            return Verdict(
-                False, _shaped(0.0, trajectory, shaping),
-                dict.fromkeys(task.FAIL_TO_PASS, "missing"),
-                dict.fromkeys(task.PASS_TO_PASS, "missing"),
-                log=log, status="tampered", tampered=tuple(map(str, violations)),
-                voided_by="diff_rules", violations=tuple(violations),
-            )  # fmt: skip
-        _restore(prepared, fork, _files_to_reset(prepared, fork, current))
-        hidden = prepared.hidden_files()
-        fork.exec("rm -rf -- " + " ".join(shlex.quote(p) for p in hidden) if hidden else "true")
-        for path, text in hidden.items():
-            if text is not None:
-                fork.write_file(path, text)
-        # The guard blames only lines the agent wrote: the seed's are the maintainers'
-        # (a library that `eval`s, even in a file the fix edits, is not a hack).
-        blame = agent_lines(_changed_sources(prepared, fork, changed))
-        run = run_graded_tests(task, prepared, fork, blame)
+        fork = snap.fork()
+        try:
+            current = set(fork.list_files())
+            changed = set(fork.changed_files())
+            sources = _changed_sources(prepared, fork, changed)
+            if (void := _pre_run_void(prepared, fork, changed, sources, shaping)) is not None:
+                by, why, violations = void
+                return replace(_void(task, zero, by, why), violations=violations)
+            # The guard blames only lines the agent wrote: the seed's are the maintainers'
+            # (a library that `eval`s, even in a file the fix edits, is not a hack).
+            blame = agent_lines(sources)
+            _set_up(prepared, fork, current)
+            if links := new_links(fork, pristine_links(prepared.workspace)):
+                return _void(task, zero, "workspace", links)
+            graded = run_graded_tests(task, prepared, fork, blame)
+        finally:
+            fork.close()
+        verdict = _verdict(task, graded, _shaped(1.0, trajectory, shaping), zero)
+        if verdict.resolved:
+            verdict = _canaries(task, prepared, snap, current, blame, verdict, zero)
     finally:
-        fork.close()
         snap.release()
+    return verdict
+
+
+def _verdict(task: Task, graded: GradedRun, paid: float, zero: float) -> Verdict:
+    """The verdict of the real run: resolved iff it finished and every id passed."""
+    run = graded.run
     results = run.results(task.test_ids)
     f2p = {i: results[i] for i in task.FAIL_TO_PASS}
     p2p = {i: results[i] for i in task.PASS_TO_PASS}
+    if graded.moved:  # the workspace changed under the tests
+        why = tuple(f"{p}: changed during the test run" for p in graded.moved)
+        return replace(_void(task, zero, "workspace", why, "\n\n" + run.log), fail_to_pass=f2p,
+                       pass_to_pass=p2p)  # fmt: skip
     resolved = run.status == "ran" and all(v == "passed" for v in results.values())
-    reward = _shaped(float(resolved), trajectory, shaping)
+    reward = paid if resolved else zero
     if run.tampered:  # the plugin's guard vetoed something the code under test did
         log = "tampering (test_guard):\n" + "\n".join(run.tampered) + "\n\n" + run.log
         return Verdict(
-            False, reward, f2p, p2p, log, voided_by="test_guard", status="tampered",
+            False, zero, f2p, p2p, log, voided_by="test_guard", status="tampered",
             tampered=run.tampered,
         )  # fmt: skip
     return Verdict(resolved, reward, f2p, p2p, run.log, status=run.status)
+
+
+def _canaries(
+    task: Task,
+    prepared: PreparedTask,
+    snap: Snapshot,
+    current: set[str],
+    blame: Mapping[str, list[tuple[int, int]]],
+    passed: Verdict,
+    zero: float,
+) -> Verdict:
+    """Run the task's canaries in a fresh fork of the same final state: any that passes (or
+    any tampering there) voids the real run's pass."""
+    plan = canary_plan(prepared)
+    if not plan.ids:
+        return passed
+    fork = snap.fork()
+    try:
+        _set_up(prepared, fork, current, plan.files)
+        graded = run_graded_tests(task, prepared, fork, blame)
+    finally:
+        fork.close()
+    canary = _verdict(task, graded, 1.0, 0.0)
+    if canary.voided_by:
+        return replace(canary, reward=zero, log="in the canary run: " + canary.log)
+    results = graded.run.results(task.test_ids)
+    caught = [f"{i}: its canary passed (perturbed expected values)" for i in plan.ids
+              if results[i] == "passed"]  # fmt: skip
+    if not caught:
+        return passed
+    log = "tampering (canary):\n" + "\n".join(caught) + "\n\n" + graded.run.log
+    return replace(passed, resolved=False, reward=zero, voided_by="canary", status="tampered",
+                   tampered=tuple(caught), log=log)  # fmt: skip
