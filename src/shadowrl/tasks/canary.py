@@ -31,6 +31,7 @@ _EQUALITY = {
     "assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
     "assertSetEqual", "assertSequenceEqual", "assertCountEqual", "assertMultiLineEqual",
 }  # fmt: skip
+_ALMOST = {"assertAlmostEqual", "assertAlmostEquals"}
 # unittest assertions and their opposites (the same arguments, the opposite claim).
 _OPPOSITE = {
     "assertTrue": "assertFalse", "assertFalse": "assertTrue", "assertIsNone": "assertIsNotNone",
@@ -38,7 +39,8 @@ _OPPOSITE = {
     "assertIs": "assertIsNot", "assertIsNot": "assertIs",
 }  # fmt: skip
 _SPACE = re.compile(r"\s+")
-_MIN_SEEN = 5  # shorter argument texts (`1, 2`) turn up anywhere
+_DISTANCE = {"abs", "fabs"}  # `abs(x - expected) < tolerance`
+_MIN_SEEN = 3  # shorter argument texts (`(1)`) turn up anywhere
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,8 @@ class _Finder(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def _seen(self, node: ast.AST) -> bool:
-        """The assertion's calls' arguments appear in what the agent can read."""
+        """One of the assertion's calls appears in what the agent can read: `add(2,3)`, or
+        its parenthesised arguments (a docstring example of a `candidate` the test calls)."""
         if self.visible is None:
             return False
         for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
@@ -146,7 +149,9 @@ class _Finder(ast.NodeVisitor):
             args = ",".join(
                 _squash(ast.get_source_segment(self.source, a) or "") for a in call.args
             )
-            if len(args) >= _MIN_SEEN and args in self.visible:
+            if f"{_name(call.func)}({args})" in self.visible:
+                return True
+            if len(args) >= _MIN_SEEN and f"({args})" in self.visible:
                 return True
         return False
 
@@ -163,25 +168,49 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+def _first_edit(nodes: list[ast.expr], salt: int) -> list[Edit]:
+    for node in nodes:
+        if (edit := _literal_edit(node, salt)) is not None:
+            return [edit]
+    return []
+
+
+def _distance_operands(node: ast.expr) -> list[ast.expr]:
+    """The operands of `abs(x - y)` / `math.fabs(x - y)`: a tolerance check's two values."""
+    if isinstance(node, ast.Call) and len(node.args) == 1 and _name(node.func) in _DISTANCE:
+        arg = node.args[0]
+        if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub):
+            return [arg.right, arg.left]
+    return []
+
+
+def _name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
 def _assert_edits(test: ast.expr, salt: int) -> list[Edit]:
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         op, left, right = test.ops[0], test.left, test.comparators[0]
-        if isinstance(op, ast.Eq):
-            for side in (right, left):
-                if (edit := _literal_edit(side, salt)) is not None:
-                    return [edit]
+        if isinstance(op, ast.Eq) and (edits := _first_edit([right, left], salt)):
+            return edits
+        if isinstance(op, ast.Lt | ast.LtE) and (
+            edits := _first_edit(_distance_operands(left), salt)
+        ):
+            return edits
         is_bool = isinstance(right, ast.Constant) and isinstance(right.value, bool)
         if isinstance(op, ast.Is | ast.IsNot) and is_bool:
             end = int(right.end_col_offset or 0)
             return [Edit(right.lineno, right.col_offset, end, repr(not right.value))]  # type: ignore[attr-defined]
+    # `assert isclose(x, 4)`, `assert near(x, 6)`: the expected value comes last.
+    is_check = isinstance(test, ast.Call) and len(test.args) >= 2
+    if is_check and (edits := _first_edit([test.args[-1], test.args[0]], salt)):  # type: ignore[attr-defined]
+        return edits
     return _negate(test)
 
 
 def _unittest_edits(node: ast.Call, func: ast.Attribute, name: str, salt: int) -> list[Edit]:
-    if name in _EQUALITY and len(node.args) >= 2:
-        for arg in (node.args[1], node.args[0]):
-            if (edit := _literal_edit(arg, salt)) is not None:
-                return [edit]
+    if name in _EQUALITY | _ALMOST and len(node.args) >= 2:
+        return _first_edit([node.args[1], node.args[0]], salt)
     if name in _OPPOSITE:
         end = int(func.end_col_offset or 0)
         return [Edit(func.end_lineno or func.lineno, end - len(name), end, _OPPOSITE[name])]
