@@ -32,7 +32,7 @@ from shadowrl.sandbox import Sandbox
 
 # Encodings whose bytes 0-127 are ASCII and never start a multi-byte sequence: a line
 # break in the bytes is a line break in the text.
-_ASCII_COMPATIBLE = {"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-15", "cp1252"}
+_ASCII_COMPATIBLE = {"utf-8", "utf-8-sig", "ascii", "iso8859-1", "iso8859-15", "cp1252"}
 
 
 def source_encoding(data: bytes) -> str:
