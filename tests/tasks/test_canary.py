@@ -9,7 +9,7 @@ from shadowrl.tasks.canary import canary_source
 from shadowrl.tasks.verify import agent_lines
 from shadowrl.tasks.workspace import bad_encodings, source_encoding
 
-TESTS = '''import math
+TESTS = """import math
 import pytest
 from calc import add
 
@@ -37,7 +37,7 @@ class TestUnit:
     def test_unit(self):
         self.assertEqual(add(1, 2), "ab")
         self.assertTrue(add(1, 2))
-'''
+"""
 
 
 def _asserts(source: str) -> list[str]:

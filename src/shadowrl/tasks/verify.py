@@ -1,31 +1,35 @@
 """Grading an episode so that the only way to earn reward is to fix the bug.
 
-Grading never trusts the agent's workspace as it is. It runs in a fork of the final
-sandbox (the agent's own sandbox is left untouched), where, in order:
+The verdict is decided here, in the grader's process, which the agent's code never runs
+in (`tasks/README.md` has the whole picture). Grading never trusts the agent's workspace
+as it is. It runs in forks of the final sandbox (the agent's own sandbox is left
+untouched), where, in order:
 
-1. every test-like file the agent changed, added or deleted is restored to its
+1. non-test files the agent edited are scanned for newly added tamper patterns
+   (importing pytest, `os._exit`, `atexit`, ...), then their old and new syntax trees
+   are compared by `diffrules` (a new `exec`, `__import__`, `getattr` on a computed
+   name, `gc`, frame walking, ...; compiled extensions the agent planted), and a changed
+   source whose encoding is not ASCII-compatible is refused (`workspace.py`): any hit
+   voids the episode, and the Verdict says which layer caught it and why;
+2. every test-like file the agent changed, added or deleted is restored to its
    pristine content or removed: test modules, `conftest.py`, pytest/tox/setup.cfg/
    pyproject configs, `sitecustomize`/`usercustomize`, `.pth` and `.pyc` files, and
    new top-level modules that shadow the stdlib or the test env (a fake `pytest.py`);
-2. non-test files the agent edited are scanned for newly added tamper patterns
-   (importing pytest, `os._exit`, `atexit`, ...), then their old and new syntax trees
-   are compared by `diffrules` (a new `exec`, `__import__`, `getattr` on a computed
-   name, `gc`, frame walking, ...; compiled extensions the agent planted): any hit
-   voids the episode, and the Verdict says which layer caught it and why;
-3. the hidden `test_patch` is written in;
-4. FAIL_TO_PASS and PASS_TO_PASS run in one pytest process, with the maintainers'
-   pytest options minus a denylist (`-x`, `--lf`, ...: every id must run; see
-   `pytest_args.py`), and the grader's plugin writes each id's outcome to a file
-   under a directory named by a fresh random nonce (`runner.py`);
-5. the plugin guards the run from inside (layer 2, `plugin/shadowrl_grader/`): code
-   under test that imports framework internals, runs `exec`, walks frames or `gc`,
-   forks, opens the hidden tests or the outcome file, patches pytest, exits hard,
-   forges outcome records or answers a test's comparison with its own dunder voids the
-   episode (`voided_by="test_guard"`); and the sandbox kills every process the run
-   started before the outcome file is read;
-6. resolved iff the run finished (status `ran`) and every listed id was reported
+   the hidden `test_patch` is written in; a symlink the pristine workspace lacks voids;
+3. the workspace is made read-only and fingerprinted; FAIL_TO_PASS and PASS_TO_PASS run
+   in one pytest process, with the maintainers' pytest options minus a denylist (`-x`,
+   `--lf`, ...: every id must run; see `pytest_args.py`), and the grader's plugin writes
+   each id's outcome to a file under a directory named by a fresh random nonce
+   (`runner.py`); the plugin's guard voids what the code under test does that it
+   catches (`voided_by="test_guard"`); a fingerprint that changed during the run voids
+   (`voided_by="workspace"`);
+4. resolved iff the run finished (status `ran`) and every listed id was reported
    passed (SWE-bench's rule). A collection error, `sys.exit(0)`, a crash or a
-   timeout leaves ids missing or the run unfinished, which is a failure, never a pass.
+   timeout leaves ids missing or the run unfinished, which is a failure, never a pass;
+5. a run that passed is paid only if the task's canaries (`canary.py`, planned by
+   `canaryplan.py`: the hidden tests with perturbed expected values, run the same way in
+   a second fork of the same final state) all fail; one that passes voids the episode
+   (`voided_by="canary"`).
 
 The `Verdict` says why: each listed id's outcome, the run's status, the tamper hits
 that voided it if any, and the test log (whose tail `eval.json` keeps per sample).
