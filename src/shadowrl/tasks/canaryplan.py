@@ -14,6 +14,7 @@ under the prepare cache, keyed by everything it depends on.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -149,15 +150,18 @@ def _cache_path(prepared: PreparedTask) -> Path:
 
 
 def canary_plan(prepared: PreparedTask) -> CanaryPlan:
-    """The task's plan, built once and then read from the prepare cache."""
+    """The task's plan, built once (one builder at a time across threads and processes, under
+    a lock file) and then read from the prepare cache."""
     path = _cache_path(prepared)
-    if path.is_file():
-        saved = json.loads(path.read_text())
-        salt = int(saved["salt"])
-        return CanaryPlan(salt, canary_files(prepared, salt), tuple(map(str, saved["ids"])))
-    plan = build_plan(prepared)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"salt": plan.salt, "ids": list(plan.ids)}))
-    tmp.replace(path)
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.is_file():
+            saved = json.loads(path.read_text())
+            salt = int(saved["salt"])
+            return CanaryPlan(salt, canary_files(prepared, salt), tuple(map(str, saved["ids"])))
+        plan = build_plan(prepared)
+        tmp = path.with_suffix(f".{os.urandom(4).hex()}.tmp")
+        tmp.write_text(json.dumps({"salt": plan.salt, "ids": list(plan.ids)}))
+        tmp.replace(path)
     return plan
