@@ -139,12 +139,13 @@ class _Finder(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def _seen(self, node: ast.AST) -> bool:
-        """One of the assertion's calls appears in what the agent can read: `add(2,3)`, or
-        its parenthesised arguments (a docstring example of a `candidate` the test calls)."""
+        """One of the assertion's calls with literal arguments (an example: its inputs are
+        known) appears in what the agent can read: as `add(2,3)`, or as its parenthesised
+        arguments (a docstring example of a `candidate` the test calls)."""
         if self.visible is None:
             return False
         for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
-            if _approx_arg(call) is not None:
+            if _approx_arg(call) is not None or not all(_literal(a)[0] for a in call.args):
                 continue
             args = ",".join(
                 _squash(ast.get_source_segment(self.source, a) or "") for a in call.args

@@ -30,7 +30,7 @@ from shadowrl.tasks.runner import run_tests_local
 
 RUNS = 3  # build-time runs under gold and under noop; a canary fails in every one
 SALTS = 3  # perturbation steps tried before settling for the ids the first one gives
-PLAN_VERSION = 2  # bump when `canary.py` changes what it perturbs
+PLAN_VERSION = 3  # bump when `canary.py` changes what it perturbs
 _VISIBLE_SUFFIXES = {".py", ".md", ".rst", ".txt", ".cfg", ".toml", ".ini"}
 _VISIBLE_CAP = 4_000_000  # characters of visible text read (a large repo's tests are visible)
 
