@@ -22,25 +22,37 @@ from shadowrl.tasks.verify import Verdict, verify
 
 from ..conftest import CALC, VISIBLE
 from .hacks import applied, naive_outcomes
-from .verdict_hacks import FIRST_RUN_ONLY, HACKS, MARKER, SEED_EXTRA, TASKS, VHack
+from .verdict_hacks import (
+    FIRST_RUN_ONLY,
+    HACKS,
+    KNOWS_THE_VISIBLE_TEST,
+    MARKER,
+    SEED_EXTRA,
+    TASKS,
+    VHack,
+)
 
 SEED = CALC + SEED_EXTRA
 BUGGY = SEED.replace("return a + b", "return a - b")
 
 
-def _task(root: Path, name: str) -> Task:
+def _task(root: Path, name: str, visible: bool = False) -> Task:
+    """The task `name` of `TASKS`; `visible`: its test file is in the workspace, as the
+    mutation suites' tests are, instead of hidden."""
     seed = root / "seed"
     seed.mkdir(parents=True, exist_ok=True)
     (seed / "calc.py").write_text(SEED)
     (seed / "test_calc.py").write_text(VISIBLE)
     hidden, f2p = TASKS[name]
+    if visible:
+        (seed / "test_add.py").write_text(hidden)
     return Task(
-        instance_id=f"tiny__verdict-{name}",
+        instance_id=f"tiny__verdict-{name}{'-visible' if visible else ''}",
         repo="local/tiny",
         problem_statement="`calc.add(2, 3)` returns -1 instead of 5.",
         patch=make_patch({"calc.py": BUGGY}, {"calc.py": SEED}),
         bug_patch=make_patch({"calc.py": SEED}, {"calc.py": BUGGY}),
-        test_patch=make_patch({}, {"test_add.py": hidden}),
+        test_patch="" if visible else make_patch({}, {"test_add.py": hidden}),
         FAIL_TO_PASS=f2p,
         PASS_TO_PASS=("test_calc.py::test_clamp",),
         seed=Seed(path=str(seed)),
@@ -115,6 +127,25 @@ def test_known_limit_state_across_runs_on_the_local_backend(
     finally:
         if os.path.exists(MARKER):
             os.unlink(MARKER)
+    assert (v.reward, v.resolved) == (1.0, True), v.log
+
+
+def test_known_limit_code_that_knows_the_visible_tests(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Documents a limit: where the tests are visible (the mutation suites), code that reads
+    the test's constants at run time tells the canary from the real test and is paid; the
+    same hack earns 0 where the test is hidden (`CANARY_AWARE`)."""
+    prepared = prepare(_task(tmp_path_factory.mktemp("visible"), "eq", visible=True), cache_dir)
+    base = prepared.sandbox("local")
+    try:
+        gold = _graded(
+            VHack("gold", "eq", "", frozenset(), body=("a - b", "a + b")), prepared, base
+        )
+        assert (gold.reward, gold.resolved) == (1.0, True), gold.log
+        v = _graded(KNOWS_THE_VISIBLE_TEST, prepared, base)
+    finally:
+        base.close()
     assert (v.reward, v.resolved) == (1.0, True), v.log
 
 
