@@ -6,8 +6,7 @@ from __future__ import annotations
 import ast
 
 from shadowrl.tasks.canary import canary_source
-from shadowrl.tasks.verify import agent_lines
-from shadowrl.tasks.workspace import bad_encodings, source_encoding
+from shadowrl.tasks.workspace import agent_lines, bad_encodings, source_encoding
 
 TESTS = """import math
 import pytest

@@ -37,13 +37,10 @@ that voided it if any, and the test log (whose tail `eval.json` keeps per sample
 
 from __future__ import annotations
 
-import difflib
-import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from importlib.util import decode_source
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -54,28 +51,15 @@ from shadowrl.tasks.diffrules import Violation, check_changes
 from shadowrl.tasks.env import env_modules
 from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask
-from shadowrl.tasks.pytest_args import Reader
-from shadowrl.tasks.runner import (
-    KEY_FILE,
-    OUTCOMES_FILE,
-    PLUGIN,
-    Outcome,
-    RunStatus,
-    TestRun,
-    new_key,
-    read_outcomes,
-    shell_command,
-    test_argv,
-)
+from shadowrl.tasks.runner import PLUGIN, Outcome, RunStatus
 from shadowrl.tasks.task import Task
+from shadowrl.tasks.testrun import GradedRun, run_graded_tests
 from shadowrl.tasks.workspace import (
+    agent_lines,
     bad_encodings,
-    changed_entries,
-    fingerprint,
-    freeze,
+    decoded,
     new_links,
     pristine_links,
-    thaw,
 )
 from shadowrl.types import Trajectory
 
@@ -91,7 +75,6 @@ _CUSTOMIZE = {"sitecustomize.py", "usercustomize.py"}
 _TEST_DIRS = {"tests", "test", "testing"}
 _NATIVE = (".so", ".pyd")  # extension modules win over a same-named .py at import
 VoidedBy = Literal["", "forbidden_text", "diff_rules", "workspace", "test_guard", "canary"]
-_MARKER = "started"  # made in the nonce dir as the run starts: newer ctimes changed during it
 LOG_TAIL_CHARS = 2000  # the end of pytest's output: its short summary of what failed
 
 
@@ -193,15 +176,6 @@ def tamper_hits(
     return hits
 
 
-def _decoded(data: bytes) -> str | None:
-    """Source text as the import system reads it (coding cookie honoured: a utf-7 file is not
-    what its bytes look like), None if it cannot be decoded."""
-    try:
-        return decode_source(data)
-    except (SyntaxError, UnicodeDecodeError, LookupError):
-        return None
-
-
 def diff_violations(
     prepared: PreparedTask, sandbox: Sandbox, changed: Iterable[str]
 ) -> list[Violation]:
@@ -209,11 +183,11 @@ def diff_violations(
     changed = set(changed)
     files, violations = {}, []
     for path, (old, new) in _changed_sources(prepared, sandbox, changed).items():
-        after = None if new is None else _decoded(new)
+        after = None if new is None else decoded(new)
         if after is None:
             violations.append(Violation("unparsable", path, 0, "cannot be read or decoded"))
         else:
-            files[path] = (_decoded(old) or "", after)
+            files[path] = (decoded(old) or "", after)
     violations += check_changes(files, prepared.task.allowed_primitives)
     native = sorted(
         p
@@ -239,82 +213,6 @@ def gold_violations(task: Task, workspace: Path) -> list[Violation]:
         if text is not None and path.endswith(".py") and not is_protected(path)
     }
     return check_changes(files, task.allowed_primitives)
-
-
-def sandbox_reader(sandbox: Sandbox) -> Reader:
-    """A `Reader` over the sandbox's workspace (config files as the grader left them)."""
-
-    def read(rel: str) -> str | None:
-        try:
-            return sandbox.read_file(rel).decode(errors="replace")
-        except (OSError, ValueError):  # absent, a directory, or a link leading outside
-            return None
-
-    return read
-
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what Python's tokenizer counts as a new line
-
-
-def _lines(data: bytes) -> list[str]:
-    """The lines of a source as the import system numbers them: of its decoded text."""
-    text = _decoded(data)
-    return _LINE_BREAK.split(text if text is not None else data.decode(errors="replace"))
-
-
-def agent_lines(
-    sources: Mapping[str, tuple[bytes, bytes | None]],
-) -> dict[str, list[tuple[int, int]]]:
-    """{path: [(first, last)]}: the runs of lines of each (pristine, current) source that
-    the agent added or changed, numbered as in the current file (its decoded text)."""
-    lines = {}
-    for path, (old, new) in sources.items():
-        if new is None:
-            continue
-        before, after = _lines(old), _lines(new)
-        ops = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
-        lines[path] = [(j1 + 1, j2) for tag, _, _, j1, j2 in ops if tag in ("replace", "insert")]
-    return lines
-
-
-@dataclass(frozen=True)
-class GradedRun:
-    """One test run in a hardened fork: what the tests reported, and what changed under them."""
-
-    run: TestRun
-    moved: tuple[str, ...] = ()  # workspace entries changed during the run (none if honest)
-
-
-def run_graded_tests(
-    task: Task,
-    prepared: PreparedTask,
-    sandbox: Sandbox,
-    blame: Mapping[str, list[tuple[int, int]]] | None = None,
-) -> GradedRun:
-    """Run every test id once in `sandbox`, made read-only; outcomes go to a fresh nonce
-    directory. The guard holds the lines in `blame` to account (None: every non-test
-    workspace line). The tree's fingerprint is compared before and after the run."""
-    nonce_dir = f".shadowrl-grade-{os.urandom(16).hex()}"
-    out = f"{nonce_dir}/{OUTCOMES_FILE}"
-    key = new_key()
-    sandbox.write_file(f"{nonce_dir}/{KEY_FILE}", key)  # the plugin reads and deletes it
-    read = sandbox_reader(sandbox)
-    argv, dropped = test_argv(task, prepared.python, read, out, task.test_ids, blame)
-    before = freeze(sandbox, nonce_dir)
-    marker = f"{nonce_dir}/{_MARKER}"
-    sandbox.write_file(marker, "")
-    res = sandbox.exec(shell_command(argv), timeout=task.timeout_s)
-    after = fingerprint(sandbox, nonce_dir)
-    moved = () if after == before else tuple(changed_entries(sandbox, nonce_dir, marker))
-    try:
-        text = sandbox.read_file(out).decode(errors="replace")
-    except (OSError, ValueError):
-        text = ""
-    thaw(sandbox)
-    log = res.stdout + res.stderr + ("\n[timed out]" if res.timed_out else "")
-    found = read_outcomes(text, key, res.timed_out, res.exit_code)
-    run = TestRun(found.outcomes, found.status, log, tuple(dropped), found.tampered)
-    return GradedRun(run, moved or (("(the tree changed)",) if after != before else ()))
 
 
 def _set_up(

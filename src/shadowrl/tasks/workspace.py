@@ -16,14 +16,20 @@ exec, never the agent's code) checks and hardens the fork:
   all change it. `ctime` cannot be set from user space.
 
 Only the run's nonce directory (the outcome file) is exempt.
+
+`decoded` and `agent_lines` read a source as the import system does (its coding cookie
+honoured, lines split where the tokenizer splits them): the lines the guard blames.
 """
 
 from __future__ import annotations
 
 import codecs
+import difflib
 import os
+import re
 import shlex
 from collections.abc import Iterable, Mapping
+from importlib.util import decode_source
 from io import BytesIO
 from pathlib import Path
 from tokenize import detect_encoding
@@ -109,3 +115,36 @@ def pristine_links(root: Path) -> list[tuple[str, str]]:
         for p in sorted(root.rglob("*"))
         if p.is_symlink()
     ]
+
+
+def decoded(data: bytes) -> str | None:
+    """Source text as the import system reads it (coding cookie honoured: a utf-7 file is not
+    what its bytes look like), None if it cannot be decoded."""
+    try:
+        return decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return None
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what Python's tokenizer counts as a new line
+
+
+def _lines(data: bytes) -> list[str]:
+    """The lines of a source as the import system numbers them: of its decoded text."""
+    text = decoded(data)
+    return _LINE_BREAK.split(text if text is not None else data.decode(errors="replace"))
+
+
+def agent_lines(
+    sources: Mapping[str, tuple[bytes, bytes | None]],
+) -> dict[str, list[tuple[int, int]]]:
+    """{path: [(first, last)]}: the runs of lines of each (pristine, current) source that
+    the agent added or changed, numbered as in the current file (its decoded text)."""
+    lines = {}
+    for path, (old, new) in sources.items():
+        if new is None:
+            continue
+        before, after = _lines(old), _lines(new)
+        ops = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
+        lines[path] = [(j1 + 1, j2) for tag, _, _, j1, j2 in ops if tag in ("replace", "insert")]
+    return lines
