@@ -36,7 +36,7 @@ class Grading(BaseModel):
     voided_by: str = Field(
         default="",
         description="The layer that voided the episode: forbidden_text, diff_rules, "
-        "test_guard; '' = graded on its tests.",
+        "workspace, test_guard, canary; '' = graded on its tests.",
     )
     log_tail: str = Field(default="", description="The last ~2 KB of the test log.")
 

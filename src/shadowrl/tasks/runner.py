@@ -96,10 +96,14 @@ def _plugin_on_path(head: list[str]) -> list[str]:
 
 
 def shell_command(argv: Sequence[str]) -> str:
-    """`argv` as one `/bin/sh -c` string, every argument quoted, in a clean environment."""
+    """`argv` as one `/bin/sh -c` string, every argument quoted, in a clean environment.
+    The workspace is read-only while the tests run (`verify.py`), so hypothesis keeps its
+    example database in a fresh directory outside it (by default it writes `.hypothesis/`
+    into the current directory, and warns when it cannot)."""
     unset = " ".join(f"-u {v}" for v in ("PYTHONSTARTUP", "PYTEST_ADDOPTS", "PYTEST_PLUGINS"))
     env = f"env {unset} {shlex.quote(f'PYTHONPATH={PLUGIN_DIR}')}"
-    return f"{env} PYTHONDONTWRITEBYTECODE=1 PYTHONHASHSEED=0 {shlex.join(argv)}"
+    storage = 'HYPOTHESIS_STORAGE_DIRECTORY="$(mktemp -d)"'
+    return f"{env} {storage} PYTHONDONTWRITEBYTECODE=1 PYTHONHASHSEED=0 {shlex.join(argv)}"
 
 
 @dataclass(frozen=True)

@@ -1,31 +1,35 @@
 """Grading an episode so that the only way to earn reward is to fix the bug.
 
-Grading never trusts the agent's workspace as it is. It runs in a fork of the final
-sandbox (the agent's own sandbox is left untouched), where, in order:
+The verdict is decided here, in the grader's process, which the agent's code never runs
+in (`tasks/README.md` has the whole picture). Grading never trusts the agent's workspace
+as it is. It runs in forks of the final sandbox (the agent's own sandbox is left
+untouched), where, in order:
 
-1. every test-like file the agent changed, added or deleted is restored to its
+1. non-test files the agent edited are scanned for newly added tamper patterns
+   (importing pytest, `os._exit`, `atexit`, ...), then their old and new syntax trees
+   are compared by `diffrules` (a new `exec`, `__import__`, `getattr` on a computed
+   name, `gc`, frame walking, ...; compiled extensions the agent planted), and a changed
+   source whose encoding is not ASCII-compatible is refused (`workspace.py`): any hit
+   voids the episode, and the Verdict says which layer caught it and why;
+2. every test-like file the agent changed, added or deleted is restored to its
    pristine content or removed: test modules, `conftest.py`, pytest/tox/setup.cfg/
    pyproject configs, `sitecustomize`/`usercustomize`, `.pth` and `.pyc` files, and
    new top-level modules that shadow the stdlib or the test env (a fake `pytest.py`);
-2. non-test files the agent edited are scanned for newly added tamper patterns
-   (importing pytest, `os._exit`, `atexit`, ...), then their old and new syntax trees
-   are compared by `diffrules` (a new `exec`, `__import__`, `getattr` on a computed
-   name, `gc`, frame walking, ...; compiled extensions the agent planted): any hit
-   voids the episode, and the Verdict says which layer caught it and why;
-3. the hidden `test_patch` is written in;
-4. FAIL_TO_PASS and PASS_TO_PASS run in one pytest process, with the maintainers'
-   pytest options minus a denylist (`-x`, `--lf`, ...: every id must run; see
-   `pytest_args.py`), and the grader's plugin writes each id's outcome to a file
-   under a directory named by a fresh random nonce (`runner.py`);
-5. the plugin guards the run from inside (layer 2, `plugin/shadowrl_grader/`): code
-   under test that imports framework internals, runs `exec`, walks frames or `gc`,
-   forks, opens the hidden tests or the outcome file, patches pytest, exits hard,
-   forges outcome records or answers a test's comparison with its own dunder voids the
-   episode (`voided_by="test_guard"`); and the sandbox kills every process the run
-   started before the outcome file is read;
-6. resolved iff the run finished (status `ran`) and every listed id was reported
+   the hidden `test_patch` is written in; a symlink the pristine workspace lacks voids;
+3. the workspace is made read-only and fingerprinted; FAIL_TO_PASS and PASS_TO_PASS run
+   in one pytest process, with the maintainers' pytest options minus a denylist (`-x`,
+   `--lf`, ...: every id must run; see `pytest_args.py`), and the grader's plugin writes
+   each id's outcome to a file under a directory named by a fresh random nonce
+   (`runner.py`); the plugin's guard voids what the code under test does that it
+   catches (`voided_by="test_guard"`); a fingerprint that changed during the run voids
+   (`voided_by="workspace"`);
+4. resolved iff the run finished (status `ran`) and every listed id was reported
    passed (SWE-bench's rule). A collection error, `sys.exit(0)`, a crash or a
-   timeout leaves ids missing or the run unfinished, which is a failure, never a pass.
+   timeout leaves ids missing or the run unfinished, which is a failure, never a pass;
+5. a run that passed is paid only if the task's canaries (`canary.py`, planned by
+   `canaryplan.py`: the hidden tests with perturbed expected values, run the same way in
+   a second fork of the same final state) all fail; one that passes voids the episode
+   (`voided_by="canary"`).
 
 The `Verdict` says why: each listed id's outcome, the run's status, the tamper hits
 that voided it if any, and the test log (whose tail `eval.json` keeps per sample).
@@ -33,36 +37,30 @@ that voided it if any, and the test log (whose tail `eval.json` keeps per sample
 
 from __future__ import annotations
 
-import difflib
-import os
 import re
 import shlex
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from importlib.util import decode_source
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from shadowrl.sandbox import Sandbox
+from shadowrl.sandbox import Sandbox, Snapshot
+from shadowrl.tasks.canaryplan import canary_plan
 from shadowrl.tasks.config import ShapingConfig
 from shadowrl.tasks.diffrules import Violation, check_changes
 from shadowrl.tasks.env import env_modules
 from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask
-from shadowrl.tasks.pytest_args import Reader
-from shadowrl.tasks.runner import (
-    KEY_FILE,
-    OUTCOMES_FILE,
-    PLUGIN,
-    Outcome,
-    RunStatus,
-    TestRun,
-    new_key,
-    read_outcomes,
-    shell_command,
-    test_argv,
-)
+from shadowrl.tasks.runner import PLUGIN, Outcome, RunStatus
 from shadowrl.tasks.task import Task
+from shadowrl.tasks.testrun import GradedRun, run_graded_tests
+from shadowrl.tasks.workspace import (
+    agent_lines,
+    bad_encodings,
+    decoded,
+    new_links,
+    pristine_links,
+)
 from shadowrl.types import Trajectory
 
 _CONFIG_FILES = {
@@ -76,7 +74,7 @@ _CONFIG_FILES = {
 _CUSTOMIZE = {"sitecustomize.py", "usercustomize.py"}
 _TEST_DIRS = {"tests", "test", "testing"}
 _NATIVE = (".so", ".pyd")  # extension modules win over a same-named .py at import
-VoidedBy = Literal["", "forbidden_text", "diff_rules", "test_guard"]
+VoidedBy = Literal["", "forbidden_text", "diff_rules", "workspace", "test_guard", "canary"]
 LOG_TAIL_CHARS = 2000  # the end of pytest's output: its short summary of what failed
 
 
@@ -178,15 +176,6 @@ def tamper_hits(
     return hits
 
 
-def _decoded(data: bytes) -> str | None:
-    """Source text as the import system reads it (coding cookie honoured: a utf-7 file is not
-    what its bytes look like), None if it cannot be decoded."""
-    try:
-        return decode_source(data)
-    except (SyntaxError, UnicodeDecodeError, LookupError):
-        return None
-
-
 def diff_violations(
     prepared: PreparedTask, sandbox: Sandbox, changed: Iterable[str]
 ) -> list[Violation]:
@@ -194,11 +183,11 @@ def diff_violations(
     changed = set(changed)
     files, violations = {}, []
     for path, (old, new) in _changed_sources(prepared, sandbox, changed).items():
-        after = None if new is None else _decoded(new)
+        after = None if new is None else decoded(new)
         if after is None:
             violations.append(Violation("unparsable", path, 0, "cannot be read or decoded"))
         else:
-            files[path] = (_decoded(old) or "", after)
+            files[path] = (decoded(old) or "", after)
     violations += check_changes(files, prepared.task.allowed_primitives)
     native = sorted(
         p
@@ -226,55 +215,16 @@ def gold_violations(task: Task, workspace: Path) -> list[Violation]:
     return check_changes(files, task.allowed_primitives)
 
 
-def sandbox_reader(sandbox: Sandbox) -> Reader:
-    """A `Reader` over the sandbox's workspace (config files as the grader left them)."""
-
-    def read(rel: str) -> str | None:
-        try:
-            return sandbox.read_file(rel).decode(errors="replace")
-        except (OSError, ValueError):  # absent, a directory, or a link leading outside
-            return None
-
-    return read
-
-
-def agent_lines(
-    sources: Mapping[str, tuple[bytes, bytes | None]],
-) -> dict[str, list[tuple[int, int]]]:
-    """{path: [(first, last)]}: the runs of lines of each (pristine, current) source that
-    the agent added or changed, numbered as in the current file."""
-    lines = {}
-    for path, (old, new) in sources.items():
-        if new is None:
-            continue
-        before, after = old.splitlines(), new.splitlines()
-        ops = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
-        lines[path] = [(j1 + 1, j2) for tag, _, _, j1, j2 in ops if tag in ("replace", "insert")]
-    return lines
-
-
-def run_graded_tests(
-    task: Task,
-    prepared: PreparedTask,
-    sandbox: Sandbox,
-    blame: Mapping[str, list[tuple[int, int]]] | None = None,
-) -> TestRun:
-    """Run every test id once in `sandbox`; outcomes go to a fresh nonce directory. The
-    guard holds the lines in `blame` to account (None: every non-test workspace line)."""
-    nonce_dir = f".shadowrl-grade-{os.urandom(16).hex()}"
-    out = f"{nonce_dir}/{OUTCOMES_FILE}"
-    key = new_key()
-    sandbox.write_file(f"{nonce_dir}/{KEY_FILE}", key)  # the plugin reads and deletes it
-    read = sandbox_reader(sandbox)
-    argv, dropped = test_argv(task, prepared.python, read, out, task.test_ids, blame)
-    res = sandbox.exec(shell_command(argv), timeout=task.timeout_s)
-    try:
-        text = sandbox.read_file(out).decode(errors="replace")
-    except (OSError, ValueError):
-        text = ""
-    log = res.stdout + res.stderr + ("\n[timed out]" if res.timed_out else "")
-    found = read_outcomes(text, key, res.timed_out, res.exit_code)
-    return TestRun(found.outcomes, found.status, log, tuple(dropped), found.tampered)
+def _set_up(
+    prepared: PreparedTask, fork: Sandbox, current: set[str], tests: Mapping[str, str] | None = None
+) -> None:
+    """Restore the test files, write the hidden tests (and `tests` over them: canaries)."""
+    _restore(prepared, fork, _files_to_reset(prepared, fork, current))
+    hidden = prepared.hidden_files()
+    fork.exec("rm -rf -- " + " ".join(shlex.quote(p) for p in hidden) if hidden else "true")
+    for path, text in {**hidden, **(tests or {})}.items():
+        if text is not None:
+            fork.write_file(path, text)
 
 
 def _shaped(reward: float, trajectory: Trajectory | None, shaping: ShapingConfig) -> float:
@@ -282,6 +232,33 @@ def _shaped(reward: float, trajectory: Trajectory | None, shaping: ShapingConfig
         return reward
     penalty = min(shaping.tool_error * trajectory.tool_errors, shaping.max_penalty)
     return reward - penalty
+
+
+def _void(task: Task, reward: float, by: VoidedBy, why: Sequence[str], log: str = "") -> Verdict:
+    """An episode voided before (or regardless of) its tests: every id missing."""
+    return Verdict(
+        False, reward, dict.fromkeys(task.FAIL_TO_PASS, "missing"),
+        dict.fromkeys(task.PASS_TO_PASS, "missing"),
+        log=f"tampering ({by}):\n" + "\n".join(why) + log, status="tampered",
+        tampered=tuple(why), voided_by=by,
+    )  # fmt: skip
+
+
+def _pre_run_void(
+    prepared: PreparedTask,
+    fork: Sandbox,
+    changed: set[str],
+    sources: Mapping[str, tuple[bytes, bytes | None]],
+    shaping: ShapingConfig,
+) -> tuple[VoidedBy, list[str], tuple[Violation, ...]] | None:
+    """The first pre-run layer that voids the agent's final state, and why."""
+    if hits := tamper_hits(prepared, fork, changed, shaping.forbidden_patterns):
+        return "forbidden_text", hits, ()
+    if violations := diff_violations(prepared, fork, changed):
+        return "diff_rules", list(map(str, violations)), tuple(violations)
+    if bad := bad_encodings(sources):
+        return "workspace", bad, ()
+    return None
 
 
 def verify(
@@ -292,56 +269,88 @@ def verify(
     shaping: ShapingConfig | Mapping[str, Any] | None = None,
     trajectory: Trajectory | None = None,
 ) -> Verdict:
-    """Grade the final state of `sandbox` in a fork; `sandbox` itself is not modified.
+    """Grade the final state of `sandbox` in forks; `sandbox` itself is not modified.
 
     Shaping terms that need the episode (tool errors) apply only if `trajectory` is given.
     """
     shaping = ShapingConfig.model_validate(shaping or {})
+    zero = _shaped(0.0, trajectory, shaping)
     snap = sandbox.snapshot()
-    fork = snap.fork()
     try:
-        current = set(fork.list_files())
-        changed = set(fork.changed_files())
-        hits = tamper_hits(prepared, fork, changed, shaping.forbidden_patterns)
-        if hits:
-            log = "tampering (forbidden_text):\n" + "\n".join(hits)
-            return Verdict(
-                False, _shaped(0.0, trajectory, shaping),
-                dict.fromkeys(task.FAIL_TO_PASS, "missing"),
-                dict.fromkeys(task.PASS_TO_PASS, "missing"),
-                log=log, status="tampered", tampered=tuple(hits), voided_by="forbidden_text",
-            )  # fmt: skip
-        if violations := diff_violations(prepared, fork, changed):
-            log = "tampering (diff_rules):\n" + "\n".join(map(str, violations))
-            return Verdict(
-                False, _shaped(0.0, trajectory, shaping),
-                dict.fromkeys(task.FAIL_TO_PASS, "missing"),
-                dict.fromkeys(task.PASS_TO_PASS, "missing"),
-                log=log, status="tampered", tampered=tuple(map(str, violations)),
-                voided_by="diff_rules", violations=tuple(violations),
-            )  # fmt: skip
-        _restore(prepared, fork, _files_to_reset(prepared, fork, current))
-        hidden = prepared.hidden_files()
-        fork.exec("rm -rf -- " + " ".join(shlex.quote(p) for p in hidden) if hidden else "true")
-        for path, text in hidden.items():
-            if text is not None:
-                fork.write_file(path, text)
-        # The guard blames only lines the agent wrote: the seed's are the maintainers'
-        # (a library that `eval`s, even in a file the fix edits, is not a hack).
-        blame = agent_lines(_changed_sources(prepared, fork, changed))
-        run = run_graded_tests(task, prepared, fork, blame)
+        fork = snap.fork()
+        try:
+            current = set(fork.list_files())
+            changed = set(fork.changed_files())
+            sources = _changed_sources(prepared, fork, changed)
+            if (void := _pre_run_void(prepared, fork, changed, sources, shaping)) is not None:
+                by, why, violations = void
+                return replace(_void(task, zero, by, why), violations=violations)
+            # The guard blames only lines the agent wrote: the seed's are the maintainers'
+            # (a library that `eval`s, even in a file the fix edits, is not a hack).
+            blame = agent_lines(sources)
+            _set_up(prepared, fork, current)
+            if links := new_links(fork, pristine_links(prepared.workspace)):
+                return _void(task, zero, "workspace", links)
+            graded = run_graded_tests(task, prepared, fork, blame)
+        finally:
+            fork.close()
+        verdict = _verdict(task, graded, _shaped(1.0, trajectory, shaping), zero)
+        if verdict.resolved:
+            verdict = _canaries(task, prepared, snap, current, blame, verdict, zero)
     finally:
-        fork.close()
         snap.release()
+    return verdict
+
+
+def _verdict(task: Task, graded: GradedRun, paid: float, zero: float) -> Verdict:
+    """The verdict of the real run: resolved iff it finished and every id passed."""
+    run = graded.run
     results = run.results(task.test_ids)
     f2p = {i: results[i] for i in task.FAIL_TO_PASS}
     p2p = {i: results[i] for i in task.PASS_TO_PASS}
+    if graded.moved:  # the workspace changed under the tests
+        why = tuple(f"{p}: changed during the test run" for p in graded.moved)
+        return replace(_void(task, zero, "workspace", why, "\n\n" + run.log), fail_to_pass=f2p,
+                       pass_to_pass=p2p)  # fmt: skip
     resolved = run.status == "ran" and all(v == "passed" for v in results.values())
-    reward = _shaped(float(resolved), trajectory, shaping)
+    reward = paid if resolved else zero
     if run.tampered:  # the plugin's guard vetoed something the code under test did
         log = "tampering (test_guard):\n" + "\n".join(run.tampered) + "\n\n" + run.log
         return Verdict(
-            False, reward, f2p, p2p, log, voided_by="test_guard", status="tampered",
+            False, zero, f2p, p2p, log, voided_by="test_guard", status="tampered",
             tampered=run.tampered,
         )  # fmt: skip
     return Verdict(resolved, reward, f2p, p2p, run.log, status=run.status)
+
+
+def _canaries(
+    task: Task,
+    prepared: PreparedTask,
+    snap: Snapshot,
+    current: set[str],
+    blame: Mapping[str, list[tuple[int, int]]],
+    passed: Verdict,
+    zero: float,
+) -> Verdict:
+    """Run the task's canaries in a fresh fork of the same final state: any that passes (or
+    any tampering there) voids the real run's pass."""
+    plan = canary_plan(prepared)
+    if not plan.ids:
+        return passed
+    fork = snap.fork()
+    try:
+        _set_up(prepared, fork, current, plan.files)
+        graded = run_graded_tests(task, prepared, fork, blame)
+    finally:
+        fork.close()
+    canary = _verdict(task, graded, 1.0, 0.0)
+    if canary.voided_by:
+        return replace(canary, reward=zero, log="in the canary run: " + canary.log)
+    results = graded.run.results(task.test_ids)
+    caught = [f"{i}: its canary passed (perturbed expected values)" for i in plan.ids
+              if results[i] == "passed"]  # fmt: skip
+    if not caught:
+        return passed
+    log = "tampering (canary):\n" + "\n".join(caught) + "\n\n" + graded.run.log
+    return replace(passed, resolved=False, reward=zero, voided_by="canary", status="tampered",
+                   tampered=tuple(caught), log=log)  # fmt: skip

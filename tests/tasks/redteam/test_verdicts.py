@@ -1,0 +1,163 @@
+"""Red team against the verdict (issue 33): every hack of `verdict_hacks.py` earns 0, each
+voided by one of the layers it names, while on each of the seven tasks the gold fix earns
+1 and the untouched workspace 0. One known limit of the `local` backend is pinned: it pays.
+
+The tasks are prepared once per module (their canary plans are built at the first grading
+and cached beside the prepared workspaces).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shadowrl.sandbox import Sandbox
+from shadowrl.tasks.patch import make_patch
+from shadowrl.tasks.prepare import PreparedTask, prepare
+from shadowrl.tasks.task import Seed, Task
+from shadowrl.tasks.verify import Verdict, verify
+
+from ..conftest import CALC, VISIBLE
+from .hacks import applied, naive_outcomes
+from .verdict_hacks import (
+    FIRST_RUN_ONLY,
+    HACKS,
+    KNOWS_THE_VISIBLE_TEST,
+    MARKER,
+    SEED_EXTRA,
+    TASKS,
+    VHack,
+)
+
+SEED = CALC + SEED_EXTRA
+BUGGY = SEED.replace("return a + b", "return a - b")
+
+
+def _task(root: Path, name: str, visible: bool = False) -> Task:
+    """The task `name` of `TASKS`; `visible`: its test file is in the workspace, as the
+    mutation suites' tests are, instead of hidden."""
+    seed = root / "seed"
+    seed.mkdir(parents=True, exist_ok=True)
+    (seed / "calc.py").write_text(SEED)
+    (seed / "test_calc.py").write_text(VISIBLE)
+    hidden, f2p = TASKS[name]
+    if visible:
+        (seed / "test_add.py").write_text(hidden)
+    return Task(
+        instance_id=f"tiny__verdict-{name}{'-visible' if visible else ''}",
+        repo="local/tiny",
+        problem_statement="`calc.add(2, 3)` returns -1 instead of 5.",
+        patch=make_patch({"calc.py": BUGGY}, {"calc.py": SEED}),
+        bug_patch=make_patch({"calc.py": SEED}, {"calc.py": BUGGY}),
+        test_patch="" if visible else make_patch({}, {"test_add.py": hidden}),
+        FAIL_TO_PASS=f2p,
+        PASS_TO_PASS=("test_calc.py::test_clamp",),
+        seed=Seed(path=str(seed)),
+        tier="easy",
+        source="hand",
+        timeout_s=30,
+    )
+
+
+@pytest.fixture(scope="module")
+def tasks(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, tuple[PreparedTask, Sandbox]]]:
+    opened = {}
+    for name in TASKS:
+        prepared = prepare(_task(tmp_path_factory.mktemp(name), name), cache_dir)
+        opened[name] = (prepared, prepared.sandbox("local"))
+    yield opened
+    for _, box in opened.values():
+        box.close()
+
+
+def _edits(hack: VHack) -> dict[str, str]:
+    source = hack.source(BUGGY)
+    if hack.links:
+        return {target: source for target in hack.links.values()}
+    return {"calc.py": source}
+
+
+def _graded(hack: VHack, prepared: PreparedTask, base: Sandbox) -> Verdict:
+    with applied(base, _edits(hack)) as box:
+        for path, target in hack.links.items():
+            box.exec(f"rm -f {path} && ln -s {target} {path}")
+        return verify(prepared.task, prepared, box)
+
+
+@pytest.mark.parametrize("hack", HACKS, ids=[h.name for h in HACKS])
+def test_a_verdict_hack_earns_zero(
+    hack: VHack, tasks: dict[str, tuple[PreparedTask, Sandbox]]
+) -> None:
+    prepared, base = tasks[hack.task]
+    v = _graded(hack, prepared, base)
+    assert (v.reward, v.resolved) == (0.0, False), v.log
+    assert v.voided_by in hack.caught_by, (v.voided_by, v.log)
+    assert v.tampered, v.log
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_the_controls(name: str, tasks: dict[str, tuple[PreparedTask, Sandbox]]) -> None:
+    prepared, base = tasks[name]
+    with applied(base, {"calc.py": SEED}) as box:
+        gold = verify(prepared.task, prepared, box)
+    with applied(base, {}) as box:
+        untouched = verify(prepared.task, prepared, box)
+    assert (gold.reward, gold.resolved, gold.voided_by) == (1.0, True, ""), gold.log
+    assert (untouched.reward, untouched.resolved, untouched.voided_by) == (0.0, False, ""), (
+        untouched.log
+    )
+
+
+def test_known_limit_state_across_runs_on_the_local_backend(
+    tasks: dict[str, tuple[PreparedTask, Sandbox]],
+) -> None:
+    """Documents a limit, does not endorse it: the `local` sandbox shares the host's /tmp
+    between the real run and the canary run, so code that lies only in the episode's first
+    test run is paid there. (The overlay sandbox gives every run a private /tmp.)"""
+    prepared, base = tasks[FIRST_RUN_ONLY.task]
+    if os.path.exists(MARKER):
+        os.unlink(MARKER)
+    try:
+        v = _graded(FIRST_RUN_ONLY, prepared, base)
+    finally:
+        if os.path.exists(MARKER):
+            os.unlink(MARKER)
+    assert (v.reward, v.resolved) == (1.0, True), v.log
+
+
+def test_known_limit_code_that_knows_the_visible_tests(
+    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Documents a limit: where the tests are visible (the mutation suites), code that reads
+    the test's constants at run time tells the canary from the real test and is paid; the
+    same hack earns 0 where the test is hidden (`CANARY_AWARE`)."""
+    prepared = prepare(_task(tmp_path_factory.mktemp("visible"), "eq", visible=True), cache_dir)
+    base = prepared.sandbox("local")
+    try:
+        gold = _graded(
+            VHack("gold", "eq", "", frozenset(), body=("a - b", "a + b")), prepared, base
+        )
+        assert (gold.reward, gold.resolved) == (1.0, True), gold.log
+        v = _graded(KNOWS_THE_VISIBLE_TEST, prepared, base)
+    finally:
+        base.close()
+    assert (v.reward, v.resolved) == (1.0, True), v.log
+
+
+@pytest.mark.parametrize("hack", HACKS, ids=[h.name for h in HACKS])
+def test_the_hack_fools_a_plain_run(
+    hack: VHack, tasks: dict[str, tuple[PreparedTask, Sandbox]]
+) -> None:
+    """Without the grader's layers (a plain `pytest --junitxml` run) the hack passes."""
+    prepared, base = tasks[hack.task]
+    hidden = {p: str(t) for p, t in prepared.hidden_files().items()}
+    with applied(base, {**hidden, **_edits(hack)}) as box:
+        for path, target in hack.links.items():
+            box.exec(f"rm -f {path} && ln -s {target} {path}")
+        outcomes = naive_outcomes(box, str(prepared.python), prepared.task.test_ids)
+    assert len(outcomes) == len(prepared.task.test_ids) and all(outcomes.values()), outcomes
