@@ -89,6 +89,20 @@ _CACHETOOLS = Release(
     "cache keys\")",
     test_cmd=FLAT_CMD, keep=("cachetools", "tests"),
 )  # fmt: skip
+_CACHETOOLS_MISSING = Release(
+    "cachetools", "4.2.0", "4.2.1", "tkem/cachetools", "cachetools/lru.py",
+    fix=(("        value = cache_getitem(self, key)\n        self.__update(key)\n",
+          "        value = cache_getitem(self, key)\n"
+          "        if key in self:  # __missing__ may not store item\n            self.__update(key)\n"),),
+    # the release fixed `LRUCache`, `LFUCache` and `MRUCache` alike; the task is `LRUCache`'s
+    tests=("tests/__init__.py", "tests/test_lru.py"),
+    statement="An `LRUCache` subclass whose `__missing__` returns a value without storing it "
+    "(for instance because the item is larger than `maxsize` allows) breaks lookups: "
+    "`cache[key]` raises `KeyError` from the cache's recency bookkeeping instead of returning "
+    "what `__missing__` returned. (cachetools 4.2.1: \"Handle `__missing__()` not storing cache "
+    "items\")",
+    test_cmd=FLAT_CMD, keep=("cachetools", "tests"),
+)  # fmt: skip
 _PYRSISTENT_EQ = Release(
     "pyrsistent", "0.15.2", "0.15.3", "tobgu/pyrsistent", "pyrsistent/_pvector.py",
     fix=(("        return self._count != len(other) or compare_pvector(self, other, operator.ne)",
@@ -236,6 +250,7 @@ _BOLTONS = Release(
 )  # fmt: skip
 
 RELEASES: tuple[Release, ...] = (
-    _MARKUPSAFE, _SEMVER, _BLINKER, _CACHETOOLS, _PYRSISTENT_EQ, _PYRSISTENT_REALLOC,
-    _PYRSISTENT_NE, _DECORATOR, _PORTION_ITER, _PORTION_EMPTY, _PORTION_SLICE, _BOLTONS,
+    _MARKUPSAFE, _SEMVER, _BLINKER, _CACHETOOLS, _CACHETOOLS_MISSING, _PYRSISTENT_EQ,
+    _PYRSISTENT_REALLOC, _PYRSISTENT_NE, _DECORATOR, _PORTION_ITER, _PORTION_EMPTY,
+    _PORTION_SLICE, _BOLTONS,
 )  # fmt: skip
