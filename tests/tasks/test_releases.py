@@ -20,7 +20,7 @@ from shadowrl.episode import EpisodeSpec, reference_verdict
 from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.tasks.patch import apply_patch
 from shadowrl.tasks.prepare import prepare
-from shadowrl.tasks.releases import RELEASES, SEEDS, SUITE
+from shadowrl.tasks.releases import RELEASES, SEEDS, apply_fix
 from shadowrl.tasks.task import load_suite
 
 BY_ID = {r.instance_id: r for r in RELEASES}
@@ -31,18 +31,21 @@ LOCAL = EpisodeSpec(sandbox=SandboxConfig(backend="local"))
 def test_records_are_their_recipes_with_committed_seeds() -> None:
     tasks = load_suite("releases")
     assert [t.instance_id for t in tasks] == [r.instance_id for r in RELEASES]
-    assert len({t.repo for t in tasks}) == 3  # three libraries
+    assert len({t.repo for t in tasks}) >= 8  # eight libraries
     for task in tasks:
         r = BY_ID[task.instance_id]
         seed = Path(str(task.seed.path))
-        assert seed.parent == SEEDS and (seed / "src").is_dir() and not (seed / "docs").exists()
+        assert seed.parent == SEEDS and not (seed / "docs").exists()
+        assert all((seed / path).exists() for path in r.keep)
+        assert task.allowed_primitives == ()  # maintainers' fixes need no allowance
         assert task.source == f"release-diff:{r.name} {r.before}->{r.after}"
         source = (seed / r.source).read_text()
         fixed = apply_patch({r.source: source}, task.patch)[r.source]
-        assert fixed is not None and all(new in fixed and old not in fixed for old, new in r.fix)
+        assert fixed is not None and fixed == apply_fix(r, source, fixed)  # the recipe's hunks
         assert {p.split("::")[0] for p in task.FAIL_TO_PASS} <= set(r.tests)
         assert set(task.FAIL_TO_PASS).isdisjoint(task.PASS_TO_PASS) and task.PASS_TO_PASS
-    assert SUITE.stat().st_size + sum(f.stat().st_size for f in SEEDS.rglob("*")) < 400_000
+    for seed in SEEDS.iterdir():  # a few hundred KB per seed at most
+        assert sum(f.stat().st_size for f in seed.rglob("*")) < 300_000, seed.name
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ The tables say which names count; `diffrules` documents them as rules.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
@@ -29,6 +28,15 @@ from shadowrl.tasks.diffnames import (
     NAMES,
     NAMESPACES,
     TEST_TEXT,
+)
+from shadowrl.tasks.diffscope import (
+    Owned,
+    bound_by_import,
+    leaves,
+    literal,
+    local_names,
+    owned_names,
+    root_of,
 )
 
 
@@ -55,54 +63,8 @@ def uses(source: str, path: str) -> list[Use]:
     return scanner.uses
 
 
-def _literal(node: ast.AST) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-
-
-def _root(node: ast.AST) -> ast.AST:
-    """`a` of `a.b[c].d`: the object an attribute/item chain starts from."""
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        node = node.value
-    return node
-
-
-def _leaves(target: ast.AST) -> Iterator[ast.AST]:
-    if isinstance(target, (ast.Tuple, ast.List)):
-        for elt in target.elts:
-            yield from _leaves(elt)
-    elif isinstance(target, ast.Starred):
-        yield from _leaves(target.value)
-    else:
-        yield target
-
-
-def _bound(node: ast.Import | ast.ImportFrom) -> Iterator[str]:
-    for a in node.names:
-        yield a.asname or a.name.split(".")[0]
-
-
-def _locals(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> frozenset[str]:
-    """Names local to a function (a local `eval` is not the builtin), nested scopes aside."""
-    names = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
-    declared: set[str] = set()
-    stack: list[ast.AST] = list(fn.body) if isinstance(fn.body, list) else [fn.body]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(n.name)
-            continue
-        if isinstance(n, ast.Lambda):
-            continue
-        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-            names.add(n.id)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            names.update(_bound(n))
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            names.add(n.name)
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
-            declared.update(n.names)
-        stack.extend(ast.iter_child_nodes(n))
-    return frozenset(names - declared)
+def _static(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
 
 
 _COMPOUND = (
@@ -120,11 +82,12 @@ class _Scanner(ast.NodeVisitor):
         self.imports: dict[str, str] = {}  # bound name -> the dotted name it stands for
         self.imported: set[str] = set()  # every name an import binds, relative ones too
         unbound: set[str] = set()  # names deleted or declared global somewhere
+        self.assigned: set[str] = set()  # names bound by an assignment anywhere
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
                 self.parent[child] = node
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                self.imported.update(_bound(node))
+                self.imported.update(bound_by_import(node))
             if isinstance(node, ast.Import):
                 for a in node.names:
                     self.imports[a.asname or a.name.split(".")[0]] = (
@@ -133,8 +96,8 @@ class _Scanner(ast.NodeVisitor):
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for a in node.names:
                     self.imports[a.asname or a.name] = f"{node.module}.{a.name}"
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del):
-                unbound.add(node.id)
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                (unbound if isinstance(node.ctx, ast.Del) else self.assigned).add(node.id)
             elif isinstance(node, ast.Global):
                 unbound.update(node.names)
         # Module-level names rebound away from a builtin (`from re import compile`), and where.
@@ -150,6 +113,7 @@ class _Scanner(ast.NodeVisitor):
                 if name not in unbound:
                     self.shadow_line.setdefault(name, stmt.lineno)
         self.scopes: list[tuple[str, frozenset[str] | None]] = []  # None: a class body
+        self.owned: list[Owned] = []  # per scope: names of its own objects (diffscope)
         self._texts: dict[int, str] = {}  # id(call or statement) -> its text, unparsed once
 
     @property
@@ -168,18 +132,23 @@ class _Scanner(ast.NodeVisitor):
         for outer in [*node.decorator_list, node.args, node.returns]:  # run at def time
             if outer is not None:
                 self.visit(outer)
-        self.scopes.append((node.name, _locals(node)))
+        method = bool(self.scopes) and self.scopes[-1][1] is None and not _static(node)
+        self.scopes.append((node.name, local_names(node)))
+        self.owned.append(owned_names(node, method))
         for stmt in node.body:
             self.visit(stmt)
         self.scopes.pop()
+        self.owned.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.visit(node.args)
-        self.scopes.append(("<lambda>", _locals(node)))
+        self.scopes.append(("<lambda>", local_names(node)))
+        self.owned.append(Owned())
         self.visit(node.body)
         self.scopes.pop()
+        self.owned.pop()
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         if any(isinstance(b, ast.Name) and b.id == "type" for b in node.bases):
@@ -187,9 +156,11 @@ class _Scanner(ast.NodeVisitor):
         for outer in [*node.decorator_list, *node.bases, *node.keywords]:
             self.visit(outer)
         self.scopes.append((node.name, None))
+        self.owned.append(Owned())
         for stmt in node.body:
             self.visit(stmt)
         self.scopes.pop()
+        self.owned.pop()
 
     def _add(self, rule: str, what: str, node: ast.AST, context: str | None = None) -> None:
         scope = ".".join(name for name, _ in self.scopes) or "<module>"
@@ -248,7 +219,7 @@ class _Scanner(ast.NodeVisitor):
         if full in ("operator.attrgetter", "operator.methodcaller") and isinstance(node, ast.expr):
             call = self._call_of(node)
             args = call.args if call else []
-            names = [_literal(a) for a in (args[:1] if full.endswith("caller") else args)]
+            names = [literal(a) for a in (args[:1] if full.endswith("caller") else args)]
             if not names or None in names:
                 self._add("getattr", f"{full} with a computed name", node)
             for part in ".".join(n for n in names if n).split("."):
@@ -270,7 +241,11 @@ class _Scanner(ast.NodeVisitor):
         call = self._call_of(node)
         if name in ATTR_FUNCS:
             self._getattr(name, call, node)
-        elif name in NAMESPACES and (call is None or not self._read_only(call)):
+        elif (
+            name in NAMESPACES
+            and not (call and call.args and self._own(call.args[0], instance=True))
+            and (call is None or not self._read_only(call))
+        ):
             self._add("namespace", f"{name}() beyond a literal-key read", node)
         elif name in EXITS and self.import_time and not self._caught(node):
             self._add("exit", f"{name} at import time", node)
@@ -285,23 +260,23 @@ class _Scanner(ast.NodeVisitor):
             self._add("getattr", f"{fn} used as a value", node)
             return
         args = call.args
-        name = _literal(args[1]) if len(args) >= 2 else None
+        name = literal(args[1]) if len(args) >= 2 else None
         if name is None:
             self._add("getattr", f"{fn} with a computed name", call)
         else:
             self._attr_name(name, call, store=fn != "getattr")
-        root = _root(args[0]) if args else None
+        root = root_of(args[0]) if args else None
         if isinstance(root, ast.Name) and root.id in self.imported:
             self._add("getattr", f"{fn} on imported {root.id}", call)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if (full := self._resolve(node)) is not None:
             self._dotted(full, node)
-        self._attr_name(node.attr, node, store=not isinstance(node.ctx, ast.Load))
+        self._attr_name(node.attr, node, not isinstance(node.ctx, ast.Load), node.value)
         call = self._call_of(node)
         if node.attr in DUNDER_ACCESS:
             index = DUNDER_ACCESS[node.attr]
-            name = _literal(call.args[index]) if call and len(call.args) >= -index else None
+            name = literal(call.args[index]) if call and len(call.args) >= -index else None
             if name is None:
                 self._add("getattr", f"{node.attr} with a computed name", node)
             else:
@@ -310,22 +285,67 @@ class _Scanner(ast.NodeVisitor):
             self._add("dir-listing", f".{node.attr}()", node)
         self.generic_visit(node)
 
-    def _attr_name(self, attr: str, node: ast.expr, store: bool) -> None:
-        if rule := ATTRS.get(attr):
+    def _attr_name(
+        self, attr: str, node: ast.expr, store: bool, owner: ast.expr | None = None
+    ) -> None:
+        if (rule := ATTRS.get(attr)) and not self._delegation(attr, node, owner):
             self._add(rule, attr, node)
         if store and attr in DUNDER_WRITES:
             self._add("dunder", f"write of {attr}", node)
-        if attr == "__dict__" and (store or not self._read_only(node)):
+        mine = self._own(owner, instance=True)  # a method's own instance: `self.__dict__`
+        if attr == "__dict__" and not mine and (store or not self._read_only(node)):
             self._add("namespace", "__dict__ beyond a literal-key read", node)
+
+    def _own(self, node: ast.AST | None, instance: bool = False) -> bool:
+        """`node` is a bare name of the innermost function's own object, or (`instance`)
+        its method's `self` (`diffscope`)."""
+        if not isinstance(node, ast.Name) or not self.owned:
+            return False
+        own = self.owned[-1]
+        return node.id == own.instance if instance else node.id in own.names
+
+    def _delegation(self, attr: str, node: ast.expr, owner: ast.expr | None) -> bool:
+        """A comparison or arithmetic dunder called by name at once (`self.__eq__(o)`), or
+        the default reduction of one's own class (`super().__reduce_ex__(p)`: zero-argument
+        `super()` fails unless `self` is an instance of the class): delegation to existing
+        behaviour, which defines nothing and hands out nothing new."""
+        if owner is None or self._call_of(node) is None:
+            return False
+        if attr in DUNDER_RULES:
+            return True
+        return (
+            attr in ("__reduce__", "__reduce_ex__")
+            and isinstance(owner, ast.Call)
+            and isinstance(owner.func, ast.Name)
+            and owner.func.id == "super"
+            and not owner.args
+            and not self._rebound("super", owner.func)
+        )
+
+    def _probe(self, node: ast.Constant) -> bool:
+        """The name in `hasattr(o, "__len__")`: asks whether a dunder exists, sets nothing."""
+        call = self.parent.get(node)
+        return (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "hasattr"
+            and len(call.args) == 2
+            and call.args[1] is node
+            and not self._rebound("hasattr", call.func)
+        )
+
+    def _rebound(self, name: str, node: ast.expr) -> bool:
+        """The builtin `name` may not be the builtin at `node`: shadowed, or assigned anywhere."""
+        return name in self.assigned or self._shadowed(name, node)
 
     def _read_only(self, node: ast.expr) -> bool:
         """`node` (a namespace) is only read at one literal, harmless key."""
         p = self.parent.get(node)
         if isinstance(p, ast.Subscript) and p.value is node and isinstance(p.ctx, ast.Load):
-            return self._safe_key(_literal(p.slice))
+            return self._safe_key(literal(p.slice))
         if isinstance(p, ast.Attribute) and p.value is node and p.attr == "get":
             call = self._call_of(p)
-            return bool(call and call.args) and self._safe_key(_literal(call.args[0]))  # type: ignore[union-attr]
+            return bool(call and call.args) and self._safe_key(literal(call.args[0]))  # type: ignore[union-attr]
         if isinstance(p, ast.Compare) and any(c is node for c in p.comparators):
             return all(isinstance(op, (ast.In, ast.NotIn)) for op in p.ops)
         return False
@@ -336,9 +356,14 @@ class _Scanner(ast.NodeVisitor):
 
     def _writes(self, targets: list[ast.expr]) -> None:
         for target in targets:
-            for leaf in _leaves(target):
-                root = _root(leaf)
-                if leaf is not root and isinstance(root, ast.Name) and root.id in self.imported:
+            for leaf in leaves(target):
+                root = root_of(leaf)
+                if (
+                    leaf is not root
+                    and isinstance(root, ast.Name)
+                    and root.id in self.imported
+                    and not self._own(root)
+                ):
                     self._add("module-write", f"write into imported {root.id}", leaf)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -362,7 +387,7 @@ class _Scanner(ast.NodeVisitor):
         if isinstance(text, str) and not docstring and TEST_TEXT.search(text):
             self._add("test-read", f"string {text[:40]!r}", node)
         # `type("X", (), {"__eq__": f})`, `setattr(C, "__eq__", f)`
-        if isinstance(text, str) and (rule := DUNDER_RULES.get(text)):
+        if isinstance(text, str) and (rule := DUNDER_RULES.get(text)) and not self._probe(node):
             self._add(rule, f"string {text!r}", node)
 
     def visit_keyword(self, node: ast.keyword) -> None:  # `dict(__eq__=f)`

@@ -1,12 +1,12 @@
-"""Recipes of the built-in `releases` suite: real bugs that real releases fixed.
+"""The built-in `releases` suite: real bugs that real releases fixed.
 
-Each recipe names two consecutive releases of a small, pure-Python library with a
-`src/` layout and its own pytest suite. Its task is the bug the later release
-fixed, graded by the later release's own tests:
+Each recipe (`release_recipes.py`) names two consecutive releases of a small,
+pure-Python library with its own pytest suite. Its task is the bug the later
+release fixed, graded by the later release's own tests:
 
-- the seed is the earlier sdist, stripped to what the tests need (package sources,
-  tests, the pytest/packaging config files, the licence) and committed under
-  `data/suites/releases/<name>-<version>/`;
+- the seed is the earlier sdist, stripped to what the tests need (the recipe's
+  `keep` paths less its `drop` patterns, the pytest/packaging config files, the
+  licence) and committed under `data/suites/releases/<name>-<version>/`;
 - `patch` is the fix, cut from the release diff: the hunks of the source file that
   make the fix, none of the version bump or typing-only edits around them (each
   recipe's `fix` pairs are checked against the later sdist's text);
@@ -15,6 +15,8 @@ fixed, graded by the later release's own tests:
   fix, PASS_TO_PASS every other id that passes on both, all found by running the
   tests through the grader's own runner (`runner.py`).
 
+No record allows a primitive (`allowed_primitives` is empty): these are the
+maintainers' own fixes, and a grader that voids one is wrong, not the fix.
 `build_releases(cache)` downloads both sdists with `pip download` and rewrites the
 suite; the committed files are its output, so evaluating never downloads an sdist.
 """
@@ -23,86 +25,34 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Collection
 from pathlib import Path
 
 from shadowrl.tasks.patch import make_patch
-from shadowrl.tasks.task import SUITES_DIR, Seed, Task, hash_split, save_tasks
+from shadowrl.tasks.release_recipes import RELEASES, Release
+from shadowrl.tasks.task import SUITES_DIR, Seed, Task, hash_split, load_suite, save_tasks
 
 SUITE = SUITES_DIR / "releases.jsonl"
 SEEDS = SUITES_DIR / "releases"
-# pytest and its dependencies, pinned and installed --no-deps, as the medium suite's src layouts.
-ENV = ("--no-deps", "pytest==8.3.3", "iniconfig==2.0.0", "packaging==24.1", "pluggy==1.5.0")
 _KEEP_ROOT = ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini")
 
 
-@dataclass(frozen=True)
-class Release:
-    """One bug fixed between two consecutive releases of a library."""
-
-    name: str  # PyPI name
-    before: str
-    after: str
-    repo: str
-    source: str  # the file the fix is in, relative to the sdist root
-    fix: tuple[tuple[str, str], ...]  # (old, new) text of each hunk of the fix
-    tests: tuple[str, ...]  # test files the later release changed
-    statement: str  # the problem as the changelog reports it
-    test_cmd: str = "python -m pytest"
-    env: tuple[str, ...] = ENV
-
-    @property
-    def instance_id(self) -> str:
-        return f"{self.name.lower()}__{self.after}"
-
-
-RELEASES: tuple[Release, ...] = (
-    Release(
-        "MarkupSafe", "2.1.1", "2.1.2", "pallets/markupsafe", "src/markupsafe/__init__.py",
-        fix=((r'_strip_comments_re = re.compile(r"<!--.*?-->")',
-              r'_strip_comments_re = re.compile(r"<!--.*?-->", re.DOTALL)'),
-             (r'_strip_tags_re = re.compile(r"<.*?>")', r'_strip_tags_re = re.compile(r"<.*?>", re.DOTALL)')),
-        tests=("tests/test_markupsafe.py",),
-        statement="`Markup.striptags()` does not strip comments or tags that contain newlines: "
-        "`Markup(\"<!-- a\\ncomment -->x<meta content='a\\nb'>\").striptags()` keeps them. (MarkupSafe issue #310)",
-        test_cmd="python -m pytest -p no:cacheprovider -o pythonpath=src",
-    ),
-    Release(
-        "semver", "3.0.1", "3.0.2", "python-semver/python-semver", "src/semver/version.py",
-        fix=(("            return Version(**version)  # type: ignore",
-              "            return type(self)(**version)  # type: ignore"),),
-        tests=("tests/test_subclass.py",),
-        statement="`Version.replace()` on an instance of a subclass of `Version` returns a plain "
-        "`Version`, losing the subclass (e.g. its `__str__`). It should return an instance of "
-        "the same class. (python-semver issue #426)",
-    ),
-    Release(
-        "blinker", "1.6.2", "1.6.3", "pallets-eco/blinker", "src/blinker/base.py",
-        fix=(("        except Exception as e:\n            self.disconnect(receiver)\n            raise e\n"
-              "        else:\n            self.disconnect(receiver)\n",
-              "        finally:\n            self.disconnect(receiver)\n"),),
-        tests=("tests/test_context.py", "tests/test_saferef.py"),
-        statement="`Signal.connected_to()` does not disconnect the receiver when the block "
-        "raises a `BaseException` that is not an `Exception` (e.g. `KeyboardInterrupt`): the "
-        "receiver stays connected. (blinker PR #114)",
-        test_cmd="python -m pytest -p no:cacheprovider -o pythonpath=src",
-        env=(*ENV, "pytest-asyncio==0.24.0"),  # its config sets asyncio_mode; warnings are errors
-    ),
-)  # fmt: skip
-
-
-def _strip_copy(src: Path, dest: Path) -> None:
+def _strip_copy(r: Release, src: Path, dest: Path) -> None:
     """The sdist tree minus docs, changelogs and build metadata: sources, tests, config."""
     dest.mkdir(parents=True)
     for name in (*_KEEP_ROOT, *(p.name for p in src.glob("LICENSE*"))):
         if (src / name).is_file():
             shutil.copy2(src / name, dest / name)
-    ignore = shutil.ignore_patterns("*.egg-info", "__pycache__", "*.pyc")
-    for sub in ("src", "tests"):
-        shutil.copytree(src / sub, dest / sub, ignore=ignore)
+    ignore = shutil.ignore_patterns("*.egg-info", "__pycache__", "*.pyc", ".pytest_cache", *r.drop)
+    for sub in r.keep:
+        (dest / sub).parent.mkdir(parents=True, exist_ok=True)
+        if (src / sub).is_dir():
+            shutil.copytree(src / sub, dest / sub, ignore=ignore)
+        else:
+            shutil.copy2(src / sub, dest / sub)
 
 
-def _fixed(r: Release, before: str, after: str) -> str:
+def apply_fix(r: Release, before: str, after: str) -> str:
     text = before
     for old, new in r.fix:
         if text.count(old) != 1 or new not in after:
@@ -123,10 +73,10 @@ def make_release_task(r: Release, before_dir: Path, after_dir: Path, cache: Path
 
     seed = SEEDS / f"{r.name.lower()}-{r.before}"
     shutil.rmtree(seed, ignore_errors=True)
-    _strip_copy(before_dir, seed)
+    _strip_copy(r, before_dir, seed)
     old_src = (seed / r.source).read_text()
     patch = make_patch(
-        {r.source: old_src}, {r.source: _fixed(r, old_src, (after_dir / r.source).read_text())}
+        {r.source: old_src}, {r.source: apply_fix(r, old_src, (after_dir / r.source).read_text())}
     )
     test_patch = make_patch(_read(seed, r.tests), _read(after_dir, r.tests))
     probe = Task(
@@ -142,7 +92,7 @@ def make_release_task(r: Release, before_dir: Path, after_dir: Path, cache: Path
             shutil.copytree(seed, work)
             for p in patches:
                 apply_patch_to_dir(work, p)
-            runs[name] = run_tests_local(probe, work, python, ["tests"], Path(tmp)).outcomes
+            runs[name] = run_tests_local(probe, work, python, r.test_paths, Path(tmp)).outcomes
     bug, fix = runs["bug"], runs["fix"]
     f2p = sorted(i for i, v in fix.items() if v == "passed" and bug.get(i) != "passed"
                  and i.split("::")[0] in r.tests)  # fmt: skip
@@ -159,12 +109,17 @@ def make_release_task(r: Release, before_dir: Path, after_dir: Path, cache: Path
     )
 
 
-def build_releases(cache: Path) -> list[Task]:
-    """Regenerate `releases.jsonl` and its seeds from `RELEASES` (downloads the sdists)."""
+def build_releases(cache: Path, only: Collection[str] = ()) -> list[Task]:
+    """Regenerate `releases.jsonl` and its seeds from `RELEASES` (downloads the sdists);
+    with `only` (instance ids), rebuild those and keep every other record as it is."""
     from shadowrl.tasks.prepare import pin_sdist, seed_dir
 
+    kept = {t.instance_id: t for t in load_suite("releases")} if only else {}
     tasks = []
     for r in RELEASES:
+        if only and r.instance_id not in only:
+            tasks.append(kept[r.instance_id])
+            continue
         before, after = (
             seed_dir(pin_sdist(f"{r.name}=={v}", cache), cache) for v in (r.before, r.after)
         )
