@@ -56,6 +56,17 @@ class EngineConfig(BaseModel):
         "with AVX512-BF16) while the trainer keeps fp32 master weights, as RL stacks do "
         "with vLLM; the logprob gap is what the trainer's importance ratio corrects.",
     )
+    weights: Literal["dense", "int8", "fp8"] = Field(
+        default="dense",
+        description="How the Linear layers (LM head included) compute. 'dense': in `dtype`. "
+        "'int8' (CPU, float32): int8 weights per output channel and int8 activations "
+        "quantised per call (PyTorch dynamic quantisation; oneDNN or fbgemm kernels, the "
+        "faster at engine start); 'fp8' (CUDA, compute capability >= 8.9, untested here): "
+        "float8_e4m3 weights and activations. The engine keeps the full-precision weights "
+        "that swaps write into and re-quantises after each swap. Rollouts then differ from "
+        "the trainer's policy by the quantisation gap, which the trainer's truncated "
+        "importance ratio corrects (its log-ratio is logged as rollout_log_ratio_*).",
+    )
     max_batch: int = Field(
         default=16,
         ge=1,
