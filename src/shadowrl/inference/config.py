@@ -6,15 +6,28 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class SpeculativeConfig(BaseModel):
-    """Speculative decoding with MTP draft heads (`shadowrl.inference.speculative`)."""
+    """Speculative decoding (`shadowrl.inference.speculative`, drafts: `drafters.py`)."""
 
     model_config = ConfigDict(extra="forbid")
+    drafter: Literal["mtp", "ngram"] = Field(
+        default="mtp",
+        description="Where drafts come from. 'mtp': the MTP draft heads (active only when "
+        "the engine has heads). 'ngram': prompt lookup, the tokens that followed the latest "
+        "earlier occurrence of the context's newest n-gram in the request's own prompt + "
+        "completion (no heads; free on agent traffic that re-reads files and repeats "
+        "tool-call syntax); a step where no row has a match decodes plainly.",
+    )
     k: int = Field(
         default=3,
         ge=0,
-        description="Tokens drafted per step by the MTP heads and verified in one forward "
-        "(0 = off). Active only when the engine has heads (`mtp.safetensors` beside the "
-        "checkpoint, or `heads`); at most the heads' count.",
+        description="Tokens drafted per step and verified in one forward (0 = off). With "
+        "MTP heads, at most the heads' count.",
+    )
+    ngram_longest: int = Field(
+        default=4, ge=1, description="'ngram': the longest context suffix looked up."
+    )
+    ngram_shortest: int = Field(
+        default=2, ge=1, description="'ngram': the shortest suffix that may make a draft."
     )
     heads: str = Field(
         default="",

@@ -351,7 +351,7 @@ class Engine:
         running = self._running
         span = max(r.cached for r in running) + 1
         spec = self.speculator
-        if spec is not None and spec.pays(len(running), span):  # verify k drafts per row
+        if spec is not None and spec.pays(running, span):  # verify k drafts per row
             spec.decode(running, span, self.version, self.tokenizer)
         else:  # timed: what plain decoding costs, for `speculative.auto`
             with spec.timing_plain(len(running)) if spec else contextlib.nullcontext():
