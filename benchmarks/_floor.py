@@ -24,7 +24,7 @@ from shadowrl.inference.precision import Fp8Linear, Int8Linear
 PRODUCTS = (nn.Linear, Int8Linear, Fp8Linear)
 
 
-def products(model: Any) -> tuple[list[nn.Module], nn.Module]:
+def products(model: Any) -> tuple[list[Any], Any]:
     """The decoder's Linear-like layers in forward order, and its LM head."""
     head = model.lm_head
     body = [m for m in model.model.modules() if isinstance(m, PRODUCTS)]

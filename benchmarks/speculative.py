@@ -220,7 +220,7 @@ def main() -> None:
     from shadowrl.rl.mtp_distill import suite_prompts
 
     model, tok = tiny_model(seed=0) if args.quick else load_model(ModelConfig())
-    heads, info = None, {}
+    heads, info = None, dict[str, Any]()
     if args.drafter == "mtp":
         heads, info = heads_for(model, tok, args)
         info["draft_cost"] = draft_cost(model, heads.to(next(model.parameters()).dtype), args.k)
