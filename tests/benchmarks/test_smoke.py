@@ -283,3 +283,12 @@ def test_speculative_ngram(tmp_path: Path) -> None:
     has_keys(result, "settings", "drafter", "floor_1_row_ms", "machine")
     assert result["drafter"] == "ngram" and result["heads"] == {}
     assert all(r["exact"] for r in result["settings"])
+
+
+def test_int8_rollouts(tmp_path: Path) -> None:
+    result = run_benchmark("int8_rollouts.py", tmp_path, "--quick")
+    has_keys(result, "rollouts", "int8_over_fp32_tokens_per_s", "trainer_on_rollouts", "machine")
+    dense, int8 = result["trainer_on_rollouts"]["dense"], result["trainer_on_rollouts"]["int8"]
+    assert abs(dense["rollout_log_ratio_mean"]) < 1e-4  # fp32 rollouts: the trainer's own policy
+    assert 0 < int8["rollout_log_ratio_max_abs"] < 1 and "clip_frac" in int8
+    assert result["rollouts"]["int8"]["precision"] == "int8"
