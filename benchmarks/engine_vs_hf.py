@@ -19,12 +19,15 @@ elsewhere) and ends with `engine_tps=<x> hf_tps=<y> ratio=<x/y>`.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import time
 from pathlib import Path
 from typing import Any
 
+from _floor import Floor, cpu_flags
 from _machine import machine
+from _profile import profile_engine
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -100,7 +103,11 @@ def run_hf(model: Any, work: list[tuple[list[int], int]], batch: int) -> int:
 
 
 def make_engine(
-    model: Any, work: list[tuple[list[int], int]], batch: int, compile_decode: bool = False
+    model: Any,
+    work: list[tuple[list[int], int]],
+    batch: int,
+    compile_decode: bool = False,
+    weights: str = "dense",
 ) -> Any:
     from shadowrl.inference.config import EngineConfig
     from shadowrl.inference.engine import Engine
@@ -113,6 +120,7 @@ def make_engine(
         max_seq_len=longest + 1,
         prefix_cache_tokens=0,
         compile_decode=compile_decode,
+        weights=weights,
     )
     engine = Engine(model, None, config, seed=0)
     engine.default_stop_ids = frozenset()  # match HF's eos_token_id=[] above
@@ -127,11 +135,14 @@ def run_engine(engine: Any, work: list[tuple[list[int], int]]) -> int:
     return sum(len(o.token_ids) for o in outs)
 
 
-def breakdown(engine: Any, work: list[tuple[list[int], int]]) -> dict[str, float]:
-    """A second engine run with the prefill and decode-step calls timed (diagnostics only)."""
+def breakdown(engine: Any, work: list[tuple[list[int], int]]) -> dict[str, Any]:
+    """A second engine run with the prefill and decode-step calls timed and their shapes
+    recorded (diagnostics), and the floor of those very shapes (`_floor.py`)."""
     import torch
 
     spent = {"prefill_s": 0.0, "decode_s": 0.0, "decode_steps": 0.0}
+    prefills: list[tuple[int, int]] = []  # (real prompt tokens, prompts) per prefill call
+    steps: list[tuple[int, float]] = []  # (rows, seconds) per decode step
 
     def wrap(fn: Any, key: str) -> Any:
         def timed_call(*args: Any) -> Any:
@@ -139,8 +150,12 @@ def breakdown(engine: Any, work: list[tuple[list[int], int]]) -> dict[str, float
             out = fn(*args)
             if torch.cuda.is_available():
                 torch.cuda.synchronize()
-            spent[key] += time.perf_counter() - start
-            spent["decode_steps"] += key == "decode_s"
+            seconds = time.perf_counter() - start
+            spent[key] += seconds
+            if key == "decode_s":
+                steps.append((len(args[0]), seconds))
+            else:
+                prefills.append((sum(len(p) for p in args[0]), len(args[0])))
             return out
 
         return timed_call
@@ -148,9 +163,23 @@ def breakdown(engine: Any, work: list[tuple[list[int], int]]) -> dict[str, float
     engine.decoder.prefill = wrap(engine.decoder.prefill, "prefill_s")
     engine.stepper.decode = wrap(engine.stepper.decode, "decode_s")
     _, total = timed(run_engine, engine, work)
+    spent["decode_steps"] = len(steps)
     spent["total_s"] = total
-    spent["ms_per_decode_step"] = 1000 * spent["decode_s"] / max(spent["decode_steps"], 1)
-    return {k: round(v, 3) for k, v in spent.items()}
+    spent["ms_per_decode_step"] = 1000 * spent["decode_s"] / max(len(steps), 1)
+    floor = Floor(engine.model)
+    full = [s for rows, s in steps if rows == max(r for r, _ in steps)]
+    floors = {
+        "full_batch_rows": max(r for r, _ in steps),
+        "full_batch_step_ms": 1000 * sum(full) / len(full),
+        "full_batch_floor_ms": floor.ms(max(r for r, _ in steps)),
+        "decode_floor_s": floor.decode_s(r for r, _ in steps),
+        "prefill_floor_s": floor.prefill_s(prefills),
+    }
+    floors["full_batch_multiple"] = floors["full_batch_step_ms"] / floors["full_batch_floor_ms"]
+    floors["decode_multiple"] = spent["decode_s"] / floors["decode_floor_s"]
+    floors["prefill_multiple"] = spent["prefill_s"] / floors["prefill_floor_s"]
+    out: dict[str, Any] = {k: round(v, 3) for k, v in spent.items()}
+    return out | {"prefill_calls": prefills, "floor": {k: round(v, 3) for k, v in floors.items()}}
 
 
 def timed(fn: Any, *args: Any) -> tuple[int, float]:
@@ -188,31 +217,23 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, help="result file (default: results/engine_vs_hf_<device>.json)"
     )
+    parser.add_argument(
+        "--weights", nargs="+", default=["dense"], help="engine.weights, each side by side"
+    )
+    parser.add_argument("--no-hf", action="store_true", help="skip HF generate")
+    parser.add_argument("--profile", action="store_true", help="profile each engine (_profile)")
     args = parser.parse_args()
     if args.quick:
         args.prompts, args.scale = 8, 0.25
 
     import torch
 
-    from shadowrl.inference.cuda_graphs import GraphStep
-
     torch.manual_seed(0)
     model = build_model(args.model, args.device, args.dtype)
     work = workload(args.prompts, model.config.vocab_size, args.scale)
-    engine = make_engine(model, work, args.batch, args.compile)
-    start = time.perf_counter()
-    engine.start()  # a serving engine's startup: CUDA graphs are captured here
-    startup_s = time.perf_counter() - start
-    run_engine(engine, work[:2])  # warm up kernels and allocators
-    e_runs = [timed(run_engine, engine, work) for _ in range(args.repeats)]
-    phases = breakdown(engine, work)
-    engine.stop()
-    if args.repeats > 1:  # HF gets the same warm-up before its timed runs
-        run_hf(model, work[:2], args.batch)
-    h_runs = [timed(run_hf, model, work, args.batch) for _ in range(args.repeats)]
-    (e_tokens, e_s), (h_tokens, h_s) = median_run(e_runs), median_run(h_runs)
-    e_tps, h_tps = e_tokens / e_s, h_tokens / h_s
-    result = {
+    engines = {w: engine_side(copy.deepcopy(model), work, args, w) for w in args.weights}
+    first = engines[args.weights[0]]
+    result: dict[str, Any] = {
         "model": args.model,
         "device": args.device,
         "dtype": args.dtype,
@@ -220,34 +241,81 @@ def main() -> None:
         "scale": args.scale,
         "repeats": args.repeats,
         "prompt_tokens": sum(len(p) for p, _ in work),
-        "engine": {
-            "tokens": e_tokens,
-            "seconds": round(e_s, 3),
-            "tokens_per_s": round(e_tps, 2),
-            "runs_s": [round(t, 3) for _, t in e_runs],
-            "startup_s": round(startup_s, 3),
-            "decode_step": type(engine.stepper).__name__,
-            "compile_decode": args.compile,
-            "cuda_graphs": len(engine.stepper.graphs)
-            if isinstance(engine.stepper, GraphStep)
-            else 0,
-            "breakdown": phases,
-        },
-        "hf": {
+        "engine": first,
+        "engines": engines,
+        "machine": machine("transformers") | cpu_flags(),
+    }
+    if len(engines) > 1:
+        base = first["tokens_per_s"]
+        result["throughput_vs_first"] = {
+            w: round(e["tokens_per_s"] / base, 3) for w, e in engines.items()
+        }
+    if not args.no_hf:
+        if args.repeats > 1:  # HF gets the same warm-up before its timed runs
+            run_hf(model, work[:2], args.batch)
+        h_runs = [timed(run_hf, model, work, args.batch) for _ in range(args.repeats)]
+        h_tokens, h_s = median_run(h_runs)
+        result["hf"] = {
             "tokens": h_tokens,
             "seconds": round(h_s, 3),
-            "tokens_per_s": round(h_tps, 2),
+            "tokens_per_s": round(h_tokens / h_s, 2),
             "runs_s": [round(t, 3) for _, t in h_runs],
-        },
-        "ratio": round(e_tps / h_tps, 3),
-        "machine": machine("transformers"),
-    }
+        }
+        result["ratio"] = round(first["tokens_per_s"] / result["hf"]["tokens_per_s"], 3)
     device = args.device.split(":")[0] + ("_compile" if args.compile else "")
     out = args.out or RESULTS / f"engine_vs_hf_{device}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
+    for w, e in engines.items():  # the profiles' op tables beside the result
+        tables = e.get("profile", {}).pop("tables", None)
+        if tables:
+            text = "\n\n".join(f"== {k} ==\n{v}" for k, v in tables.items())
+            out.with_name(f"{out.stem}_profile_{w}.txt").write_text(text + "\n")
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-    print(f"engine_tps={e_tps:.2f} hf_tps={h_tps:.2f} ratio={e_tps / h_tps:.2f}")
+    for w, e in engines.items():
+        f = e["breakdown"]["floor"]
+        print(
+            f"{w}: engine_tps={e['tokens_per_s']:.2f} decode_{f['full_batch_rows']}rows="
+            f"{f['full_batch_multiple']:.2f}x_floor decode={f['decode_multiple']:.2f}x "
+            f"prefill={f['prefill_multiple']:.2f}x_floor"
+        )
+    if "hf" in result:
+        print(
+            f"engine_tps={first['tokens_per_s']:.2f} hf_tps={result['hf']['tokens_per_s']:.2f} "
+            f"ratio={result['ratio']:.2f}"
+        )
+
+
+def engine_side(model: Any, work: list[tuple[list[int], int]], args: Any, weights: str) -> dict:
+    """One engine (on its own copy of the model: int8 replaces its layers) timed, broken
+    down against its floor and, with --profile, profiled."""
+    from shadowrl.inference.cuda_graphs import GraphStep
+
+    engine = make_engine(model, work, args.batch, args.compile, weights)
+    start = time.perf_counter()
+    engine.start()  # a serving engine's startup: CUDA graphs are captured here
+    startup_s = time.perf_counter() - start
+    run_engine(engine, work[:2])  # warm up kernels and allocators
+    runs = [timed(run_engine, engine, work) for _ in range(args.repeats)]
+    phases = breakdown(engine, work)
+    engine.stop()
+    tokens, seconds = median_run(runs)
+    side: dict[str, Any] = {
+        "weights": weights,
+        "precision": engine.precision.name,
+        "tokens": tokens,
+        "seconds": round(seconds, 3),
+        "tokens_per_s": round(tokens / seconds, 2),
+        "runs_s": [round(t, 3) for _, t in runs],
+        "startup_s": round(startup_s, 3),
+        "decode_step": type(engine.stepper).__name__,
+        "compile_decode": args.compile,
+        "cuda_graphs": len(engine.stepper.graphs) if isinstance(engine.stepper, GraphStep) else 0,
+        "breakdown": phases,
+    }
+    if args.profile:
+        side["profile"] = profile_engine(engine, [p for p, _ in work[: args.batch]])
+    return side
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from typing import Any
 
 import torch
 
+from _floor import Floor, cpu_flags
 from _machine import machine
 
 RESULTS = Path(__file__).parent / "results"
@@ -69,6 +70,8 @@ def setting(
 ) -> dict:
     plain, spec, auto = engines
     n = len(prompts)
+    for engine in engines:  # warm-up: kernels and allocators, and `auto`'s first probes
+        decode(engine, prompts[:1], 1, temp, 8)
     base = decode(plain, prompts, batch, temp, new)
     fast = decode(spec, prompts, batch, temp, new)
     chosen = decode(auto, prompts, batch, temp, new)
@@ -200,6 +203,13 @@ def main() -> None:
     p.add_argument("--prompts", type=int, default=8, help="held-out prompts decoded")
     p.add_argument("--new", type=int, default=40, help="tokens generated per request")
     p.add_argument("--out", type=Path, help="result file (default: results/speculative.json)")
+    p.add_argument("--drafter", choices=("mtp", "ngram"), default="mtp")
+    p.add_argument(
+        "--episodes", nargs="*", default=[],
+        help="ngram: `shadowrl run --save` files; their turns' prompts are decoded",
+    )  # fmt: skip
+    p.add_argument("--batch1-prompts", type=int, default=2, help="prompts decoded at batch 1")
+    p.add_argument("--batches", type=int, nargs="+", default=[1, 8], choices=(1, 8))
     args = p.parse_args()
     if args.quick:
         args.distill_s, args.distill_prompts, args.distill_tokens = 5.0, 4, 24
@@ -211,22 +221,34 @@ def main() -> None:
     from shadowrl.rl.mtp_distill import suite_prompts
 
     model, tok = tiny_model(seed=0) if args.quick else load_model(ModelConfig())
-    heads, info = heads_for(model, tok, args)
-    info["draft_cost"] = draft_cost(model, heads.to(next(model.parameters()).dtype), args.k)
-    print(json.dumps({"heads": info}, default=str), flush=True)  # kept if decoding is cut short
-    prompts = suite_prompts(tok, "easy", args.prompts, split="heldout")
-    spec_cfg = SpeculativeConfig(k=args.k, max_batch=8, auto=False)  # always on, to measure
-    auto_cfg = SpeculativeConfig(k=args.k, max_batch=8)  # the default: measured on/off
+    heads, info = None, dict[str, Any]()
+    if args.drafter == "mtp":
+        heads, info = heads_for(model, tok, args)
+        info["draft_cost"] = draft_cost(model, heads.to(next(model.parameters()).dtype), args.k)
+        print(json.dumps({"heads": info}, default=str), flush=True)  # kept if cut short
+    if args.episodes:
+        prompts = episode_prompts(args.episodes, args.prompts)
+    else:
+        prompts = suite_prompts(tok, "easy", args.prompts, split="heldout")
+    drafts = {"drafter": args.drafter, "k": args.k}
+    spec_cfg = SpeculativeConfig(**drafts, max_batch=8, auto=False)  # always on, to measure
+    auto_cfg = SpeculativeConfig(**drafts, max_batch=8)  # the default: measured on/off
+    # No prefix cache: agent turns extend earlier turns' prompts, and a hit would reuse KV
+    # that each engine computed its own way (decode vs verify: float rounding), so sampled
+    # rows could differ by rounding rather than by the acceptance rule.
+    base = {"max_batch": 8, "prefix_cache_tokens": 0}
     engines = (
-        Engine(model, tok, EngineConfig(max_batch=8)).start(),
-        Engine(model, tok, EngineConfig(max_batch=8, speculative=spec_cfg), heads=heads).start(),
-        Engine(model, tok, EngineConfig(max_batch=8, speculative=auto_cfg), heads=heads).start(),
+        Engine(model, tok, EngineConfig(**base)).start(),
+        Engine(model, tok, EngineConfig(**base, speculative=spec_cfg), heads=heads).start(),
+        Engine(model, tok, EngineConfig(**base, speculative=auto_cfg), heads=heads).start(),
     )
     try:
         rows = [
-            setting(engines, prompts[: 2 if batch == 1 else 8], batch, temp, args.new)
+            setting(
+                engines, prompts[: args.batch1_prompts if batch == 1 else 8], batch, temp, args.new
+            )
             for temp in (0.0, 1.0)
-            for batch in (1, 8)
+            for batch in args.batches
         ]
     finally:
         for engine in engines:
@@ -235,10 +257,14 @@ def main() -> None:
         "model": "tiny" if args.quick else "smollm2",
         "k": args.k,
         "acceptance": "exact",
+        "drafter": args.drafter,
+        "traffic": args.episodes or "easy heldout code prompts",
+        "prompt_tokens": [len(p) for p in prompts],
+        "floor_1_row_ms": round(Floor(model).ms(1), 2),
         "workload": {k: v for k, v in vars(args).items() if k not in ("quick", "out", "heads")},
         "heads": info,
         "settings": rows,
-        "machine": machine(),
+        "machine": machine() | cpu_flags(),
     }
     out = args.out or RESULTS / "speculative.json"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -246,12 +272,22 @@ def main() -> None:
     for r in rows:
         print(json.dumps(r))
     t1 = {r["batch"]: r for r in rows if r["temperature"] == 1.0}
-    accept_1 = (t1[1]["accept_per_position"] or [0.0])[0]
+    first = t1[min(t1)]
+    accept_1 = (first["accept_per_position"] or [0.0])[0]
+    speedups = " ".join(f"speedup_b{b}={r['speedup']:.2f}" for b, r in sorted(t1.items()))
     exact = all(r["exact"] for r in rows)
-    print(
-        f"tau={t1[1]['tau']:.2f} accept_1={accept_1:.2f} speedup_b1={t1[1]['speedup']:.2f} "
-        f"speedup_b8={t1[8]['speedup']:.2f} exact={str(exact).lower()}"
-    )
+    print(f"tau={first['tau']:.2f} accept_1={accept_1:.2f} {speedups} exact={str(exact).lower()}")
+
+
+def episode_prompts(paths: list[str], n: int) -> list[list[int]]:
+    """The context before each model turn of saved episodes (`shadowrl run --save`), in
+    order: what the engine was asked to continue on real agent traffic."""
+    prompts: list[list[int]] = []
+    for path in paths:
+        for seg in json.loads(Path(path).read_text())["segments"]:
+            ids, mask = seg["token_ids"], seg["loss_mask"]
+            prompts += [ids[:i] for i in range(1, len(ids)) if mask[i] and not mask[i - 1]]
+    return prompts[:n]
 
 
 if __name__ == "__main__":

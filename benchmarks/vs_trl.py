@@ -36,7 +36,7 @@ its trainer keeps fp32 masters (what RL stacks do with vLLM); the importance rat
 the logprob gap. TRL without vLLM has no such split: it generates with its training model.
 
     .venv/bin/python benchmarks/vs_trl.py [--quick] [--model tiny] [--steps 3] [--sync store]
-        [--engine-dtype bfloat16]
+        [--engine-dtype bfloat16] [--engine-weights int8]
     python benchmarks/vs_trl.py --device cuda --model smollm2-random --tokenizer DIR \
         --engine-dtype bfloat16 --trl-bf16 true --prompts 8 --generations 8 \
         --max-completion-length 256 --out benchmarks/results/vs_trl_cuda.json
@@ -97,6 +97,12 @@ class Settings(BaseModel):
         description="shadowrl engine.dtype: the serving copy's precision (the trainer stays "
         "fp32). TRL generates with its training model either way.",
     )
+    engine_weights: Literal["dense", "int8", "fp8"] = Field(
+        "dense",
+        description="shadowrl engine.weights: int8 (CPU) or fp8 (GPU) Linear layers in the "
+        "serving copy; the fp32 trainer's importance ratio corrects the gap (its log-ratio "
+        "and clip fraction are reported per step).",
+    )
     trl_bf16: bool = Field(
         False, description="TRL's bf16 mixed precision (autocast; GPU only), its GPU default."
     )
@@ -143,7 +149,8 @@ def shadowrl_steps(s: Settings) -> Generator[dict[str, float]]:
     tasks = problems(s.prompts * (s.warmup + s.steps), s.seed)
     longest = max(len(prompt_ids(tok, a, b)) for a, b in tasks) + s.max_completion_length
     # max_seq_len sized to the workload: on CUDA the KV cache and graph spans follow it.
-    config = {"max_batch": n, "dtype": s.engine_dtype, "max_seq_len": longest + 1}
+    config = {"max_batch": n, "dtype": s.engine_dtype, "max_seq_len": longest + 1,
+              "weights": s.engine_weights}  # fmt: skip
     engine = Engine(serving, tok, EngineConfig.model_validate(config), seed=s.seed)
     sampling = SamplingParams(
         max_new_tokens=s.max_completion_length, temperature=1.0, top_p=1.0, top_k=0
@@ -167,7 +174,9 @@ def shadowrl_steps(s: Settings) -> Generator[dict[str, float]]:
             row = {"step_s": t3 - t0, "generate_s": t1 - t0, "train_s": t2 - t1, "sync_s": t3 - t2,
                    "completion_tokens": float(sum(len(g.token_ids) for g in gens)),
                    "reward": statistics.fmean(t.reward or 0.0 for g in groups for t in g),
-                   "loss": metrics["loss"]}  # fmt: skip
+                   "loss": metrics["loss"], "clip_frac": metrics["clip_frac"],
+                   "rollout_log_ratio_mean": metrics.get("rollout_log_ratio_mean", 0.0),
+                   "rollout_log_ratio_max_abs": metrics.get("rollout_log_ratio_max_abs", 0.0)}  # fmt: skip
             progress("shadowrl", i, s, row)
             yield row
 

@@ -87,6 +87,23 @@ def test_engine_vs_hf(tmp_path: Path) -> None:
     assert result["engine"]["tokens"] == result["hf"]["tokens"] > 0
 
 
+def test_engine_vs_hf_floors_int8_and_profile(tmp_path: Path) -> None:
+    result = run_benchmark(
+        "engine_vs_hf.py", tmp_path, "--model", "tiny", "--prompts", "2", "--scale", "0.05",
+        "--batch", "2", "--weights", "dense", "int8", "--no-hf", "--profile",
+    )  # fmt: skip
+    has_keys(result, "engines", "throughput_vs_first", "machine")
+    has_keys(result["machine"], "cpu_flags", "load_avg_1m")
+    dense, int8 = result["engines"]["dense"], result["engines"]["int8"]
+    assert dense["tokens"] == int8["tokens"] > 0 and int8["precision"] == "int8"
+    for side in (dense, int8):
+        floor = side["breakdown"]["floor"]
+        has_keys(floor, "full_batch_multiple", "decode_multiple", "prefill_multiple")
+        assert floor["full_batch_floor_ms"] > 0 and floor["prefill_floor_s"] > 0
+        has_keys(side["profile"]["decode"]["split_ms_per_step"], "products", "attention")
+    assert (tmp_path / "result_profile_int8.txt").read_text().count("aten::") > 5
+
+
 def test_prefix_cache(tmp_path: Path) -> None:
     result = run_benchmark(
         "prefix_cache.py", tmp_path, "--quick", "--episodes", "2", "--turns", "2",
@@ -260,3 +277,19 @@ def test_speculative(tmp_path: Path) -> None:
     costs = result["heads"]["draft_cost"]  # measured, never asserted on: wall-clock
     assert costs["draft_vocab"] == 4096 and {"b1", "b8"} <= costs.keys()
     assert len(result["heads"]["distill"]["heldout"]["coverage"]) == result["k"]
+
+
+def test_speculative_ngram(tmp_path: Path) -> None:
+    result = run_benchmark("speculative.py", tmp_path, "--quick", "--drafter", "ngram")
+    has_keys(result, "settings", "drafter", "floor_1_row_ms", "machine")
+    assert result["drafter"] == "ngram" and result["heads"] == {}
+    assert all(r["exact"] for r in result["settings"])
+
+
+def test_int8_rollouts(tmp_path: Path) -> None:
+    result = run_benchmark("int8_rollouts.py", tmp_path, "--quick")
+    has_keys(result, "rollouts", "int8_over_fp32_tokens_per_s", "trainer_on_rollouts", "machine")
+    dense, int8 = result["trainer_on_rollouts"]["dense"], result["trainer_on_rollouts"]["int8"]
+    assert abs(dense["rollout_log_ratio_mean"]) < 1e-4  # fp32 rollouts: the trainer's own policy
+    assert 0 < int8["rollout_log_ratio_max_abs"] < 1 and "clip_frac" in int8
+    assert result["rollouts"]["int8"]["precision"] == "int8"

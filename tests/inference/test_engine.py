@@ -60,6 +60,22 @@ def test_greedy_matches_hf_generate_with_requests_joining_mid_flight(tiny) -> No
         assert out.versions == (0,) * sp.max_new_tokens
 
 
+def test_long_rows_attend_row_by_row_and_match_hf_and_teacher_forcing(tiny) -> None:
+    """Spans past `forward.PER_ROW_SPAN`: CPU decode attends each row over its own length
+    (no shared mask) and prefills each prompt alone; tokens and logprobs are unchanged."""
+    from shadowrl.inference.forward import PER_ROW_SPAN
+
+    model, tok = tiny
+    ps = prompts(PER_ROW_SPAN + 40, 20, PER_ROW_SPAN + 3, 2 * PER_ROW_SPAN)
+    engine = Engine(model, tok, EngineConfig(max_batch=4, initial_kv_len=64))
+    outs = engine.generate_batch(ps, GREEDY)
+    for p, out in zip(ps, outs, strict=True):
+        assert list(out.token_ids) == hf_greedy(model, p, GREEDY.max_new_tokens)
+        plain = teacher_forced(model, p, out).log_softmax(-1)
+        expected = plain.gather(-1, torch.tensor(out.token_ids)[:, None])[:, 0]
+        torch.testing.assert_close(torch.tensor(out.logprobs), expected, atol=1e-4, rtol=0)
+
+
 def test_logprobs_match_teacher_forced_forward(tiny) -> None:
     model, tok = tiny
     [p] = prompts(30)

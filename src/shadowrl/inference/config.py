@@ -6,15 +6,28 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class SpeculativeConfig(BaseModel):
-    """Speculative decoding with MTP draft heads (`shadowrl.inference.speculative`)."""
+    """Speculative decoding (`shadowrl.inference.speculative`, drafts: `drafters.py`)."""
 
     model_config = ConfigDict(extra="forbid")
+    drafter: Literal["mtp", "ngram"] = Field(
+        default="mtp",
+        description="Where drafts come from. 'mtp': the MTP draft heads (active only when "
+        "the engine has heads). 'ngram': prompt lookup, the tokens that followed the latest "
+        "earlier occurrence of the context's newest n-gram in the request's own prompt + "
+        "completion (no heads; free on agent traffic that re-reads files and repeats "
+        "tool-call syntax); a step where no row has a match decodes plainly.",
+    )
     k: int = Field(
         default=3,
         ge=0,
-        description="Tokens drafted per step by the MTP heads and verified in one forward "
-        "(0 = off). Active only when the engine has heads (`mtp.safetensors` beside the "
-        "checkpoint, or `heads`); at most the heads' count.",
+        description="Tokens drafted per step and verified in one forward (0 = off). With "
+        "MTP heads, at most the heads' count.",
+    )
+    ngram_longest: int = Field(
+        default=4, ge=1, description="'ngram': the longest context suffix looked up."
+    )
+    ngram_shortest: int = Field(
+        default=2, ge=1, description="'ngram': the shortest suffix that may make a draft."
     )
     heads: str = Field(
         default="",
@@ -55,6 +68,17 @@ class EngineConfig(BaseModel):
         "'bfloat16' halves the bytes read per decode step (1.5-1.9x faster decode on CPUs "
         "with AVX512-BF16) while the trainer keeps fp32 master weights, as RL stacks do "
         "with vLLM; the logprob gap is what the trainer's importance ratio corrects.",
+    )
+    weights: Literal["dense", "int8", "fp8"] = Field(
+        default="dense",
+        description="How the Linear layers (LM head included) compute. 'dense': in `dtype`. "
+        "'int8' (CPU, float32): int8 weights per output channel and int8 activations "
+        "quantised per call (PyTorch dynamic quantisation; oneDNN or fbgemm kernels, the "
+        "faster at engine start); 'fp8' (CUDA, compute capability >= 8.9, untested here): "
+        "float8_e4m3 weights and activations. The engine keeps the full-precision weights "
+        "that swaps write into and re-quantises after each swap. Rollouts then differ from "
+        "the trainer's policy by the quantisation gap, which the trainer's truncated "
+        "importance ratio corrects (its log-ratio is logged as rollout_log_ratio_*).",
     )
     max_batch: int = Field(
         default=16,

@@ -9,16 +9,15 @@ One background thread owns the model and runs this loop until stopped:
 Requests join and leave between decode steps, so a short completion never waits for a
 long one and a new rollout never waits for a batch to drain. Every token records its
 logprob and entropy (of the distribution it was drawn from) and the weights version that
-made it; a swap lands between two steps, so versions change exactly where it happened and no
-request is dropped or restarted. Identical prompts (a GRPO group) are prefilled once and
+made it; a swap lands between two steps, so versions change exactly where it happened and
+no request is dropped or restarted. Identical prompts (a GRPO group) are prefilled once and
 their KV is copied; a finished request's KV is parked in a prefix cache (`prefix.py`), so
-an agent's next turn prefills only the tokens added since its last one. With MTP draft
-heads, a small batch's decode step verifies k drafts per row in one forward, exactly.
+an agent's next turn prefills only the tokens added since its last one. With drafts (MTP
+heads or n-grams), a small batch's step verifies k drafts per row in one forward, exactly.
+`engine.weights` may run the Linear layers in int8 or FP8 (`precision.py`).
 
 Callers: `await engine.generate(ids, sampling)` (the `Policy` protocol, safe from many
-asyncio tasks at once), `async for delta in engine.generate_stream(...)`, or the blocking
-`engine.generate_batch(prompts, sampling)`.
-"""
+asyncio tasks), `engine.generate_stream(...)`, or the blocking `engine.generate_batch`."""
 
 from __future__ import annotations
 
@@ -39,6 +38,7 @@ from shadowrl.inference.cuda_graphs import GraphStep
 from shadowrl.inference.forward import Decoder
 from shadowrl.inference.kv import KVCache
 from shadowrl.inference.mtp import MTPHeads
+from shadowrl.inference.precision import build_precision
 from shadowrl.inference.prefix import PrefixCache
 from shadowrl.inference.requests import (
     Done,
@@ -73,6 +73,7 @@ class Engine:
         if self.config.dtype != "auto":  # the engine owns its model: cast in place, once
             model = model.to(getattr(torch, self.config.dtype))
         self.model = model.eval()
+        self.precision = build_precision(model, self.config.weights)
         self.tokenizer = tokenizer  # only needed for stop strings
         self.decoder = Decoder(model)
         self.version = version
@@ -350,7 +351,7 @@ class Engine:
         running = self._running
         span = max(r.cached for r in running) + 1
         spec = self.speculator
-        if spec is not None and spec.pays(len(running), span):  # verify k drafts per row
+        if spec is not None and spec.pays(running, span):  # verify k drafts per row
             spec.decode(running, span, self.version, self.tokenizer)
         else:  # timed: what plain decoding costs, for `speculative.auto`
             with spec.timing_plain(len(running)) if spec else contextlib.nullcontext():
@@ -387,7 +388,7 @@ class Engine:
     def _apply_swap(self, swap: Swap) -> None:
         start = time.perf_counter()
         try:
-            apply_state(self._tensors, swap.state, delta=swap.delta)
+            self.precision.refresh(apply_state(self._tensors, swap.state, delta=swap.delta))
             self.version = swap.version
             self.prefix.clear()
             if self.config.recompute_kv_on_swap and self._running:

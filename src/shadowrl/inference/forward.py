@@ -24,12 +24,27 @@ from torch import Tensor, nn
 from shadowrl.inference.kv import KVCache, Shape
 
 SUPPORTED = ("llama", "qwen2", "qwen3")
+# On CPU, a decode step whose span reaches this attends row by row over each row's own
+# length: a mask over the shared span reads (and multiplies) every row's KV up to the
+# longest row's, which at agent-length contexts cost ~2x the per-row reads (measured:
+# benchmarks/results/engine_vs_hf_cpu_profile_*.txt). Below it, one masked call is cheaper.
+PER_ROW_SPAN = 256
 
 
 def _rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
     half = x.shape[-1] // 2
     rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
     return x * cos + rotated * sin
+
+
+def _attend_rows(q: Tensor, keys: Tensor, values: Tensor, ends: list[int]) -> Tensor:
+    """Decode attention row by row: row i's queries [1, Hkv, G, D] over its first ends[i]
+    cached positions, no mask."""
+    return torch.cat([
+        F.scaled_dot_product_attention(q[i : i + 1], keys[i : i + 1, :, :end],
+                                       values[i : i + 1, :, :end])
+        for i, end in enumerate(ends)
+    ])  # fmt: skip
 
 
 class Decoder:
@@ -82,8 +97,15 @@ class Decoder:
         Row i's tokens go at positions starts[i]... (default 0); the KV of positions before
         starts[i] must already be in its slot (a prefix-cache hit). Rows are right-padded to
         the longest: a real position never attends to the padding after it, and the padding
-        is written at the row's end, where decode overwrites it before it is ever read.
+        is written at the row's end, where decode overwrites it before it is ever read. On
+        CPU, where padded positions cost as much as real ones, each prompt runs alone.
         """
+        if len(prompts) > 1 and self.embed.weight.device.type == "cpu":
+            return torch.cat([  # on CPU, padding costs its full share: one prompt at a time
+                self.prefill([p], [slot], cache, None if starts is None else [start])
+                for p, slot, start in zip(prompts, slots, starts or [0] * len(prompts),
+                                          strict=True)
+            ])  # fmt: skip
         n, t = len(prompts), max(len(p) for p in prompts)
         offsets = list(starts) if starts is not None else [0] * n
         ends = [s + len(p) for s, p in zip(offsets, prompts, strict=True)]
@@ -123,7 +145,8 @@ class Decoder:
 
         Returns logits [B, V]. Attention reads the first `span` > max(lengths) positions
         (a host-side number, so nothing here waits on the device: a CUDA graph captures it
-        at a fixed span and the mask hides what lies beyond each row's length). Call it
+        at a fixed span and the mask hides what lies beyond each row's length); on CPU,
+        at spans from `PER_ROW_SPAN`, each row reads only its own length instead. Call it
         under `torch.inference_mode()`, as `step.decode_and_sample` does: a decorator here
         would break `torch.compile` of this method, which cannot trace the mode switch.
         """
@@ -131,6 +154,8 @@ class Decoder:
         s = self.shape
         rows = torch.arange(b, device=tokens.device)
         mask = (torch.arange(span, device=tokens.device)[None] <= lengths[:, None])[:, None, None]
+        per_row = tokens.device.type == "cpu" and span >= PER_ROW_SPAN and b > 1
+        ends = (lengths + 1).tolist() if per_row else []  # on CPU: no device to wait for
         h = self.embed(tokens[:, None])
         cos, sin = self.rotary(h, lengths[:, None])
         for i, layer in enumerate(self.layers):
@@ -141,9 +166,12 @@ class Decoder:
             values[rows, :, lengths] = v[:, :, 0]
             # GQA without repeating KV: each kv head's query group acts as a short query.
             grouped = q.view(b, s.kv_heads, s.heads // s.kv_heads, s.head_dim)
-            out = F.scaled_dot_product_attention(
-                grouped, keys[:b, :, :span], values[:b, :, :span], attn_mask=mask
-            )
+            if ends:
+                out = _attend_rows(grouped, keys, values, ends)
+            else:
+                out = F.scaled_dot_product_attention(
+                    grouped, keys[:b, :, :span], values[:b, :, :span], attn_mask=mask
+                )
             h = h + attn.o_proj(out.reshape(b, 1, -1))
             h = self._mlp(layer, h)
         return self.lm_head(self.norm(h[:, 0]))

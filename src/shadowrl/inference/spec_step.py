@@ -1,5 +1,7 @@
 """The engine's speculative decode step: pack the rows, verify, accept, draft, one sync.
 
+Drafts come from a `drafters.Drafter` (MTP heads or the request's own n-grams).
+
 The device side is `speculative.py`'s pure functions; this class feeds them from the
 running requests (as `step.EagerStep` does for a plain step) and brings every row's
 accepted tokens, logprobs and next drafts back in one device->host copy. It runs
@@ -18,12 +20,13 @@ import torch
 from torch import Tensor
 
 from shadowrl.inference.config import EngineConfig
+from shadowrl.inference.drafters import Drafter, MtpDrafter, NgramDrafter
 from shadowrl.inference.forward import Decoder
 from shadowrl.inference.kv import KVCache
 from shadowrl.inference.mtp import PREFIX, MTPHeads
 from shadowrl.inference.requests import Request
 from shadowrl.inference.sampling import top_alternatives
-from shadowrl.inference.speculative import DRAFT_SALT, RULES, draft, per_position, shifted
+from shadowrl.inference.speculative import RULES, per_position, shifted
 from shadowrl.inference.step import StepBuffers, flags, top_count
 from shadowrl.types import TopLogprobs
 
@@ -74,14 +77,13 @@ class RowResult:
 
 
 class SpeculativeStep:
-    """Verify k drafts per running request and draft the next k, in one forward + heads."""
+    """Verify each running request's drafts in one forward, accept, and draft again."""
 
     def __init__(
         self,
         decoder: Decoder,
-        heads: MTPHeads,
+        drafter: Drafter,
         cache: KVCache,
-        k: int,
         acceptance: str,
         *,
         rows: int,
@@ -89,22 +91,27 @@ class SpeculativeStep:
         max_seq_len: int,
         auto: bool = False,
     ) -> None:
-        if not 1 <= k <= heads.k:
-            raise ValueError(f"speculative k={k} needs 1 <= k <= the heads' count {heads.k}")
-        self.decoder, self.heads, self.cache, self.k = decoder, heads, cache, k
+        self.decoder, self.drafter, self.cache, self.k = decoder, drafter, cache, drafter.k
         self.rejection = acceptance == "rejection"
         self.rule = RULES[acceptance]
         self.host = StepBuffers.allocate(rows, torch.device("cpu"))
         self.max_batch, self.max_seq_len = max_batch, max_seq_len
-        self.accepted = [0] * (k + 1)  # steps' rows by drafts accepted (0..k)
+        self.accepted = [0] * (self.k + 1)  # steps' rows by drafts accepted (0..k)
         self.payoff = Payoff() if auto else None
-        self._rows: tuple[int, Tensor] | None = None  # (version, the LM-head rows drafts use)
 
-    def pays(self, rows: int, span: int) -> bool:
+    @property
+    def heads(self) -> MTPHeads | None:
+        """The MTP draft heads, if drafts come from them."""
+        return self.drafter.heads if isinstance(self.drafter, MtpDrafter) else None
+
+    def pays(self, requests: Sequence[Request], span: int) -> bool:
         """Whether to speculate this step: a batch small enough (`speculative.max_batch`),
-        room for k more positions, and (with `auto`) measured to beat plain decoding."""
+        room for k more positions, some row with a draft, and (with `auto`) measured to
+        beat plain decoding."""
+        rows = len(requests)
         fits = rows <= self.max_batch and span + self.k <= self.max_seq_len
-        return fits and (self.payoff is None or self.payoff.choose(rows))
+        drafted = fits and (self.drafter.fixed or any(self.drafter.proposals(requests)))
+        return drafted and (self.payoff is None or self.payoff.choose(rows))
 
     def decode(self, requests: Sequence[Request], span: int, version: int, tokenizer: Any) -> None:
         """One step for the running requests: their tokens appended (1..k+1 each)."""
@@ -125,22 +132,21 @@ class SpeculativeStep:
         if self.payoff is not None:
             self.payoff.record(False, rows, rows, time.perf_counter() - start)
 
-    def draft_rows(self, version: int) -> Tensor:
-        """The LM-head rows the heads score, gathered once per weights version."""
-        if self._rows is None or self._rows[0] != version:
-            self._rows = (version, self.heads.draft_rows(self.decoder.lm_head.weight))
-        return self._rows[1]
-
     def run(self, requests: Sequence[Request], span: int, version: int = -1) -> list[RowResult]:
         """One step for the requests in slots 0..n-1; `span` > every cached length + k."""
-        n, k, top = len(requests), self.k, top_count(requests)
+        n, top = len(requests), top_count(requests)
         device = self.cache.keys[0].device
         self.host.fill(requests, n)
         ints, floats = self.host.ints[:n].to(device), self.host.floats[:n].to(device)
         buffers = StepBuffers(ints, floats)
         sampled, filtered = flags(requests)
         _, lengths, params = buffers.inputs(n, sampled=sampled, filtered=filtered)
-        drafts = torch.tensor([self._draft_of(r) for r in requests], device=device)
+        proposed = self.drafter.proposals(requests)
+        k = self.k if self.drafter.fixed else max(1, max(len(p) for p in proposed))
+        drafts = torch.tensor(  # a row short of k drafts: its newest token, verified like any
+            [[*p, *[r.tokens[-1]] * (k - len(p))] for p, r in zip(proposed, requests, strict=True)],
+            device=device,
+        )
         tokens = torch.cat((ints[:, :1], drafts), dim=1)
         logq = self._draft_logq(requests, drafts) if self.rejection else None
         hidden = self.decoder.extend(tokens, lengths, self.cache, span)
@@ -148,13 +154,11 @@ class SpeculativeStep:
         verified = self.rule(drafts, logq, logits, params)
         rows = torch.arange(n, device=device)
         last = verified.accepted
-        salt = DRAFT_SALT if self.rejection else 0
-        nxt, nxt_logq = draft(
-            self.heads, self.decoder, hidden[rows, last], verified.ids[rows, last],
-            shifted(params, last + 1), k=k, salt=salt, keep_distributions=self.rejection,
-            rows=self.draft_rows(version),
-        )  # fmt: skip
-        parts = [verified.ids, verified.logprobs, verified.entropies, last[:, None], nxt]
+        nxt, nxt_logq = self.drafter.follow(
+            hidden[rows, last], verified.ids[rows, last], shifted(params, last + 1), version
+        )
+        parts = [verified.ids, verified.logprobs, verified.entropies, last[:, None]]
+        parts += [] if nxt is None else [nxt]
         if top:
             b, t, v = logits.shape
             alt_ids, alt_lps = top_alternatives(
@@ -162,22 +166,25 @@ class SpeculativeStep:
             )
             parts += [alt_ids.view(b, -1), alt_lps.view(b, -1)]
         host = torch.cat([p.double() for p in parts], dim=1).cpu()
-        results = [self._row(host[i], nxt_logq, i, top) for i in range(n)]
+        drafted = 0 if nxt is None else nxt.shape[1]
+        results = [self._row(host[i], nxt_logq, i, k, drafted, top) for i in range(n)]
         for result in results:
             self.accepted[len(result.ids) - 1] += 1
         return results
 
-    def _row(self, host: Tensor, logq: Tensor | None, i: int, top: int) -> RowResult:
-        t, k = self.k + 1, self.k
+    def _row(
+        self, host: Tensor, logq: Tensor | None, i: int, k: int, drafted: int, top: int
+    ) -> RowResult:
+        t = k + 1
         accepted = int(host[3 * t])
         count = accepted + 1
         ids = [int(x) for x in host[:count].tolist()]
         logprobs = host[t : t + count].tolist()
         entropies = host[2 * t : 2 * t + count].tolist()
-        draft_ids = tuple(int(x) for x in host[3 * t + 1 : 3 * t + 1 + k].tolist())
+        draft_ids = tuple(int(x) for x in host[3 * t + 1 : 3 * t + 1 + drafted].tolist())
         tops = None
         if top:
-            base = 3 * t + 1 + k
+            base = 3 * t + 1 + drafted
             alt_ids = host[base : base + t * top].view(t, top).tolist()
             alt_lps = host[base + t * top : base + 2 * t * top].view(t, top).tolist()
             tops = [  # a filtered-out token (-inf) could not have been drawn: not an alternative
@@ -187,18 +194,13 @@ class SpeculativeStep:
         logq_i = None if logq is None else logq[i]
         return RowResult(ids, logprobs, entropies, tops, draft_ids, logq_i)
 
-    def _draft_of(self, request: Request) -> list[int]:
-        """The request's drafts, or its newest token repeated (a guess verified like any)."""
-        if len(request.draft) == self.k:
-            return list(request.draft)
-        return [request.tokens[-1]] * self.k
-
     def _draft_logq(self, requests: Sequence[Request], drafts: Tensor) -> Tensor:
-        """[n, k, V]: each row's draft distributions; a stand-in draft is a point mass."""
-        v = self.decoder.lm_head.out_features
-        point = torch.full((len(requests), self.k, v), float("-inf"), device=drafts.device)
+        """[n, k, V]: each row's draft distributions; a stand-in or n-gram draft is a point
+        mass."""
+        v, k = self.decoder.lm_head.out_features, drafts.shape[1]
+        point = torch.full((len(requests), k, v), float("-inf"), device=drafts.device)
         point.scatter_(-1, drafts[..., None], 0.0)
-        rows = [r.draft_logq if r.draft_logq is not None and len(r.draft) == self.k else point[i]
+        rows = [r.draft_logq if r.draft_logq is not None and len(r.draft) == k else point[i]
                 for i, r in enumerate(requests)]  # fmt: skip
         return torch.stack(rows)
 
@@ -210,20 +212,25 @@ def speculator(
     config: EngineConfig,
     tensors: MutableMapping[str, Tensor],
 ) -> SpeculativeStep | None:
-    """The engine's speculative step, or None (no heads, or k = 0).
+    """The engine's speculative step, or None (k = 0, or MTP drafts without heads).
 
-    The heads' tensors join the engine's swappable `tensors` as `mtp.*`, so a weight
+    MTP heads' tensors join the engine's swappable `tensors` as `mtp.*`, so a weight
     update (full or delta) carries them along with the model's.
     """
     spec = config.speculative
-    if heads is None or spec.k == 0:
+    if spec.k == 0 or (spec.drafter == "mtp" and heads is None):
         return None
-    param = decoder.lm_head.weight
-    heads = heads.to(device=param.device, dtype=param.dtype).eval()
-    tensors.update({PREFIX + k: v for k, v in heads.state_dict(keep_vars=True).items()})
-    k = min(spec.k, heads.k)
+    drafter: Drafter
+    if spec.drafter == "ngram":
+        drafter = NgramDrafter(spec.k, spec.ngram_longest, spec.ngram_shortest)
+    else:
+        assert heads is not None
+        param = decoder.lm_head.weight
+        heads = heads.to(device=param.device, dtype=param.dtype).eval()
+        tensors.update({PREFIX + k: v for k, v in heads.state_dict(keep_vars=True).items()})
+        drafter = MtpDrafter(heads, decoder, min(spec.k, heads.k), spec.acceptance == "rejection")
     return SpeculativeStep(
-        decoder, heads, cache, k, spec.acceptance,
+        decoder, drafter, cache, spec.acceptance,
         rows=config.max_batch, max_batch=spec.max_batch, max_seq_len=config.max_seq_len,
         auto=spec.auto,
     )  # fmt: skip

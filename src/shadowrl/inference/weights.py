@@ -29,8 +29,10 @@ class Swap:
     error: BaseException | None = None
 
 
-def apply_state(tensors: Mapping[str, Tensor], state: Mapping[str, Tensor], *, delta: bool) -> None:
-    """Copy `state` into `tensors` (or add it when `delta`), key by key.
+def apply_state(
+    tensors: Mapping[str, Tensor], state: Mapping[str, Tensor], *, delta: bool
+) -> list[Tensor]:
+    """Copy `state` into `tensors` (or add it when `delta`), key by key; return those written.
 
     `tensors` is the model's `state_dict(keep_vars=True)`. Tied weights appear under two
     names with one storage; a delta is added once per storage, never twice. MTP draft
@@ -42,16 +44,19 @@ def apply_state(tensors: Mapping[str, Tensor], state: Mapping[str, Tensor], *, d
     if unknown:
         raise KeyError(f"not parameters of this model: {unknown[:5]}")
     seen: set[int] = set()
+    written: list[Tensor] = []
     for name, value in state.items():
         target = tensors[name]
         if target.data_ptr() in seen:
             continue
         seen.add(target.data_ptr())
+        written.append(target)
         value = value.to(device=target.device, dtype=target.dtype)
         if delta:
             target.data.add_(value)
         else:
             target.data.copy_(value)
+    return written
 
 
 def eos_ids(model: Any, tokenizer: Any) -> frozenset[int]:

@@ -153,6 +153,30 @@ def _checkpointed(decoder: Any) -> bool:
     return any(getattr(layer, "gradient_checkpointing", False) for layer in decoder.layers)
 
 
+class RolloutGap:
+    """Per-token log π_θ − log π_behaviour over the trained tokens of one step: the
+    train-vs-rollout mismatch (rollout precision, weights staleness) that the
+    loss's truncated importance ratio corrects. On N ranks: this rank's share."""
+
+    def __init__(self) -> None:
+        self.total, self.max_abs, self.tokens = 0.0, 0.0, 0
+
+    def add(self, logprobs: Tensor, mb: MicroBatch) -> None:
+        gap = (logprobs.detach() - mb.behaviour_logprobs).masked_select(mb.loss_mask)
+        if gap.numel():
+            self.total += float(gap.sum())
+            self.max_abs = max(self.max_abs, float(gap.abs().max()))
+            self.tokens += gap.numel()
+
+    def to_metrics(self) -> dict[str, float]:
+        if not self.tokens:
+            return {}
+        return {
+            "rollout_log_ratio_mean": self.total / self.tokens,
+            "rollout_log_ratio_max_abs": self.max_abs,
+        }
+
+
 class Trainer:
     """Full-parameter AdamW on a Hugging Face causal LM (bf16 mode has no fp32 master copy)."""
 
@@ -209,10 +233,13 @@ class Trainer:
             self.ranks.command("step", batch)
         mine = self.ranks.share(batch.microbatches) if self.ranks else batch.microbatches
         stats, loss_sum = LossStats.zero(), torch.zeros((), device=self.device)
+        gap = RolloutGap()
         for mb in mine:
             mb = mb.to(self.device)
             lp = token_logprobs(self.model, mb.input_ids, mb.loss_mask, self.cfg.logprob_chunk)
             loss, s = self.objective(lp, self._ref_logprobs(mb), mb, batch.token_budget, self.cfg)
+            if self.objective is rl_objective:  # SFT rows have no behaviour policy
+                gap.add(lp, mb)
             if loss.requires_grad:  # False when no row of the microbatch has a trainable token
                 loss.backward()
             stats, loss_sum = stats + s, loss_sum + loss.detach()
@@ -234,6 +261,7 @@ class Trainer:
             **batch.stats,
             **heads,
             **stats.to_metrics(),
+            **gap.to_metrics(),
             "loss": float(loss_sum),
             "grad_norm": grad_norm,
             "skipped": float(not applied),

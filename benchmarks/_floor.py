@@ -1,0 +1,102 @@
+"""The floor a benchmark divides by: the model's own matrix products, timed alone.
+
+For an engine's run, the floor of a decode step at B rows is the time of every Linear
+layer of its model (LM head included) applied to a [B, in] input, one after another,
+in the engine's own precision (an int8 layer's floor includes quantising its input);
+a prefill call of T real prompt tokens over N prompts has the floor of the layers at
+T rows and the LM head at N rows. Attention over the KV cache, norms, rotary, sampling
+and Python are what the engine adds on top: a multiple of 1.0 is the floor itself.
+Timed on this CPU in the same run as the engine, each shape once (decode shapes: best of
+`repeats` after a warm-up).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+from torch import nn
+
+from shadowrl.inference.precision import Fp8Linear, Int8Linear
+
+PRODUCTS = (nn.Linear, Int8Linear, Fp8Linear)
+
+
+def products(model: Any) -> tuple[list[Any], Any]:
+    """The decoder's Linear-like layers in forward order, and its LM head."""
+    head = model.lm_head
+    body = [m for m in model.model.modules() if isinstance(m, PRODUCTS)]
+    return body, head
+
+
+def _best_ms(run: Callable[[], object], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best * 1e3
+
+
+class Floor:
+    """Product times of one model at each row count asked for (memoised)."""
+
+    def __init__(self, model: Any, repeats: int = 3) -> None:
+        self.body, self.head = products(model)
+        self.repeats = repeats
+        self._ms: dict[tuple[int, int], float] = {}
+        param = self.head.weight
+        self.device, self.dtype = param.device, param.dtype
+
+    def ms(self, rows: int, head_rows: int | None = None) -> float:
+        """ms for every body layer at `rows` rows and the LM head at `head_rows` (= rows)."""
+        head_rows = rows if head_rows is None else head_rows
+        key = (rows, head_rows)
+        if key not in self._ms:
+            self._ms[key] = self._time(rows, head_rows)
+        return self._ms[key]
+
+    def _time(self, rows: int, head_rows: int) -> float:
+        inputs = {
+            m.in_features: torch.randn(rows, m.in_features, device=self.device, dtype=self.dtype)
+            for m in self.body
+        }
+        head_x = torch.randn(head_rows, self.head.in_features, device=self.device, dtype=self.dtype)
+
+        def run() -> None:
+            for m in self.body:
+                m(inputs[m.in_features])
+            self.head(head_x)
+            if self.device.type == "cuda":
+                torch.cuda.synchronize()
+
+        with torch.inference_mode():
+            if rows <= 256:  # a prefill-sized shape is timed once: it is seconds long
+                run()  # warm-up
+                return _best_ms(run, self.repeats)
+            return _best_ms(run, 1)
+
+    def decode_s(self, steps_rows: Iterable[int]) -> float:
+        """The floor of decode steps of the given row counts, in seconds."""
+        return sum(self.ms(rows) for rows in steps_rows) / 1e3
+
+    def prefill_s(self, calls: Iterable[tuple[int, int]]) -> float:
+        """The floor of prefill calls of (real prompt tokens, prompts), in seconds."""
+        return sum(self.ms(tokens, prompts) for tokens, prompts in calls) / 1e3
+
+
+def cpu_flags() -> dict[str, Any]:
+    """Whether this CPU has the AVX-512 / AMX features the kernels choose between."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read().split("flags")[1].split("\n")[0].split()
+    except (OSError, IndexError):
+        flags = []
+    wanted = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_int8", "amx_bf16")
+    return {
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "cpu_flags": {f: f in flags for f in wanted},
+        "threads": torch.get_num_threads(),
+    }

@@ -1,0 +1,146 @@
+"""Low-precision rollouts: the engine's Linear layers in int8 (CPU) or FP8 (GPU).
+
+RL stacks roll out in lower precision than they train in (slime and NeMo-RL: FP8
+rollouts beside a BF16 trainer) and let the trainer's truncated importance ratio
+π_θ / π_behaviour absorb the gap: the engine records the logprobs of the distribution
+it actually sampled from, the trainer recomputes them at full precision, and the
+ratio corrects (and bounds) the difference. Nothing in the trainer changes.
+
+Each quantised layer keeps the model's own full-precision `weight` Parameter (so
+`apply_state` still writes weight swaps into it, under the same names) beside a packed
+low-precision copy that `refresh` rebuilds from it after every swap.
+
+- `int8` (CPU): weights int8 per output channel, activations quantised to int8 per row
+  at each call, products by `torch._int_mm` (oneDNN, which picks VNNI / AMX / AVX2
+  code for the CPU it runs on). Per-row scales keep a row's result independent of its
+  batch (PyTorch's dynamic-quantisation Linear shares one activation scale per call, and
+  on SmolLM2 its per-token log-ratio to fp32 was ~1.7x larger). int8 rollouts are checked
+  for the importance ratios the trainer computes, not for tokens equal to fp32 decoding.
+- `fp8` (CUDA, compute capability >= 8.9): weights float8_e4m3 per output channel,
+  activations scaled per row, `torch._scaled_mm`. Not run on this project's CPU boxes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+import torch
+from torch import Tensor, nn
+
+
+class Precision(Protocol):
+    """How the engine's Linear layers compute; refreshed after every weight swap."""
+
+    name: str
+
+    def refresh(self, changed: Iterable[Tensor]) -> None:
+        """Rebuild the low-precision copies of the layers whose weights are in `changed`."""
+
+
+class Dense:
+    """The model's own Linear layers, in `engine.dtype` (nothing to refresh)."""
+
+    name = "dense"
+
+    def refresh(self, changed: Iterable[Tensor]) -> None:
+        pass
+
+
+class Int8Linear(nn.Module):
+    """An nn.Linear whose product runs int8 x int8 -> int32 (`torch._int_mm`).
+
+    Weights: int8 per output channel. Activations: int8 per row (token), quantised at
+    each call, so a row's result does not depend on the other rows of its batch.
+    """
+
+    def __init__(self, linear: nn.Linear) -> None:
+        super().__init__()
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        self.weight = linear.weight  # the full-precision master copy swaps write into
+        self.bias = linear.bias
+        self.w8: Tensor
+        self.w_scale: Tensor
+        self.refresh()
+
+    def refresh(self) -> None:
+        w = self.weight.detach().float()
+        self.w_scale = (w.abs().amax(dim=1) / 127.0).clamp_min(1e-12)
+        self.w8 = torch.round(w / self.w_scale[:, None]).to(torch.int8).t()  # [in, out] view
+
+    def forward(self, x: Tensor) -> Tensor:
+        flat = x.reshape(-1, self.in_features)
+        scale = (flat.abs().amax(dim=1, keepdim=True) / 127.0).clamp_min(1e-12)
+        x8 = (flat / scale).round_().to(torch.int8)
+        out = torch._int_mm(x8, self.w8).float().mul_(scale).mul_(self.w_scale)
+        if self.bias is not None:
+            out = out + self.bias
+        return out.view(*x.shape[:-1], self.out_features)
+
+
+class Fp8Linear(nn.Module):
+    """An nn.Linear whose product runs in float8_e4m3 on a GPU (`torch._scaled_mm`)."""
+
+    def __init__(self, linear: nn.Linear) -> None:
+        super().__init__()
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        self.weight, self.bias = linear.weight, linear.bias
+        self.w8: Tensor
+        self.w_scale: Tensor
+        self.refresh()
+
+    def refresh(self) -> None:
+        w = self.weight.detach().float()
+        scale = (w.abs().amax(dim=1, keepdim=True) / 448.0).clamp_min(1e-12)
+        self.w8 = (w / scale).to(torch.float8_e4m3fn).t()  # column-major, as _scaled_mm wants
+        self.w_scale = scale.t().contiguous()  # [1, out]
+
+    def forward(self, x: Tensor) -> Tensor:
+        flat = x.reshape(-1, self.in_features).float()
+        scale = (flat.abs().amax(dim=1, keepdim=True) / 448.0).clamp_min(1e-12)
+        x8 = (flat / scale).to(torch.float8_e4m3fn)
+        out = torch._scaled_mm(  # row-wise scales want a bf16 result
+            x8, self.w8, scale_a=scale, scale_b=self.w_scale, out_dtype=torch.bfloat16
+        ).to(self.weight.dtype)
+        if self.bias is not None:
+            out = out + self.bias
+        return out.view(*x.shape[:-1], self.out_features)
+
+
+Quantised = Int8Linear | Fp8Linear
+
+
+class Quantized:
+    """Every Linear of the decoder (the LM head included) swapped for a quantised one."""
+
+    def __init__(self, model: nn.Module, layer: type[Quantised], name: str) -> None:
+        self.name = name
+        self.layers: list[Quantised] = []
+        for parent in list(model.modules()):
+            for child_name, child in list(parent.named_children()):
+                if isinstance(child, nn.Linear):
+                    quantised = layer(child)
+                    setattr(parent, child_name, quantised)
+                    self.layers.append(quantised)
+
+    def refresh(self, changed: Iterable[Tensor]) -> None:
+        pointers = {t.data_ptr() for t in changed}  # tied weights share one storage
+        for layer in self.layers:
+            if layer.weight.data_ptr() in pointers:
+                layer.refresh()
+
+
+def build_precision(model: nn.Module, weights: str) -> Precision:
+    """The engine's `weights` choice applied to `model` (which the engine owns)."""
+    param = next(model.parameters())
+    if weights == "dense":
+        return Dense()
+    if weights == "int8":
+        if param.device.type != "cpu" or param.dtype != torch.float32:
+            raise ValueError("engine.weights 'int8' runs on CPU with float32 activations")
+        return Quantized(model, Int8Linear, "int8")
+    if weights == "fp8":
+        if param.device.type != "cuda" or torch.cuda.get_device_capability(param.device) < (8, 9):
+            raise ValueError("engine.weights 'fp8' needs a CUDA GPU of compute capability >= 8.9")
+        return Quantized(model, Fp8Linear, "fp8")
+    raise ValueError(f"unknown engine.weights {weights!r}; known: dense, int8, fp8")
