@@ -94,7 +94,9 @@ def trainer_view(model: Any, side: dict, group: int) -> dict[str, float]:
         )
         trajs.append(Trajectory("t", (), (), (seg,), "submitted", reward=float(i % 2)))
     groups = [trajs[i : i + group] for i in range(0, len(trajs), group)]
-    trainer = Trainer(copy.deepcopy(model), TrainConfig(microbatch_tokens=8192))
+    trainer = Trainer(
+        copy.deepcopy(model), TrainConfig.model_validate({"batch": {"microbatch_tokens": 8192}})
+    )
     metrics = trainer.train_groups(groups)
     keys = ("rollout_log_ratio_mean", "rollout_log_ratio_max_abs", "ratio_min", "ratio_max",
             "clip_frac", "tokens")  # fmt: skip

@@ -152,7 +152,8 @@ class EngineActor:
     def draft_heads(self) -> dict[str, Any]:
         """The MTP heads this engine speculates with, as tensors ({} without heads)."""
         spec = self.engine.speculator
-        return {} if spec is None else {k: v.clone() for k, v in spec.heads.state_dict().items()}
+        heads = None if spec is None else spec.heads  # an n-gram drafter has no heads
+        return {} if heads is None else {k: v.clone() for k, v in heads.state_dict().items()}
 
     def where(self) -> dict[str, Any]:
         return placement()
