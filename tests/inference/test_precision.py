@@ -79,7 +79,9 @@ def test_trainer_ratios_on_int8_rollouts_are_finite_near_one_and_clipping_is_rep
     assert 0 < gaps.abs().max() < TOLERANCE
     groups = [[trajectory(batch[i], gens[i], 1.0), trajectory(batch[i + 1], gens[i + 1], 0.0)]
               for i in (0, 2)]  # fmt: skip
-    trainer = Trainer(copy.deepcopy(model), TrainConfig(microbatch_tokens=4096))
+    trainer = Trainer(
+        copy.deepcopy(model), TrainConfig.model_validate({"batch": {"microbatch_tokens": 4096}})
+    )
     metrics = trainer.train_groups(groups)
     assert math.isfinite(metrics["rollout_log_ratio_mean"])
     assert 0 < metrics["rollout_log_ratio_max_abs"] < TOLERANCE
