@@ -166,7 +166,8 @@ class Decoder:
         rows = torch.arange(b, device=tokens.device)
         per_row = tokens.device.type == "cpu" and span >= PER_ROW_SPAN and b > 1
         ends = (lengths + 1).tolist() if per_row else []  # on CPU: no device to wait for
-        mask = (torch.arange(span, device=tokens.device)[None] <= lengths[:, None])[:, None, None]
+        steps = torch.arange(span, device=tokens.device)
+        mask = None if per_row else (steps[None] <= lengths[:, None])[:, None, None]
         h = self.embed(tokens[:, None])
         cos, sin = self.rotary(h, lengths[:, None])
         for i, layer in enumerate(self.layers):
