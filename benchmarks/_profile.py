@@ -4,7 +4,10 @@ Drives the engine by hand on the calling thread (admit a batch of prompts, then 
 steps), so the profiler sees every op, and sorts the ops' own time into what the step
 must do (the Linear products), what it adds (attention over the KV cache, writing the
 KV cache, sampling, the other elementwise ops) and what is not in any op: Python and
-dispatch between kernels = the step's wall time minus the time inside ops.
+dispatch between kernels = the step's wall time minus the time inside ops. Run alone,
+it profiles SmolLM2 at a batch of random prompts against the floor of its products:
+
+    python benchmarks/_profile.py --rows 1 --prompt-tokens 800 --out results/profile_b1.json
 """
 
 from __future__ import annotations
@@ -104,3 +107,43 @@ def thread_sweep(engine: Any, steps: int = 3) -> dict[str, float]:
         out[f"threads_{threads}_ms"] = round((time.perf_counter() - start) / steps * 1e3, 2)
     torch.set_num_threads(default)
     return out
+
+
+def main() -> None:
+    """Profile SmolLM2's engine alone at a batch of equal-length random prompts."""
+    import argparse
+    import json
+    from pathlib import Path
+
+    from _floor import Floor, cpu_flags
+    from _machine import machine
+    from shadowrl.inference.config import EngineConfig
+    from shadowrl.inference.engine import Engine
+    from shadowrl.models import ModelConfig, load_model, tiny_model
+
+    p = argparse.ArgumentParser(description=main.__doc__)
+    p.add_argument("--rows", type=int, default=1)
+    p.add_argument("--prompt-tokens", type=int, default=800)
+    p.add_argument("--weights", default="dense")
+    p.add_argument("--quick", action="store_true", help="tiny random model")
+    p.add_argument("--out", type=Path, required=True)
+    args = p.parse_args()
+    model, tok = tiny_model(seed=0) if args.quick else load_model(ModelConfig())
+    engine = Engine(model, tok, EngineConfig(max_batch=args.rows, weights=args.weights))
+    g = torch.Generator().manual_seed(0)
+    prompts = [
+        torch.randint(3, model.config.vocab_size, (args.prompt_tokens,), generator=g).tolist()
+        for _ in range(args.rows)
+    ]
+    result = profile_engine(engine, prompts)
+    tables = result.pop("tables")
+    result["floor_ms"] = round(Floor(engine.model).ms(args.rows), 2)
+    result["settings"] = vars(args) | {"out": str(args.out)}
+    result["machine"] = machine() | cpu_flags()
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    args.out.with_suffix(".txt").write_text(tables["decode"] + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -16,7 +16,7 @@ size and speculates only where that is cheaper): `auto_tok_s`, `auto_speculated_
     python benchmarks/speculative.py --quick              # tiny random model, smoke
 
 Writes benchmarks/results/speculative.json (`--quick`: a temp-dir path from `--out`);
-the last line (temperature 1) is `tau=.. accept_1=.. speedup_b1=.. speedup_b8=.. exact=..`.
+the last line (the last temperature, 1 by default) is `tau=.. accept_1=.. speedup_b1=.. speedup_b8=.. exact=..`.
 """
 
 from __future__ import annotations
@@ -210,6 +210,8 @@ def main() -> None:
     )  # fmt: skip
     p.add_argument("--batch1-prompts", type=int, default=2, help="prompts decoded at batch 1")
     p.add_argument("--batches", type=int, nargs="+", default=[1, 8], choices=(1, 8))
+    p.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 1.0])
+    p.add_argument("--weights", default="dense", help="engine.weights of all three engines")
     args = p.parse_args()
     if args.quick:
         args.distill_s, args.distill_prompts, args.distill_tokens = 5.0, 4, 24
@@ -236,18 +238,22 @@ def main() -> None:
     # No prefix cache: agent turns extend earlier turns' prompts, and a hit would reuse KV
     # that each engine computed its own way (decode vs verify: float rounding), so sampled
     # rows could differ by rounding rather than by the acceptance rule.
-    base = {"max_batch": 8, "prefix_cache_tokens": 0}
+    base = {"max_batch": 8, "prefix_cache_tokens": 0, "weights": args.weights}
+
+    def own(m: Any) -> Any:  # int8/fp8 replace the model's layers: one copy per engine
+        return m if args.weights == "dense" else copy.deepcopy(m)
+
     engines = (
-        Engine(model, tok, EngineConfig(**base)).start(),
-        Engine(model, tok, EngineConfig(**base, speculative=spec_cfg), heads=heads).start(),
-        Engine(model, tok, EngineConfig(**base, speculative=auto_cfg), heads=heads).start(),
+        Engine(own(model), tok, EngineConfig(**base)).start(),
+        Engine(own(model), tok, EngineConfig(**base, speculative=spec_cfg), heads=heads).start(),
+        Engine(own(model), tok, EngineConfig(**base, speculative=auto_cfg), heads=heads).start(),
     )
     try:
         rows = [
             setting(
                 engines, prompts[: args.batch1_prompts if batch == 1 else 8], batch, temp, args.new
             )
-            for temp in (0.0, 1.0)
+            for temp in args.temperatures
             for batch in args.batches
         ]
     finally:
@@ -258,6 +264,7 @@ def main() -> None:
         "k": args.k,
         "acceptance": "exact",
         "drafter": args.drafter,
+        "weights": args.weights,
         "traffic": args.episodes or "easy heldout code prompts",
         "prompt_tokens": [len(p) for p in prompts],
         "floor_1_row_ms": round(Floor(model).ms(1), 2),
@@ -271,7 +278,7 @@ def main() -> None:
     out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     for r in rows:
         print(json.dumps(r))
-    t1 = {r["batch"]: r for r in rows if r["temperature"] == 1.0}
+    t1 = {r["batch"]: r for r in rows if r["temperature"] == args.temperatures[-1]}
     first = t1[min(t1)]
     accept_1 = (first["accept_per_position"] or [0.0])[0]
     speedups = " ".join(f"speedup_b{b}={r['speedup']:.2f}" for b, r in sorted(t1.items()))

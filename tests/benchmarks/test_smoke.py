@@ -293,3 +293,16 @@ def test_int8_rollouts(tmp_path: Path) -> None:
     assert abs(dense["rollout_log_ratio_mean"]) < 1e-4  # fp32 rollouts: the trainer's own policy
     assert 0 < int8["rollout_log_ratio_max_abs"] < 1 and "clip_frac" in int8
     assert result["rollouts"]["int8"]["precision"] == "int8"
+
+
+def test_profile_alone(tmp_path: Path) -> None:
+    out = tmp_path / "profile.json"
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "_profile.py"), "--quick", "--rows", "2",
+         "--prompt-tokens", "24", "--out", str(out)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    result = json.loads(out.read_text())
+    has_keys(result["decode"]["split_ms_per_step"], "products", "attention", "python_and_dispatch")
+    assert result["floor_ms"] > 0 and out.with_suffix(".txt").read_text().count("aten::") > 5

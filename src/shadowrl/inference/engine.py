@@ -12,9 +12,8 @@ logprob and entropy (of the distribution it was drawn from) and the weights vers
 made it; a swap lands between two steps, so versions change exactly where it happened and
 no request is dropped or restarted. Identical prompts (a GRPO group) are prefilled once and
 their KV is copied; a finished request's KV is parked in a prefix cache (`prefix.py`), so
-an agent's next turn prefills only the tokens added since its last one. With drafts (MTP
-heads or n-grams), a small batch's step verifies k drafts per row in one forward, exactly.
-`engine.weights` may run the Linear layers in int8 or FP8 (`precision.py`).
+an agent's next turn prefills only its new tokens. Drafts (MTP heads, n-grams) are verified
+k per row in one forward, exactly; `engine.weights` may run Linears in int8/FP8 (`precision.py`).
 
 Callers: `await engine.generate(ids, sampling)` (the `Policy` protocol, safe from many
 asyncio tasks), `engine.generate_stream(...)`, or the blocking `engine.generate_batch`."""

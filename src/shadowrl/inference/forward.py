@@ -26,8 +26,8 @@ from shadowrl.inference.kv import KVCache, Shape
 SUPPORTED = ("llama", "qwen2", "qwen3")
 # On CPU, a decode step whose span reaches this attends row by row over each row's own
 # length: a mask over the shared span reads (and multiplies) every row's KV up to the
-# longest row's, which at agent-length contexts cost ~2x the per-row reads (measured:
-# benchmarks/results/engine_vs_hf_cpu_profile_*.txt). Below it, one masked call is cheaper.
+# longest row's (32 rows of 300-1,300 tokens: 7.6 vs 3.7 ms a layer, one thread; at
+# 20-100 tokens the masked call was the cheaper, 0.53 vs 0.72 ms).
 PER_ROW_SPAN = 256
 
 
@@ -153,9 +153,10 @@ class Decoder:
         b = tokens.shape[0]
         s = self.shape
         rows = torch.arange(b, device=tokens.device)
-        mask = (torch.arange(span, device=tokens.device)[None] <= lengths[:, None])[:, None, None]
         per_row = tokens.device.type == "cpu" and span >= PER_ROW_SPAN and b > 1
         ends = (lengths + 1).tolist() if per_row else []  # on CPU: no device to wait for
+        steps = torch.arange(span, device=tokens.device)
+        mask = None if per_row else (steps[None] <= lengths[:, None])[:, None, None]
         h = self.embed(tokens[:, None])
         cos, sin = self.rotary(h, lengths[:, None])
         for i, layer in enumerate(self.layers):

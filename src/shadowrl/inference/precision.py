@@ -15,7 +15,10 @@ low-precision copy that `refresh` rebuilds from it after every swap.
   code for the CPU it runs on). Per-row scales keep a row's result independent of its
   batch (PyTorch's dynamic-quantisation Linear shares one activation scale per call, and
   on SmolLM2 its per-token log-ratio to fp32 was ~1.7x larger). int8 rollouts are checked
-  for the importance ratios the trainer computes, not for tokens equal to fp32 decoding.
+  for the importance ratios the trainer computes, not for tokens equal to fp32 decoding;
+  nor does speculative decoding's exact rule promise tokens equal to int8 plain decoding
+  (a verify's float rounding differs from a decode step's, and int8 rounding can turn
+  that into a flipped near-tie).
 - `fp8` (CUDA, compute capability >= 8.9): weights float8_e4m3 per output channel,
   activations scaled per row, `torch._scaled_mm`. Not run on this project's CPU boxes.
 """

@@ -156,24 +156,25 @@ def _checkpointed(decoder: Any) -> bool:
 class RolloutGap:
     """Per-token log π_θ − log π_behaviour over the trained tokens of one step: the
     train-vs-rollout mismatch (rollout precision, weights staleness) that the
-    loss's truncated importance ratio corrects. On N ranks: this rank's share."""
+    loss's truncated importance ratio corrects. On N ranks: this rank's share.
+    Accumulated as 0-d tensors, read once at the end (no device sync per microbatch)."""
 
     def __init__(self) -> None:
-        self.total, self.max_abs, self.tokens = 0.0, 0.0, 0
+        self.total, self.max_abs, self.tokens = torch.zeros(()), torch.zeros(()), torch.zeros(())
 
     def add(self, logprobs: Tensor, mb: MicroBatch) -> None:
-        gap = (logprobs.detach() - mb.behaviour_logprobs).masked_select(mb.loss_mask)
-        if gap.numel():
-            self.total += float(gap.sum())
-            self.max_abs = max(self.max_abs, float(gap.abs().max()))
-            self.tokens += gap.numel()
+        gap = torch.where(mb.loss_mask, logprobs.detach() - mb.behaviour_logprobs, 0.0)
+        self.total = self.total.to(gap.device) + gap.sum()
+        self.max_abs = torch.maximum(self.max_abs.to(gap.device), gap.abs().max())
+        self.tokens = self.tokens.to(gap.device) + mb.loss_mask.sum()
 
     def to_metrics(self) -> dict[str, float]:
-        if not self.tokens:
+        tokens = float(self.tokens)
+        if not tokens:
             return {}
         return {
-            "rollout_log_ratio_mean": self.total / self.tokens,
-            "rollout_log_ratio_max_abs": self.max_abs,
+            "rollout_log_ratio_mean": float(self.total) / tokens,
+            "rollout_log_ratio_max_abs": float(self.max_abs),
         }
 
 
