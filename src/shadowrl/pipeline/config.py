@@ -55,6 +55,33 @@ class PipelineConfig(BaseModel):
         "nothing about solving. Written to run_dir/screen/.",
     )
     sft: bool = Field(True, description="Warm-start with SFT on expert demonstrations.")
+    sft_dev_tasks: int = Field(
+        0,
+        ge=0,
+        description="Expert demos of this many dev tasks validate SFT: their NLL is scored every "
+        "`sft_check_every` steps, SFT stops after `sft_patience` checks without a new best and "
+        "keeps the best check's weights; their entropy is reported per policy (0 = no checks: "
+        "SFT runs its `train.sft_epochs`). Dev tasks come from the suite's `dev_split`; a suite "
+        "without one gives up the last tasks of its train split, which then no stage trains on.",
+    )
+    dev_split: str = Field("dev", description="The split dev tasks come from (when it exists).")
+    sft_check_every: int = Field(4, ge=1, description="SFT optimizer steps between checks.")
+    sft_patience: int = Field(
+        3, ge=0, description="Checks without a new best dev NLL before SFT stops (0 = never)."
+    )
+    sft_more: bool = Field(
+        False,
+        description="Also train SFT-more: the SFT checkpoint continued on expert demos of RL's "
+        "tasks for RL's wall time, evaluated on the same held-out tasks, so a gain of RL over "
+        "an under-trained start is not taken for RL's. Needs rl_tasks='unseen' (fresh demos).",
+    )
+    eval_split: str = Field("heldout", description="The split the held-out evals draw from.")
+    target_gain: float = Field(
+        0.10,
+        gt=0,
+        le=1,
+        description="The RL − SFT gain the report sizes an eval for when this run cannot show one.",
+    )
     demos_from: list[str] = Field(
         default_factory=list, description="Extra demonstration JSONL files (e.g. successes.jsonl)."
     )
@@ -65,6 +92,8 @@ class PipelineConfig(BaseModel):
             raise ValueError("rl_tasks='unseen' needs sft on a subset: set sft_tasks > 0")
         if self.rl_tasks == "unseen" and self.train_tasks and self.sft_tasks >= self.train_tasks:
             raise ValueError(f"sft_tasks={self.sft_tasks} leaves none of {self.train_tasks} for RL")
+        if self.sft_more and self.rl_tasks != "unseen":
+            raise ValueError("sft_more trains on RL's tasks' demos: set rl_tasks='unseen'")
         return self
 
 
