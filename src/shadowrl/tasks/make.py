@@ -150,15 +150,21 @@ def validate(job: Job) -> Task | None:
             return None
         p2p = sorted(i for i in job.baseline if outcomes.get(i) == "passed")[: spec.max_pass]
         task = _task(spec, job, original, mutated, f2p, p2p, probe.log)
-        bug = _run(job, work, task.test_ids, out, task).results(task.test_ids)
-        if any(bug[i] == "passed" for i in f2p) or any(bug[i] != "passed" for i in p2p):
-            return None
-        (work / job.module).write_text(original)
-        gold = _run(job, work, task.test_ids, out, task)
-        ok = gold.status == "ran" and all(
-            v == "passed" for v in gold.results(task.test_ids).values()
-        )
-        return task if ok else None
+        return task if holds(job, task, work, out, original) else None
+
+
+def holds(job: Job, task: Task, work: Path, out: Path, original: str) -> bool:
+    """The check every generated task passes, its tests run by id the way the grader runs
+    them: on the bug in `work`, FAIL_TO_PASS fail and PASS_TO_PASS pass; with `job.module`
+    put back to `original`, every test passes."""
+    bug = _run(job, work, task.test_ids, out, task).results(task.test_ids)
+    if any(bug[i] == "passed" for i in task.FAIL_TO_PASS):
+        return False
+    if any(bug[i] != "passed" for i in task.PASS_TO_PASS):
+        return False
+    (work / job.module).write_text(original)
+    gold = _run(job, work, task.test_ids, out, task)
+    return gold.status == "ran" and all(v == "passed" for v in gold.results(task.test_ids).values())
 
 
 def _run(job: Job, work: Path, ids: Sequence[str], out: Path, task: Task | None = None) -> TestRun:

@@ -1,0 +1,122 @@
+"""Fixed, reproducible suites of the family: the first N instances of one part.
+
+Instance i of a part is a pure function of (part, seed, i): template number i mod the
+part's templates (so any prefix is stratified by template), then the first valid
+attempt of a seeded sequence; an attempt whose bug another instance of the suite
+already has is skipped, so no bug repeats. Suites are generated once and kept under
+the task cache, keyed by the family's own code, so a changed template or operator
+never reads back a stale file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from shadowrl.tasks.family.catalog import templates
+from shadowrl.tasks.family.generate import Instance, attempt
+from shadowrl.tasks.family.splits import PARTS, Part
+from shadowrl.tasks.task import Task, load_tasks, save_tasks
+
+TRIES = 12  # attempts per instance before the next block of attempts is used
+SIZES: dict[Part, int] = {"train": 200, "dev": 48, "heldout-seeds": 64, "heldout-templates": 120}
+DEFAULT_CACHE = Path("~/.cache/shadowrl/tasks")
+
+
+@dataclass(frozen=True)
+class SuiteName:
+    """`family[:part][@n]`: `family` alone is the dev part (pilots and tuning use only dev)."""
+
+    part: Part
+    n: int
+
+    @classmethod
+    def parse(cls, name: str) -> SuiteName | None:
+        """None when `name` is no family suite name."""
+        head, _, size = name.partition("@")
+        base, _, part = head.partition(":")
+        if base != "family" or (part and part not in PARTS) or (size and not size.isdigit()):
+            return None
+        chosen: Part = part or "dev"  # type: ignore[assignment,unused-ignore]  # in PARTS
+        return cls(chosen, int(size) if size else SIZES[chosen])
+
+
+def attempts(part: Part, index: int, seed: int, python: Path, first: int = 0) -> Iterator[Instance]:
+    """The valid attempts of instance `index` of `part`, in their seeded order."""
+    pool = templates(part)
+    if not pool:
+        raise ValueError(f"the family has no template in part {part!r}")
+    template = pool[index % len(pool)]
+    for j in range(first, first + 10 * TRIES):
+        found = attempt(template, part, random.Random(f"{seed}:{part}:{index}:{j}"), python)
+        if found is not None:
+            yield found
+
+
+def _first(args: tuple[Part, int, int, Path]) -> Instance | None:
+    return next(attempts(*args), None)
+
+
+def generate(part: Part, n: int, python: Path, *, seed: int = 0, workers: int = 2) -> list[Task]:
+    """The first `n` instances of `part`, each a different bug, validated."""
+    jobs = [(part, i, seed, python) for i in range(n)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        firsts = list(pool.map(_first, jobs))
+    seen: set[str] = set()
+    tasks: list[Task] = []
+    for i, found in enumerate(firsts):
+        options = (
+            attempts(part, i, seed, python)
+            if found is None or found.bug_key in seen
+            else iter([found])
+        )
+        inst = next((o for o in options if o.bug_key not in seen), None)
+        if inst is None:
+            raise RuntimeError(f"family:{part} instance {i} found no new valid bug")
+        seen.add(inst.bug_key)
+        tasks.append(inst.task)
+    return tasks
+
+
+def code_digest() -> str:
+    """Digest of the code that decides what the family generates."""
+    from shadowrl.tasks import mutate
+
+    here = Path(__file__).parent
+    files = [*sorted(here.glob("*.py")), Path(mutate.__file__)]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def family_suite(name: SuiteName, cache_dir: Path = DEFAULT_CACHE, seed: int = 0) -> list[Task]:
+    """The tasks of a family suite, generated on first use and cached."""
+    from shadowrl.tasks.env import build_env, env_python
+
+    cache = cache_dir.expanduser().resolve()
+    path = cache / "family" / code_digest() / f"{name.part}-s{seed}-n{name.n}.jsonl"
+    if not path.exists():
+        python = env_python(build_env(("pytest",), cache))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        save_tasks(generate(name.part, name.n, python, seed=seed), tmp)
+        tmp.replace(path)
+    return load_tasks(path)
+
+
+def family_split(name: str, split: str | None) -> list[Task] | None:
+    """`load_suite` of a family name (None: `name` is none): the named part, its train
+    split the train part, its held-out split the named part unless that is train."""
+    parsed = SuiteName.parse(name)
+    if parsed is None:
+        return None
+    if split == "train" and parsed.part != "train":
+        parsed = SuiteName("train", SIZES["train"])
+    elif split == "heldout" and parsed.part == "train":
+        return []
+    return family_suite(parsed)
