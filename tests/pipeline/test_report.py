@@ -16,7 +16,15 @@ from shadowrl.pipeline.report import run_evals, write_run_report
 # the demo's shape: 8 held-out tasks × 2 samples, 6 RL steps of 2 groups × 4
 CONFIG = {
     "run_dir": "runs/default",
-    "pipeline": {"train_tasks": 24, "eval_tasks": 8, "eval_samples": 2, "sft": True},
+    "pipeline": {
+        "train_tasks": 24,
+        "eval_tasks": 8,
+        "eval_samples": 2,
+        "sft": True,
+        "sft_tasks": 0,
+        "rl_tasks": "all",
+        "train_suite": "",
+    },
     "train": {"steps": 6, "group_size": 4, "groups_per_step": 2},
     "eval": {"margin": 0.02, "alpha": 0.05},
 }

@@ -35,81 +35,30 @@ from shadowrl.eval.result import EvalResult
 from shadowrl.eval.runner import evaluate
 from shadowrl.inference.engine import Engine
 from shadowrl.models import checkpoint_dir
-from shadowrl.pipeline.config import PipelineConfig, PipelineError, TrainRun
+from shadowrl.pipeline.config import PipelineError, TrainRun
 from shadowrl.pipeline.report import write_run_report
+from shadowrl.pipeline.tasksets import (
+    dev_tasks,
+    heldout_spec,
+    heldout_tasks,
+    rl_share,
+    split_train_tasks,
+    train_tasks,
+)
 from shadowrl.pipeline.warmstart import score_policy, sft_more_stage, sft_stage
 from shadowrl.rl.mtp_rl import starting_heads
 from shadowrl.rl.run import run_rl
-from shadowrl.tasks import PreparedTask, Task, load_suite, prepare
-from shadowrl.tasks.config import TasksConfig
+from shadowrl.tasks import PreparedTask, Task, prepare
 
 log = logging.getLogger(__name__)
 
 SCREEN_DIR = "screen"  # not eval_*: the run report reads those as held-out evals
 
 
-def split_train_tasks(tasks: list[Task], pipeline: PipelineConfig) -> tuple[list[Task], list[Task]]:
-    """(SFT's tasks, RL's tasks) out of the train split, as `pipeline` says."""
-    sft = tasks[: pipeline.sft_tasks] if pipeline.sft_tasks else tasks
-    rl = tasks[len(sft) :] if pipeline.rl_tasks == "unseen" else tasks
-    if not rl:
-        raise PipelineError(f"no train task is left for RL: {len(tasks)} tasks, {len(sft)} for SFT")
-    return sft, rl
-
-
 def learnable(tasks: list[Task], screen: EvalResult) -> list[Task]:
     """The `tasks` that `screen` solved in some but not all of their samples, in order."""
     keep = {t.instance_id for t in screen.tasks if 0 < t.counts[1] < t.counts[0]}
     return [t for t in tasks if t.instance_id in keep]
-
-
-def by_template(tasks: list[Task], limit: int) -> list[Task]:
-    """`limit` tasks (0 = all) taken round-robin over templates (`Task.repo`, in
-    first-seen order), each template's in suite order: a limit spreads over templates."""
-    queues: dict[str, list[Task]] = {}
-    for t in tasks:
-        queues.setdefault(t.repo, []).append(t)
-    mixed = [
-        q[i]
-        for i in range(max(map(len, queues.values()), default=0))
-        for q in queues.values()
-        if i < len(q)
-    ]
-    return mixed[:limit] if limit else mixed
-
-
-def suite_tasks(tasks: TasksConfig, split: str, limit: int) -> list[Task]:
-    """`limit` tasks (0 = all) of one split of the configured suite, spread over templates."""
-    found = load_suite(tasks.suite, split)  # type: ignore[arg-type]
-    if not found:
-        raise PipelineError(f"suite {tasks.suite!r} has no {split} tasks")
-    return by_template(found, limit)
-
-
-def dev_tasks(run: TrainRun) -> list[Task]:
-    """The dev tasks whose demos validate SFT: from the suite's dev split, or (a suite
-    without one) the last `sft_dev_tasks` of its train split."""
-    p = run.pipeline
-    if not p.sft_dev_tasks:
-        return []
-    own = load_suite(run.tasks.suite, p.dev_split)  # type: ignore[arg-type]
-    if own:
-        return by_template(own, p.sft_dev_tasks)
-    return load_suite(run.tasks.suite, "train")[-p.sft_dev_tasks :]
-
-
-def train_tasks(run: TrainRun) -> list[Task]:
-    """The train tasks SFT and RL share out, without any dev task taken from the split."""
-    dev = {t.instance_id for t in dev_tasks(run)}
-    pool = [t for t in load_suite(run.tasks.suite, "train") if t.instance_id not in dev]
-    if not pool:
-        raise PipelineError(f"suite {run.tasks.suite!r} has no train tasks besides dev's")
-    return by_template(pool, run.pipeline.train_tasks)
-
-
-def rl_share(run: TrainRun) -> list[Task]:
-    """The train tasks the split gives RL, before any screen."""
-    return split_train_tasks(train_tasks(run), run.pipeline)[1]
 
 
 def rl_task_list(run: TrainRun) -> list[Task]:
@@ -148,10 +97,9 @@ async def evaluate_stage(
     if (out / "eval.json").exists():
         return
     if train_tasks is None:
-        split = run.pipeline.eval_split
-        tasks = suite_tasks(run.tasks, split, run.pipeline.eval_tasks)
+        where, tasks = heldout_spec(run), heldout_tasks(run)
     else:  # an empty list stays empty: never a silent swap to the held-out split
-        split, tasks = "train", train_tasks
+        where, tasks = f"{run.pipeline.train_suite or run.tasks.suite}:train", train_tasks
     settings = run.eval.model_copy(update={"samples": samples or run.pipeline.eval_samples})
     with Engine(copy.deepcopy(model), tokenizer, run.engine, seed=run.seed) as engine:
         factory = SharedPolicy(engine, tokenizer, f"{label}:{run.model_path}")
@@ -163,7 +111,7 @@ async def evaluate_stage(
             cache_dir=run.tasks.cache_dir,
             config_pins=run.pins,
             seed=run.seed,
-            suite=f"{run.tasks.suite}:{split}",
+            suite=where,
         )
     keep_eval(result, out, label)
 
