@@ -55,8 +55,9 @@ class FakeEngine:
 
 
 def _make(
-    mode, *, hold=None, fail=(), crash=(), voided=(), lost=(), max_staleness=1, steps=4, inflight=4
-):
+    mode, *, hold=None, fail=(), crash=(), voided=(), lost=(), max_staleness=1, steps=4, inflight=4,
+    tasks=None,
+):  # fmt: skip
     trainer, store, engine = FakeTrainer(), FakeStore(), FakeEngine()
     launched = []
     stepped = asyncio.Event()
@@ -90,7 +91,7 @@ def _make(
         engine=engine,
         trainer=trainer,
         store=store,
-        tasks=TaskSampler([(f"t{i}", None) for i in range(5)], seed=0),
+        tasks=tasks or TaskSampler([(f"t{i}", None) for i in range(5)], seed=0),
         on_error=errors.append,
         on_step=lambda step, metrics: (steps_seen.append(metrics), stepped.set()),
     )
@@ -169,3 +170,27 @@ def test_a_crashing_rollout_becomes_a_failed_group():
     stats = asyncio.run(orch.run())
     assert stats.groups_failed == 2 and "sandbox fell over" in errors[0].errors[0]
     assert len(trainer.trained) == 3
+
+
+class FreshTasks:
+    """A stream (the `TaskSource` seam): every draw a task never drawn before."""
+
+    def __init__(self):
+        self.position = 0
+
+    def __next__(self):
+        self.position += 1
+        return f"fresh{self.position}", None
+
+    def close(self):
+        pass
+
+
+def test_a_stream_source_trains_each_task_once_where_epochs_repeat():
+    orch, trainer, *_ = _make("sync", tasks=FreshTasks())
+    asyncio.run(orch.run())
+    ids = [g[0].task_id for step in trainer.trained for g in step]
+    assert len(ids) == 8 and len(set(ids)) == 8 and orch.tasks.position == 8
+    orch, trainer, *_ = _make("sync")  # epochs over 5 tasks: 8 groups repeat some
+    asyncio.run(orch.run())
+    assert len({g[0].task_id for step in trainer.trained for g in step}) == 5

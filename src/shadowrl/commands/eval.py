@@ -19,7 +19,7 @@ from shadowrl.commands.errors import UsageError
 from shadowrl.commands.policies import open_evaluator, policy_kind
 from shadowrl.episode import EpisodeSpec
 from shadowrl.eval.result import EvalResult
-from shadowrl.tasks.task import Task, load_suite
+from shadowrl.tasks.task import Task, load_suite, stratified
 
 if TYPE_CHECKING:
     from shadowrl.eval.runner import Keep
@@ -76,7 +76,7 @@ def load_eval_tasks(spec: str, limit: int | None = None) -> list[Task]:
     tasks = load_suite(name, split)  # type: ignore[arg-type]  # split checked by parse_suite
     if not tasks:
         raise UsageError(f"suite {spec!r} has no tasks")
-    return tasks[:limit] if limit else tasks
+    return stratified(tasks, limit)  # round-robin over sources, not the first ones
 
 
 def effective_config(config: Config, args: argparse.Namespace, suite: str, policy: str) -> Config:

@@ -9,6 +9,8 @@
     shadowrl tasks long                             # rebuild the long tier (needs summaries)
     shadowrl tasks validate --suite medium          # gold must resolve 100%, noop 0%
     shadowrl tasks export --suite easy --out easy.swebench.jsonl
+    shadowrl tasks family --part train --n 64 --out fam.jsonl  # fresh bug-fix family tasks
+    shadowrl tasks export --suite family:dev --format shadowrl --out dev.jsonl
 
 Heavy imports happen inside the command functions so `shadowrl --help` stays instant.
 """
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shadowrl.commands.config import Config
+from shadowrl.tasks.family.splits import PARTS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -71,9 +74,21 @@ def add_args(parser: argparse.ArgumentParser) -> None:
     validate.add_argument("--suite", required=True, help="built-in suite name or JSONL path")
     validate.add_argument("--limit", type=int, default=None)
     validate.add_argument("--backend", choices=["auto", "overlay", "local"], default="auto")
-    export = sub.add_parser("export", help="write a SWE-bench-format JSONL")
-    export.add_argument("--suite", required=True)
+    export = sub.add_parser("export", help="write a suite as JSONL (SWE-bench or ours)")
+    export.add_argument("--suite", required=True, help="any suite name, e.g. family:dev@32")
     export.add_argument("--out", required=True)
+    export.add_argument(
+        "--format",
+        choices=["swebench", "shadowrl"],
+        default="swebench",
+        help="'shadowrl': our records, seed directories copied beside the file (runnable)",
+    )
+    family = sub.add_parser("family", help="generate fresh tasks of the bug-fix family")
+    family.add_argument("--part", choices=PARTS, default="train")
+    family.add_argument("--n", type=int, default=16, help="instances to generate")
+    family.add_argument("--seed", type=int, default=0, help="the generator's seed")
+    family.add_argument("--out", required=True, help="JSONL file (seed copied beside it)")
+    family.add_argument("--workers", type=int, default=2)
 
 
 def _progress_callback(label: str) -> tuple[Progress, Callable[[Task | None], None]]:
@@ -210,13 +225,13 @@ def _validate(args: argparse.Namespace, cache: Path) -> int:
     from shadowrl.models import load_tokenizer
     from shadowrl.sandbox.base import SandboxConfig
     from shadowrl.tasks.prepare import prepare
-    from shadowrl.tasks.task import load_suite
+    from shadowrl.tasks.task import load_suite, stratified
     from shadowrl.tasks.verify import gold_violations
 
     tokenizer = load_tokenizer("smollm2")
     spec = EpisodeSpec(sandbox=SandboxConfig(backend=args.backend))
     bad = []
-    tasks = load_suite(args.suite)[: args.limit]
+    tasks = stratified(load_suite(args.suite), args.limit)
     for task in track(tasks, description=f"validating {args.suite}"):
         prepared = prepare(task, cache)
         # Named here, not just as a gold failure below: the fix is a task's allowed_primitives.
@@ -228,7 +243,13 @@ def _validate(args: argparse.Namespace, cache: Path) -> int:
         if noop.resolved or noop.reward != 0.0:
             passing = {i: v for i, v in noop.fail_to_pass.items() if v == "passed"}
             bad.append(_at_fault(task.instance_id, "noop passes", noop, passing))
-    print("\n\n".join(bad) or f"all {len(tasks)} tasks valid: gold 100%, noop 0%")
+        if task.tier == "family":  # a hard-coded report must earn nothing either
+            special = asyncio.run(reference_verdict("special-case", prepared, tokenizer, spec))
+            if special.resolved or special.reward != 0.0 or special.voided_by:
+                bad.append(_at_fault(task.instance_id, "special-case earns", special, {}))
+    family = any(t.tier == "family" for t in tasks)
+    verdict = "gold 100%, noop 0%" + (", special-case 0%" if family else "")
+    print("\n\n".join(bad) or f"all {len(tasks)} tasks valid: {verdict}")
     return 1 if bad else 0
 
 
@@ -242,11 +263,27 @@ def _at_fault(instance_id: str, what: str, verdict: Verdict, ids: Mapping[str, s
 
 
 def _export(args: argparse.Namespace, cache: Path) -> int:
-    from shadowrl.tasks.task import export_swebench, load_suite
+    from shadowrl.tasks.task import export_swebench, load_suite, save_portable
 
     tasks = load_suite(args.suite)
-    export_swebench(tasks, args.out)
-    print(f"wrote {len(tasks)} SWE-bench records to {args.out}")
+    if args.format == "shadowrl":
+        save_portable(tasks, Path(args.out))
+    else:
+        export_swebench(tasks, args.out)
+    print(f"wrote {len(tasks)} {args.format} records to {args.out}")
+    return 0
+
+
+def _family(args: argparse.Namespace, cache: Path) -> int:
+    from shadowrl.tasks.env import build_env, env_python
+    from shadowrl.tasks.family.suite import generate
+    from shadowrl.tasks.task import save_portable
+
+    python = env_python(build_env(("pytest",), cache))
+    tasks = generate(args.part, args.n, python, seed=args.seed, workers=args.workers)
+    save_portable(tasks, Path(args.out))
+    templates = len({t.repo for t in tasks})
+    print(f"wrote {len(tasks)} family:{args.part} tasks of {templates} templates to {args.out}")
     return 0
 
 
@@ -259,6 +296,7 @@ ACTIONS = {
     "long": _long,
     "validate": _validate,
     "export": _export,
+    "family": _family,
 }
 
 

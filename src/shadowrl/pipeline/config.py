@@ -99,6 +99,12 @@ class PipelineConfig(BaseModel):
     demos_from: list[str] = Field(
         default_factory=list, description="Extra demonstration JSONL files (e.g. successes.jsonl)."
     )
+    rl_stream: bool = Field(
+        False,
+        description="RL draws fresh instances of the family's train part, never one twice "
+        "(`pipeline/rl_source.py`; logged to run_dir/rl_stream.jsonl), instead of epochs over "
+        "the train tasks.",
+    )
 
     @model_validator(mode="after")
     def _rl_has_tasks(self) -> PipelineConfig:
@@ -110,6 +116,12 @@ class PipelineConfig(BaseModel):
             raise ValueError("sft_more continues the SFT checkpoint: it needs sft")
         if self.sft_more and self.rl_tasks != "unseen":
             raise ValueError("sft_more trains on RL's tasks' demos: set rl_tasks='unseen'")
+        return self
+
+    @model_validator(mode="after")
+    def _stream_has_no_list(self) -> PipelineConfig:
+        if self.rl_stream and self.screen_samples:
+            raise ValueError("rl_stream draws fresh tasks: there is no fixed list to screen")
         return self
 
 

@@ -151,8 +151,12 @@ def warm_start(model: Any, tokenizer: Any, run: TrainRun) -> Any:
 def rl_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
     """Asynchronous GRPO from `model` (or from the newest RL checkpoint); returns the policy.
 
-    With `run.ray` the trainer, engines and environment workers are Ray actors."""
-    tasks = prepare_all(rl_task_list(run), run.tasks.cache_dir)
+    With `run.ray` the trainer, engines and environment workers are Ray actors;
+    `pipeline.rl_stream` trains on fresh family instances instead (`rl_source.py`)."""
+    from shadowrl.pipeline.rl_source import family_stream  # the family loads for a stream only
+
+    stream = run.pipeline.rl_stream
+    tasks = family_stream(run) if stream else prepare_all(rl_task_list(run), run.tasks.cache_dir)
     return asyncio.run(
         run_rl(
             model,

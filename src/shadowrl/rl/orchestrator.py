@@ -3,7 +3,7 @@
 Dataflow (one process by default; each box is a small interface, so the Ray backend,
 `rl/cluster/`, puts each behind actors with this same loop)::
 
-    TaskSampler ── (task, prepared workspace) ──► rollout_group() × in-flight limit
+    TaskSource ── (task, prepared workspace) ──► rollout_group() × in-flight limit
                                                    │ G forks of one snapshot, G episodes
                                                    │ against the engine, graded by the
                                                    ▼ hidden-test verifier
@@ -84,6 +84,19 @@ def _task_id(task: TrainTask | str) -> str:
     return task if isinstance(task, str) else task.instance_id
 
 
+class TaskSource(Protocol):
+    """Where the orchestrator draws its next (task, prepared workspace) from, endlessly:
+    `TaskSampler` (seeded epochs over a fixed list) or a stream of fresh instances that
+    never repeats one (`tasks/family/stream.FamilyStream`). `position` counts draws."""
+
+    position: int
+
+    def __next__(self) -> tuple[TrainTask | str, Any]: ...
+
+    def close(self) -> None:
+        """Stop any work started ahead (a stream's prefetch); called when RL ends."""
+
+
 class TaskSampler:
     """Endless seeded shuffle over prepared tasks, resumable by position."""
 
@@ -105,6 +118,9 @@ class TaskSampler:
         random.Random(self.seed + epoch).shuffle(order)
         self.position += 1
         return self.items[order[i]]
+
+    def close(self) -> None:
+        """Nothing runs ahead of a fixed list."""
 
 
 @dataclass
@@ -147,7 +163,7 @@ class Orchestrator:
         engine: WeightSink,
         trainer: TrainerService,
         store: WeightPublisher,
-        tasks: TaskSampler,
+        tasks: TaskSource,
         on_step: Callable[[int, dict[str, Any]], None] = lambda step, m: None,
         on_error: Callable[[Group], None] = lambda g: None,
     ) -> None:

@@ -40,6 +40,7 @@ from shadowrl.rl.orchestrator import (
     OrchestratorConfig,
     RolloutFn,
     TaskSampler,
+    TaskSource,
     TrainerLost,
     WeightPublisher,
 )
@@ -162,7 +163,7 @@ def local_services(
 async def run_rl(
     model: Any,
     tokenizer: Any,
-    tasks: list[tuple[Task, PreparedTask]],
+    tasks: list[tuple[Task, PreparedTask]] | TaskSource,
     run_dir: Path,
     *,
     train: TrainConfig,
@@ -176,7 +177,8 @@ async def run_rl(
     model_path: str = "",
 ) -> Any:
     """Train `train.steps` RL steps on `tasks` (resuming from run_dir/checkpoints); return
-    the model.
+    the model. `tasks` is a fixed list (reshuffled every epoch) or a `TaskSource` that
+    resumes itself, such as a stream of fresh instances (one pass, none twice).
 
     `ray` runs the services as actors on a Ray cluster (`rl/cluster/`), the loop staying
     here; a lost trainer restarts from the last checkpoint up to `ray.trainer_restarts`
@@ -202,8 +204,9 @@ async def run_rl(
         else:
             from shadowrl.rl.cluster.backend import ray_services
 
+            fixed = tasks if isinstance(tasks, list) else []
             services = ray_services(
-                model, tokenizer, tasks, run_dir, ray, ckpt=ckpt,
+                model, tokenizer, fixed, run_dir, ray, ckpt=ckpt,
                 train=train, engine_config=engine_config, spec=spec, seed=seed,
             )  # fmt: skip
         try:
@@ -226,7 +229,7 @@ async def run_rl(
 async def _train(
     services: Services,
     tokenizer: Any,
-    tasks: list[tuple[Task, PreparedTask]],
+    tasks: list[tuple[Task, PreparedTask]] | TaskSource,
     run_dir: Path,
     start: int,
     cfg: TrainConfig,
@@ -263,7 +266,12 @@ async def _train(
             record = {"task": group.task_id, "errors": group.errors[:3]}
             metrics.log("rollout_error", trainer.step_count, record)
 
-        metrics.log("rl_data", start, {"tasks": len(tasks)})  # after the split and screen
+        if isinstance(tasks, list):  # after the split and screen
+            metrics.log("rl_data", start, {"tasks": len(tasks)})
+            source: TaskSource = TaskSampler(tasks, seed=seed, position=start * cfg.groups_per_step)
+        else:  # a stream: every draw a fresh instance; it resumes from its own log
+            metrics.log("rl_data", start, {"stream_position": tasks.position})
+            source = tasks
         orch = Orchestrator(
             cfg=orchestrator,
             train=cfg,
@@ -271,11 +279,14 @@ async def _train(
             engine=services.engine,
             trainer=trainer,
             store=services.store,
-            tasks=TaskSampler(tasks, seed=seed, position=start * cfg.groups_per_step),
+            tasks=source,
             on_step=on_step,
             on_error=on_error,
         )
-        stats = await orch.run(start_step=start)
+        try:
+            stats = await orch.run(start_step=start)
+        finally:
+            source.close()
         metrics.log("rl_summary", cfg.steps, vars(stats))
 
 

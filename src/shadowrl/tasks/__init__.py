@@ -16,9 +16,10 @@ Read in this order:
     make.py       generating validated tasks in a process pool
     humaneval.py  the easy tier;  suites.py  recipes of the medium and hard tiers
     releases.py   recipes of the releases suite: real bug fixes between two releases
+    family/       the generated family: templates, leak-proof splits, suites, one-pass stream
     reference.py  gold / noop policies and the scripted expert, played through the real harness
 
-`shadowrl tasks make|easy|wider|suite|releases|validate|export` is `commands/tasks.py`.
+`shadowrl tasks make|easy|wider|suite|releases|long|family|validate|export` is `commands/tasks.py`.
 """
 
 from shadowrl.tasks.prepare import PreparedTask, prepare, task_prompt

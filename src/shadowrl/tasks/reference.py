@@ -2,7 +2,8 @@
 
 `gold` types the gold patch in through the agent's own tools (`edit_file` for each
 hunk whose text is unique in the file, `write_file` otherwise) and submits; `noop`
-submits at once; `scripted` is the expert (read, gold edits, visible tests, submit)
+submits at once; `special-case` (family tasks only) hard-codes the reported input;
+`scripted` is the expert (read, gold edits, visible tests, submit)
 whose episodes are SFT's demonstrations. Every reference policy answers the loop's
 summary request (issue 21) with the expert's summary: the files read, the fix and what
 is left, so SFT demonstrates faithful summaries when `agent.summary` is on. Played through the real harness and graded by
@@ -157,10 +158,20 @@ def expert_summary(task: Task, prepared: PreparedTask) -> str:
     )
 
 
+def special_case_replies(task: Task, prepared: PreparedTask) -> list[str]:
+    """Hard-code the reported call of a family task (`tasks/family/adversary.py`); a sound
+    task gives it 0, as it does noop."""
+    from shadowrl.tasks.family.adversary import special_case
+
+    path, after = special_case(prepared)
+    return [*_edits(path, "", [], after), _call("Done.", "submit", {})]
+
+
 REFERENCE_POLICIES: dict[str, Callable[[Task, PreparedTask], list[str]]] = {
     "gold": gold_replies,
     "noop": noop_replies,
     "scripted": expert_replies,
+    "special-case": special_case_replies,
 }
 
 

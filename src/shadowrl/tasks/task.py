@@ -14,9 +14,10 @@ written as a shell string (`"python -m pytest -q"`, split with `shlex`) or an ar
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -212,6 +213,27 @@ def save_tasks(tasks: Iterable[Task], path: str | Path) -> None:
     path.write_text("".join(line + "\n" for line in lines))
 
 
+def save_portable(tasks: Iterable[Task], path: Path) -> None:
+    """Write JSONL with every seed directory copied under `<stem>-seeds/` beside the file
+    (stored relative to it), so the file and that folder run anywhere together."""
+    import shutil
+
+    seeds = path.parent / f"{path.stem}-seeds"
+    out = []
+    for task in tasks:
+        if task.seed.path is None:
+            out.append(task)
+            continue
+        src = Path(task.seed.path)
+        dest = seeds / f"{src.name}-{hashlib.sha256(str(src).encode()).hexdigest()[:8]}"
+        if not dest.exists():
+            shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".git", "__pycache__"))
+        out.append(
+            task.model_copy(update={"seed": task.seed.model_copy(update={"path": str(dest)})})
+        )
+    save_tasks(out, path)
+
+
 def to_swebench(task: Task) -> dict[str, Any]:
     """The record as SWE-bench's harness reads it (test lists JSON-encoded)."""
     return {
@@ -241,6 +263,25 @@ def hash_split(instance_id: str, heldout_fraction: float = 0.2, salt: str = "sha
     return "heldout" if int.from_bytes(digest[:8], "big") / 2**64 < heldout_fraction else "train"
 
 
+def stratified(tasks: Sequence[Task], limit: int | None) -> list[Task]:
+    """`limit` tasks (None or 0 = all) taken round-robin over their sources (`Task.repo`:
+    a template, a library, a HumanEval problem), in file order within each, returned in
+    file order. A limit thus keeps as many sources as it can instead of the first ones;
+    a suite whose tasks all have their own source gives its first `limit` tasks."""
+    if not limit or limit >= len(tasks):
+        return list(tasks)
+    groups: dict[str, list[int]] = {}
+    for i, task in enumerate(tasks):
+        groups.setdefault(task.repo, []).append(i)
+    chosen: list[int] = []
+    for round_ in itertools.count():
+        row = [g[round_] for g in groups.values() if round_ < len(g)]
+        chosen += row[: limit - len(chosen)]
+        if len(chosen) >= limit:
+            return [tasks[i] for i in sorted(chosen)]
+    raise AssertionError("unreachable")
+
+
 def builtin_suites() -> list[str]:
     """Names of the suites shipped in `data/suites`."""
     return sorted(p.stem for p in SUITES_DIR.glob("*.jsonl"))
@@ -258,7 +299,8 @@ def suite_path(name: str) -> Path:
     if Path(name).is_file():
         return Path(name)
     raise SuiteNotFound(
-        f"no suite {name!r}: give a built-in suite {builtin_suites()} or a task JSONL file"
+        f"no suite {name!r}: give a built-in suite {builtin_suites()}, a family part "
+        "(family:train|dev|heldout-seeds|heldout-templates[@n]) or a task JSONL file"
     )
 
 

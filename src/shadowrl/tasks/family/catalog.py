@@ -2,14 +2,53 @@
 
 from __future__ import annotations
 
-from shadowrl.tasks.family import templates_text
-from shadowrl.tasks.family.splits import Part, template_part
-from shadowrl.tasks.family.template import Template
+import random
+from functools import cache
 
-TEMPLATES: tuple[Template, ...] = (*templates_text.TEMPLATES,)
+from shadowrl.tasks.family import (
+    templates_algorithms,
+    templates_algorithms_more,
+    templates_collections,
+    templates_collections_more,
+    templates_dates,
+    templates_dates_more,
+    templates_misc,
+    templates_misc_more,
+    templates_money,
+    templates_money_more,
+    templates_numbers,
+    templates_numbers_more,
+    templates_parsing,
+    templates_parsing_more,
+    templates_text,
+    templates_text_more,
+)
+from shadowrl.tasks.family.splits import Part, group_part, site, template_part
+from shadowrl.tasks.family.template import Template
+from shadowrl.tasks.mutate import mutants
+
+TEMPLATES: tuple[Template, ...] = (
+    *templates_text.TEMPLATES,
+    *templates_text_more.TEMPLATES,
+    *templates_dates.TEMPLATES,
+    *templates_dates_more.TEMPLATES,
+    *templates_money.TEMPLATES,
+    *templates_money_more.TEMPLATES,
+    *templates_parsing.TEMPLATES,
+    *templates_parsing_more.TEMPLATES,
+    *templates_collections.TEMPLATES,
+    *templates_collections_more.TEMPLATES,
+    *templates_algorithms.TEMPLATES,
+    *templates_algorithms_more.TEMPLATES,
+    *templates_numbers.TEMPLATES,
+    *templates_numbers_more.TEMPLATES,
+    *templates_misc.TEMPLATES,
+    *templates_misc_more.TEMPLATES,
+)
 
 
 def by_id() -> dict[str, Template]:
+    """Templates by id; two with one id are an error."""
     found: dict[str, Template] = {}
     for t in TEMPLATES:
         if t.id in found:
@@ -18,7 +57,16 @@ def by_id() -> dict[str, Template]:
     return found
 
 
+@cache
 def templates(part: Part) -> tuple[Template, ...]:
-    """The templates `part` draws from: held-out seeds come from the train templates."""
+    """The templates `part` draws from: held-out seeds come from the train templates, those
+    with at least one near-duplicate group held out (and train from those with one left)."""
     home = "train" if part == "heldout-seeds" else part
-    return tuple(t for t in TEMPLATES if template_part(t.id) == home)
+    return tuple(t for t in TEMPLATES if template_part(t.id) == home and part in _parts(t))
+
+
+def _parts(template: Template) -> set[Part]:
+    """The parts of a template's near-duplicate groups (a site names one node in every
+    rendering, so one rendering tells)."""
+    source = template.render(random.Random(0)).source
+    return {group_part(template.id, site(source, m), m.operator) for m, _ in mutants(source)}

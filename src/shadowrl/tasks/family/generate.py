@@ -4,10 +4,11 @@
         near-duplicate group (template, site, operator) belongs to the asked part
     calls drawn by the template ──► expected = what the correct module returns
         ──► the bug's outcomes (a subprocess with a time limit) ──► failing calls
-    report: one failing call and its expected value; the hidden tests: every other call
-    visible tests: calls the bug does not break
-        ──► tasks/make.validate: the fail-to-pass / pass-to-pass check, run the way the
-            grader runs it ──► Task
+    report: one failing call, what it did and should do; hidden tests: every call but
+    the visible ones, which are three calls the bug does not break
+        ──► gold and bug `ruff format`ted (a mutant's node is re-spelled by ast.unparse)
+        ──► tasks/make.holds: FAIL_TO_PASS fail and PASS_TO_PASS pass on the bug, all
+            pass on the gold module, run by id the way the grader runs them ──► Task
 
 A bug must break at least two calls: the hidden tests then hold a failing input beyond
 the reported one, so a fix that special-cases the report earns nothing. The workspace
@@ -24,7 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,6 +84,9 @@ class Case:
     call: Call
     args: str  # the arguments as a literal tuple
     expected: Outcome
+
+    def __hash__(self) -> int:  # the call's arguments may hold lists: hash their literal
+        return hash((self.call[0], self.args))
 
     @property
     def text(self) -> str:
@@ -168,8 +172,15 @@ def formatted(source: str) -> str:
     return proc.stdout
 
 
-def attempt(template: Template, part: Part, rng: random.Random, python: Path) -> Instance | None:
-    """One try at an instance of `template` in `part` (None: this draw made no valid task)."""
+def attempt(
+    template: Template,
+    part: Part,
+    rng: random.Random,
+    python: Path,
+    seen: Collection[str] = (),
+) -> Instance | None:
+    """One try at an instance of `template` in `part` (None: this draw made no valid task,
+    or its bug's key is in `seen`)."""
     source = template.render(rng).source
     bug = _bug(template, source, part, rng)
     if bug is None:
@@ -187,6 +198,8 @@ def attempt(template: Template, part: Part, rng: random.Random, python: Path) ->
     hidden = [c for c in found if c not in visible]
     reported = rng.choice(failing)
     code = Code(template.module, formatted(source), formatted(mutated), mutation.operator)
+    if code.key in seen:
+        return None
     task = _task(template, code, visible, hidden, failing)
     if not _holds(task, code, python):
         return None
@@ -208,6 +221,11 @@ class Code:
     @property
     def path(self) -> str:
         return f"{self.module}.py"
+
+    @property
+    def key(self) -> str:
+        """The buggy module's digest: two instances with one key are the same bug."""
+        return hashlib.sha256(self.bug.encode()).hexdigest()[:12]
 
     @property
     def tests(self) -> tuple[str, str]:
@@ -269,7 +287,6 @@ def _bug_patch(module: str, mutated: str, visible: dict[str, str]) -> str:
 def _instance(
     template: Template, part: Part, task: Task, code: Code, where: str, report: str
 ) -> Instance:
-    bug_key = hashlib.sha256(code.bug.encode()).hexdigest()[:12]
     digest = hashlib.sha256(f"{code.bug}\0{task.test_patch}".encode()).hexdigest()[:10]
     op = code.operator.replace(" ", "_")
     update = {
@@ -278,4 +295,4 @@ def _instance(
         "source": f"family+ast:{op}@{where}",
         "split": "train" if part == "train" else "heldout",
     }
-    return Instance(task.model_copy(update=update), template.id, where, op, part, bug_key)
+    return Instance(task.model_copy(update=update), template.id, where, op, part, code.key)

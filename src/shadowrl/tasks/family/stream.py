@@ -17,16 +17,19 @@ import json
 import random
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from shadowrl.tasks.family.catalog import templates
 from shadowrl.tasks.family.generate import Instance, attempt
 from shadowrl.tasks.family.splits import Part
+from shadowrl.tasks.family.template import Template
 from shadowrl.tasks.patch import apply_patch
 from shadowrl.tasks.prepare import PreparedTask, prepare
 from shadowrl.tasks.task import Task, load_tasks
+
+ATTEMPTS = 200  # per draw: a template whose bugs are all used up fails loudly, never repeats
 
 
 def bug_key(task: Task) -> str:
@@ -48,10 +51,14 @@ class FamilyStream:
         part: Part = "train",
         seed: int = 0,
         prefetch: int = 2,
+        pool: Sequence[Template] = (),
+        attempts: int = ATTEMPTS,
     ) -> None:
+        """`pool`: the templates to draw from (default: every template of `part`);
+        `attempts`: tries per draw before a template counts as used up."""
         self.python, self.cache_dir, self.log = python, cache_dir, log
         self.part, self.seed = part, seed
-        self.pool = templates(part)
+        self.pool = tuple(pool) or templates(part)
         if not self.pool:
             raise ValueError(f"the family has no template in part {part!r}")
         drawn = load_tasks(log) if log.exists() else []
@@ -62,6 +69,7 @@ class FamilyStream:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="family-stream")
         self._ahead: deque[Future[Instance]] = deque()
         self.prefetch = max(1, prefetch)
+        self.attempts = attempts
 
     def __iter__(self) -> Iterator[tuple[Task, PreparedTask]]:
         return self
@@ -82,13 +90,15 @@ class FamilyStream:
             k = self._next_draw
             self._next_draw += 1
         template = self.pool[k % len(self.pool)]
-        for j in range(1000):
+        for j in range(self.attempts):
             rng = random.Random(f"stream:{self.seed}:{self.part}:{k}:{j}")
-            found = attempt(template, self.part, rng, self.python)
-            if found is not None and found.bug_key not in self.seen:
+            found = attempt(template, self.part, rng, self.python, self.seen)
+            if found is not None:
                 self.seen.add(found.bug_key)
                 return found
-        raise RuntimeError(f"template {template.id} has no unseen bug left in {self.part}")
+        raise RuntimeError(
+            f"template {template.id}: no unseen bug in {self.attempts} attempts ({self.part})"
+        )
 
     def close(self) -> None:
         for fut in self._ahead:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +22,7 @@ from shadowrl.tasks.family.generate import Instance, attempt
 from shadowrl.tasks.family.splits import PARTS, Part
 from shadowrl.tasks.task import Task, load_tasks, save_tasks
 
-TRIES = 12  # attempts per instance before the next block of attempts is used
+TRIES = 120  # attempts per instance before the suite gives up on it
 SIZES: dict[Part, int] = {"train": 200, "dev": 48, "heldout-seeds": 64, "heldout-templates": 120}
 DEFAULT_CACHE = Path("~/.cache/shadowrl/tasks")
 
@@ -45,20 +45,24 @@ class SuiteName:
         return cls(chosen, int(size) if size else SIZES[chosen])
 
 
-def attempts(part: Part, index: int, seed: int, python: Path, first: int = 0) -> Iterator[Instance]:
-    """The valid attempts of instance `index` of `part`, in their seeded order."""
+def attempts(
+    part: Part, index: int, seed: int, python: Path, seen: Collection[str] = ()
+) -> Iterator[Instance]:
+    """The valid attempts of instance `index` of `part` whose bug is not in `seen`, in
+    their seeded order."""
     pool = templates(part)
     if not pool:
         raise ValueError(f"the family has no template in part {part!r}")
     template = pool[index % len(pool)]
-    for j in range(first, first + 10 * TRIES):
-        found = attempt(template, part, random.Random(f"{seed}:{part}:{index}:{j}"), python)
+    for j in range(TRIES):
+        rng = random.Random(f"{seed}:{part}:{index}:{j}")
+        found = attempt(template, part, rng, python, seen)
         if found is not None:
             yield found
 
 
 def _first(args: tuple[Part, int, int, Path]) -> Instance | None:
-    return next(attempts(*args), None)
+    return next(attempts(*args), None)  # no `seen` yet: a repeat is redrawn below, in order
 
 
 def generate(part: Part, n: int, python: Path, *, seed: int = 0, workers: int = 2) -> list[Task]:
@@ -69,12 +73,8 @@ def generate(part: Part, n: int, python: Path, *, seed: int = 0, workers: int = 
     seen: set[str] = set()
     tasks: list[Task] = []
     for i, found in enumerate(firsts):
-        options = (
-            attempts(part, i, seed, python)
-            if found is None or found.bug_key in seen
-            else iter([found])
-        )
-        inst = next((o for o in options if o.bug_key not in seen), None)
+        fresh = found is not None and found.bug_key not in seen
+        inst = found if fresh else next(attempts(part, i, seed, python, seen), None)
         if inst is None:
             raise RuntimeError(f"family:{part} instance {i} found no new valid bug")
         seen.add(inst.bug_key)

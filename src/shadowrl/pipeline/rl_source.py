@@ -1,0 +1,25 @@
+"""RL on a stream of fresh instances instead of the prepared train list.
+
+`pipeline.rl_stream` swaps epochs over a fixed list for the family's one-pass stream
+(`tasks/family/stream.py`): every draw a new instance of the family's train part,
+whatever the configured suites, never the same bug twice, logged to
+run_dir/rl_stream.jsonl (what training saw, and what a resumed run reads back so
+nothing it drew comes again).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shadowrl.pipeline.config import TrainRun
+from shadowrl.rl.orchestrator import TaskSource
+from shadowrl.tasks.env import build_env, env_python
+from shadowrl.tasks.family.stream import FamilyStream
+
+STREAM_LOG = "rl_stream.jsonl"
+
+
+def family_stream(run: TrainRun) -> TaskSource:
+    """The train part's stream for this run, seeded by `run.seed`, resumed from its log."""
+    python = env_python(build_env(("pytest",), Path(run.tasks.cache_dir).expanduser()))
+    return FamilyStream(python, run.tasks.cache_dir, run.run_dir / STREAM_LOG, seed=run.seed)

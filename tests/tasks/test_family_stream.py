@@ -1,0 +1,64 @@
+"""The one-pass stream: fresh instances, never the same bug twice, even across a resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shadowrl.tasks.env import build_env, env_python
+from shadowrl.tasks.family.splits import template_part
+from shadowrl.tasks.family.stream import FamilyStream, bug_key
+from shadowrl.tasks.family.template import Template
+from shadowrl.tasks.task import load_tasks
+
+# A template with room for only a handful of bugs, so the stream runs out of them.
+SIGN = Template(
+    id="stream_test_sign",
+    module="sign",
+    source='''
+    """The sign of a number."""
+
+
+    def sign(x):
+        """-1, 0 or 1."""
+        if x > 0:
+            return 1
+        if x < 0:
+            return -1
+        return 0
+    ''',
+    cases=lambda r: [("sign", (v,)) for v in (-9, -5, -1, 0, 1, 2, 7, 40)],
+)
+
+
+def test_the_stream_runs_out_rather_than_repeat(cache_dir: Path, tmp_path: Path) -> None:
+    python = env_python(build_env(("pytest",), cache_dir))
+    log = tmp_path / "stream.jsonl"
+    part = template_part(SIGN.id)
+    stream = FamilyStream(python, cache_dir, log, part=part, pool=(SIGN,), attempts=40)
+    drawn = []
+    with pytest.raises(RuntimeError, match="no unseen bug"):
+        while True:
+            task, prepared = next(stream)
+            drawn.append(task)
+            assert prepared.workspace.is_dir() and (prepared.workspace / "sign.py").is_file()
+    stream.close()
+    keys = [bug_key(t) for t in drawn]
+    assert len(drawn) >= 2 and len(set(keys)) == len(keys)
+    assert [t.instance_id for t in load_tasks(log)] == [t.instance_id for t in drawn]
+    resumed = FamilyStream(python, cache_dir, log, part=part, pool=(SIGN,), attempts=40)
+    assert resumed.position == len(drawn) and resumed.seen == set(keys)
+    with pytest.raises(RuntimeError, match="no unseen bug"):
+        next(resumed)  # every bug was used before the "crash": none comes back
+    resumed.close()
+
+
+def test_a_streamed_run_has_no_list_to_screen() -> None:
+    from pydantic import ValidationError
+
+    from shadowrl.pipeline.config import PipelineConfig
+
+    assert PipelineConfig(rl_stream=True).rl_stream
+    with pytest.raises(ValidationError, match="no fixed list"):
+        PipelineConfig(rl_stream=True, screen_samples=2)
