@@ -4,14 +4,15 @@
 Each role reads a suite spec, `name` or `name:train|heldout` (a built-in suite, a JSONL
 file, or a family part such as `family:heldout-templates@152`): `pipeline.train_suite`,
 `dev_suite` and `eval_suite`, each defaulting to the matching split of `tasks.suite`.
-A limit takes tasks round-robin over templates (`Task.repo`), so it never keeps one
-template's tasks only, and the held-out intervals cluster on that same field.
+A limit takes tasks round-robin over templates (`Task.repo`, `tasks.task.stratified`), so
+it never keeps one template's tasks only; the held-out intervals cluster on that field.
 """
 
 from __future__ import annotations
 
 from shadowrl.pipeline.config import PipelineConfig, PipelineError, TrainRun
 from shadowrl.tasks import Task, load_suite
+from shadowrl.tasks.task import stratified
 
 
 def load_spec(spec: str) -> list[Task]:
@@ -20,17 +21,6 @@ def load_spec(spec: str) -> list[Task]:
     if sep and split in ("train", "heldout"):
         return load_suite(name, split)  # type: ignore[arg-type]
     return load_suite(spec)
-
-
-def by_template(tasks: list[Task], limit: int) -> list[Task]:
-    """`limit` tasks (0 = all) taken round-robin over templates (`Task.repo`, in
-    first-seen order), each template's in suite order: a limit spreads over templates."""
-    queues: dict[str, list[Task]] = {}
-    for t in tasks:
-        queues.setdefault(t.repo, []).append(t)
-    depth = max(map(len, queues.values()), default=0)
-    mixed = [q[i] for i in range(depth) for q in queues.values() if i < len(q)]
-    return mixed[:limit] if limit else mixed
 
 
 def _spec(own: str, run: TrainRun, split: str) -> str:
@@ -45,7 +35,7 @@ def heldout_tasks(run: TrainRun) -> list[Task]:
     """The held-out tasks every eval runs."""
     if not (found := load_spec(heldout_spec(run))):
         raise PipelineError(f"suite {heldout_spec(run)!r} has no tasks to evaluate on")
-    return by_template(found, run.pipeline.eval_tasks)
+    return stratified(found, run.pipeline.eval_tasks)
 
 
 def dev_tasks(run: TrainRun) -> list[Task]:
@@ -55,7 +45,7 @@ def dev_tasks(run: TrainRun) -> list[Task]:
     if not p.sft_dev_tasks:
         return []
     if p.dev_suite:
-        return by_template(load_spec(p.dev_suite), p.sft_dev_tasks)
+        return stratified(load_spec(p.dev_suite), p.sft_dev_tasks)
     return load_spec(_spec(p.train_suite, run, "train"))[-p.sft_dev_tasks :]
 
 
@@ -67,7 +57,7 @@ def train_tasks(run: TrainRun) -> list[Task]:
     pool = [t for t in load_spec(spec) if t.instance_id not in dev]
     if not pool:
         raise PipelineError(f"suite {spec!r} has no train tasks (besides dev's)")
-    return by_template(pool, p.train_tasks)
+    return stratified(pool, p.train_tasks)
 
 
 def split_train_tasks(tasks: list[Task], pipeline: PipelineConfig) -> tuple[list[Task], list[Task]]:
