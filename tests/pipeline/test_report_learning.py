@@ -53,8 +53,15 @@ def test_no_significant_gain_states_the_size_its_own_variance_needs(tmp_path):
 
 def test_a_significant_gain_is_called_one_and_sft_more_is_compared_too(tmp_path):
     win = [[True, True]] * 6
-    run = _run(tmp_path, {"sft": SFT, "rl_step6": win, "sft_more": SFT_FOR_RL})
+    more = [("sft_more_data", 0, {"demonstrations": 15, "tasks": 16, "budget_s": 540.0}),
+            ("sft_more_done", 0, {"best_step": 4, "steps": 5, "stopped": "data"})]  # fmt: skip
+    run = _run(tmp_path, {"sft": SFT, "rl_step6": win, "sft_more": SFT_FOR_RL}, more)
     report = write_run_report(run).read_text()
+    assert (
+        "trained 5 more steps on up to 15 expert demonstrations of RL's 16 tasks, within RL's "
+        "wall time (540 s); it ended when its demonstrations ran out first, and kept the "
+        "weights of step 4." in report
+    )
     assert "a significant gain of rl_step6 over sft." in report
     assert "- **rl_step6 − sft_more**: Δ pass@1 +0.917" in report
     assert "a significant gain of rl_step6 over sft_more." in report

@@ -173,6 +173,8 @@ def _training_lines(
     if sft_rows or "sft" in evals or settings.pipeline is not None:
         lines.append(text.sft_line(sft_rows, _last(metrics, "sft_data"), settings.pipeline))
     lines.append(text.rl_line(rows, _last(metrics, "rl_data"), settings))
+    if (more := learning.sft_more_line(metrics)) is not None:
+        lines.append(more)
     if evals:
         lines += [
             "",

@@ -177,6 +177,22 @@ def exploration_lines(metrics: Sequence[Row], rl_rows: Sequence[Row]) -> list[st
     return lines if len(lines) > 2 else []
 
 
+def sft_more_line(metrics: Sequence[Row]) -> str | None:
+    """One bullet on the SFT-more arm, from its `sft_more_data` and `sft_more_done` rows."""
+    data = next((r for r in reversed(metrics) if r.get("kind") == "sft_more_data"), None)
+    done = next((r for r in reversed(metrics) if r.get("kind") == "sft_more_done"), None)
+    if data is None or done is None:
+        return None
+    ended = {"data": "its demonstrations ran out first", "budget": "RL's time was spent",
+             "patience": "the dev NLL stopped falling"}[str(done["stopped"])]  # fmt: skip
+    return (
+        f"- **SFT-more** (the control arm): the SFT checkpoint trained {int(done['steps'])} "
+        f"more steps on up to {int(data['demonstrations'])} expert demonstrations of RL's "
+        f"{int(data['tasks'])} tasks, within RL's wall time ({data['budget_s']:.0f} s); it "
+        f"ended when {ended}, and kept the weights of step {int(done['best_step'])}."
+    )
+
+
 def _check_lines(checks: Sequence[Row]) -> list[str]:
     if not checks:
         return []

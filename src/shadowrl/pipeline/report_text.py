@@ -74,8 +74,8 @@ def sft_line(rows: Sequence[Row], data: Row | None, pipeline: PipelineConfig | N
         )
     epochs = int(max(r.get("epoch", 0) for r in rows)) + 1
     return (
-        f"- **SFT** (supervised fine-tuning): {len(rows)} optimizer steps over {epochs} "
-        f"epochs on {source}; the demonstrations' NLL went {rows[0]['nll']:.3f} -> "
+        f"- **SFT** (supervised fine-tuning): {len(rows)} optimizer steps over "
+        f"{count(epochs, 'epoch')} on {source}; the demonstrations' NLL went {rows[0]['nll']:.3f} -> "
         f"{rows[-1]['nll']:.3f}."
     )
 
