@@ -4,8 +4,10 @@ import pytest
 from pydantic import ValidationError
 
 from shadowrl.pipeline.config import PipelineConfig, PipelineError
-from shadowrl.pipeline.stages import split_train_tasks
+from shadowrl.pipeline.tasksets import split_train_tasks
 from shadowrl.tasks import load_suite
+
+EASY = ["--pipeline.train_suite=", "--pipeline.sft_dev_tasks=0"]  # the easy suite's train split
 
 
 def _ids(tasks):
@@ -20,18 +22,25 @@ def test_unseen_gives_rl_only_the_tasks_sft_had_no_demo_of():
 
 def test_all_gives_rl_every_task_whatever_sft_saw():
     tasks = load_suite("easy", "train")[:10]
-    sft, rl = split_train_tasks(tasks, PipelineConfig(sft_tasks=4))
+    sft, rl = split_train_tasks(tasks, PipelineConfig(sft_tasks=4, rl_tasks="all"))
     assert _ids(sft) == _ids(tasks[:4]) and _ids(rl) == _ids(tasks)
-    sft, rl = split_train_tasks(tasks, PipelineConfig())  # defaults: both get everything
-    assert _ids(sft) == _ids(rl) == _ids(tasks)
+    sft, rl = split_train_tasks(tasks, PipelineConfig(sft_tasks=0, rl_tasks="all"))
+    assert _ids(sft) == _ids(rl) == _ids(tasks)  # SFT on all of them, RL on all of them
+
+
+def test_without_sft_every_task_is_unseen():
+    tasks = load_suite("easy", "train")[:10]
+    sft, rl = split_train_tasks(tasks, PipelineConfig(sft=False))  # rl_tasks: unseen
+    assert sft == [] and _ids(rl) == _ids(tasks)
 
 
 @pytest.mark.parametrize(
     "fields",
     [
-        {"rl_tasks": "unseen"},  # SFT on all tasks leaves none unseen
-        {"rl_tasks": "unseen", "sft_tasks": 4, "sft": False},
+        {"rl_tasks": "unseen", "sft_tasks": 0},  # SFT on all tasks leaves none unseen
         {"rl_tasks": "unseen", "sft_tasks": 8, "train_tasks": 8},
+        {"sft_more": True, "rl_tasks": "all"},  # its demos would not be fresh
+        {"sft_more": True, "sft": False},  # nothing to continue
     ],
 )
 def test_a_split_that_leaves_rl_nothing_is_refused_at_config_time(fields):
@@ -85,7 +94,8 @@ def test_the_screen_keeps_tasks_solved_sometimes_but_not_always(tmp_path):
     from shadowrl.commands.config import load_config, train_run
     from shadowrl.pipeline.stages import SCREEN_DIR, learnable, rl_task_list
 
-    overrides = ["--pipeline.train_tasks=6", "--pipeline.sft_tasks=2", "--pipeline.rl_tasks=unseen"]
+    overrides = ["--pipeline.train_tasks=6", "--pipeline.sft_tasks=2", "--pipeline.rl_tasks=unseen",
+                 *EASY]  # fmt: skip
     config = load_config(
         overrides=[*overrides, "--pipeline.screen_samples=3", f"--run_dir={tmp_path}"]
     )
@@ -104,7 +114,8 @@ def test_a_screen_that_keeps_nothing_is_a_clear_error(tmp_path):
     from shadowrl.commands.config import load_config, train_run
     from shadowrl.pipeline.stages import SCREEN_DIR, rl_task_list
 
-    overrides = ["--pipeline.train_tasks=2", "--pipeline.screen_samples=2", f"--run_dir={tmp_path}"]
+    overrides = ["--pipeline.train_tasks=2", "--pipeline.screen_samples=2", f"--run_dir={tmp_path}",
+                 "--pipeline.sft_tasks=0", "--pipeline.rl_tasks=all", *EASY]  # fmt: skip
     config = load_config(overrides=overrides)
     (tmp_path / SCREEN_DIR).mkdir()
     _screen(load_suite("easy", "train")[:2], [[False, False], [True, True]]).save(

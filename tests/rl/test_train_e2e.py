@@ -8,6 +8,7 @@ with the engine, weight store and verifier, held-out evals, report, and resume.
 import json
 from pathlib import Path
 
+import pytest
 from transformers import AutoModelForCausalLM
 
 from shadowrl.commands.main import main
@@ -25,6 +26,12 @@ TINY = [
     "--agent.max_turns=5",
     "--agent.max_new_tokens=200",
     "--orchestrator.inflight_groups=2",
+    # the easy suite, not the default family (generated on first use): fast in CI
+    "--pipeline.train_suite=",
+    "--pipeline.eval_suite=",
+    "--pipeline.sft_dev_tasks=0",
+    "--pipeline.sft_tasks=0",
+    "--pipeline.rl_tasks=all",
 ]
 
 
@@ -103,3 +110,26 @@ def test_kill_9_mid_run_loses_at_most_the_step_in_progress(tmp_path):
     assert steps[:done] == list(range(1, done + 1))
     assert sorted(set(steps)) == [1, 2, 3, 4] and len(steps) <= 5
     assert json.loads(state.read_text())["step"] == 4
+
+
+@pytest.mark.slow
+def test_warm_start_checks_dev_demos_and_sft_more_runs_for_rls_time(tmp_path):
+    # SFT on one task's demo, checked on the demo of a dev task no stage trains on; RL on
+    # the other task; SFT-more on that task's demo for RL's wall time; all four evaluated.
+    run = tmp_path / "run"
+    extra = ["--pipeline.train_tasks=2", "--pipeline.sft_tasks=1", "--pipeline.rl_tasks=unseen",
+             "--pipeline.sft_dev_tasks=1", "--pipeline.sft_check_every=1", "--pipeline.sft_more=true",
+             "--pipeline.dev_suite="]  # fmt: skip
+    assert main(["train", f"--run_dir={run}", "--train.steps=1", *TINY, *extra]) == 0
+    checks = read_metrics(run / "metrics.jsonl", "sft_check")
+    assert [(r["arm"], r["step"]) for r in checks][:2] == [("sft", 0), ("sft", 1)]
+    assert {r["arm"] for r in checks} == {"sft", "sft_more"}
+    scored = {r["policy"] for r in read_metrics(run / "metrics.jsonl", "demo_score")}
+    assert scored == {"base", "sft", "rl", "sft_more"}
+    more = read_metrics(run / "metrics.jsonl", "sft_more_data")[-1]
+    rl_s = sum(r["step_s"] for r in read_metrics(run / "metrics.jsonl", "rl"))
+    assert more["budget_s"] == pytest.approx(rl_s) and more["demonstrations"] == 1
+    assert (run / "eval_sft_more" / "eval.json").exists()
+    report = (run / "report.md").read_text()
+    assert "- **rl_step1 − sft**" in report and "- **rl_step1 − sft_more**" in report
+    assert "| sft_more |" in report  # its behaviour row

@@ -192,7 +192,7 @@ def test_sft_loss_only_counts_masked_tokens():
 def test_sft_learns_the_demonstration():
     trainer = Trainer(tiny(), cfg(sft_lr=1e-2), objective="sft")
     demos = [traj(0.0, [1, 2, 3], [20, 21, 22, 23]), traj(0.0, [1, 4], [30, 31])]
-    history = run_sft(trainer, demos, epochs=8, batch_tokens=64)
+    history = run_sft(trainer, demos, epochs=8, batch_tokens=64).history
     assert len(history) == 8 and trainer.version == 8
     assert history[-1]["nll"] < 0.5 * history[0]["nll"]
 

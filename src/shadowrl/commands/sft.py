@@ -11,10 +11,10 @@ from shadowrl.commands.train import start_run_dir
 
 def run(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.models import load_model
-    from shadowrl.pipeline.stages import sft_stage
+    from shadowrl.pipeline.stages import warm_start
 
     run_dir = start_run_dir(args, config)
     model, tokenizer = load_model(config.model)
-    sft_stage(model, tokenizer, train_run(config))
+    warm_start(model, tokenizer, train_run(config))
     print(f"SFT checkpoint: {run_dir / 'sft'}")
     return 0

@@ -23,25 +23,26 @@ class PipelineConfig(BaseModel):
     """Sizes of the stages of `shadowrl train` (`pipeline:` in the config tree)."""
 
     model_config = ConfigDict(extra="forbid")
-    train_tasks: int = Field(24, ge=0, description="Train-split tasks used (0 = all).")
+    train_tasks: int = Field(0, ge=0, description="Train tasks used (0 = all of `train_suite`).")
     sft_tasks: int = Field(
-        0,
+        32,
         ge=0,
         description="How many of those tasks (from the front) give SFT its expert demos (0 = all).",
     )
     rl_tasks: Literal["all", "unseen"] = Field(
-        "all",
+        "unseen",
         description="RL on every train task, or only on those SFT had no demo of ('unseen'): "
-        "then the RL reward is not the recall of a gold patch SFT was fitted on.",
+        "then the RL reward is not the recall of a gold patch SFT was fitted on (without SFT, "
+        "every train task is unseen).",
     )
-    eval_tasks: int = Field(8, ge=0, description="Held-out tasks evaluated (0 = all).")
+    eval_tasks: int = Field(0, ge=0, description="Held-out tasks evaluated (0 = all).")
     eval_samples: int = Field(2, ge=1, description="Episodes per held-out task (k of pass@k).")
     eval_base: bool = Field(
-        False,
+        True,
         description="Also evaluate the starting model (slow on CPU: it rambles to every budget).",
     )
     base_samples: int = Field(
-        0,
+        1,
         ge=0,
         description="Episodes per held-out task in the base model's eval (0 = eval_samples); "
         "fewer keep it affordable, since the base model uses every turn and token budget.",
@@ -55,6 +56,46 @@ class PipelineConfig(BaseModel):
         "nothing about solving. Written to run_dir/screen/.",
     )
     sft: bool = Field(True, description="Warm-start with SFT on expert demonstrations.")
+    sft_dev_tasks: int = Field(
+        8,
+        ge=0,
+        description="Expert demos of this many dev tasks validate SFT: their NLL is scored every "
+        "`sft_check_every` steps, SFT stops after `sft_patience` checks without a new best and "
+        "keeps the best check's weights; their entropy is reported per policy (0 = no checks: "
+        "SFT runs its `train.sft.epochs`). Dev tasks come from `dev_suite`; without one, the "
+        "last tasks of the train split, which then no stage trains on.",
+    )
+    train_suite: str = Field(
+        "family:train@48",
+        description="The suite SFT, RL and SFT-more draw train tasks from ('name' or "
+        "'name:train'); '' = the train split of `tasks.suite`.",
+    )
+    dev_suite: str = Field(
+        "family:dev@8",
+        description="The suite dev tasks come from (e.g. 'family:dev': templates no other "
+        "split has); '' = the tail of the train split.",
+    )
+    sft_check_every: int = Field(4, ge=1, description="SFT optimizer steps between checks.")
+    sft_patience: int = Field(
+        3, ge=0, description="Checks without a new best dev NLL before SFT stops (0 = never)."
+    )
+    sft_more: bool = Field(
+        False,
+        description="Also train SFT-more: the SFT checkpoint continued on expert demos of RL's "
+        "tasks for RL's wall time, evaluated on the same held-out tasks, so a gain of RL over "
+        "an under-trained start is not taken for RL's. Needs rl_tasks='unseen' (fresh demos).",
+    )
+    eval_suite: str = Field(
+        "family:heldout-templates@16",
+        description="The suite held-out evals draw from ('name' or 'name:heldout', e.g. "
+        "'family:heldout-templates@152'); '' = the heldout split of `tasks.suite`.",
+    )
+    target_gain: float = Field(
+        0.10,
+        gt=0,
+        le=1,
+        description="The RL − SFT gain the report sizes an eval for when this run cannot show one.",
+    )
     demos_from: list[str] = Field(
         default_factory=list, description="Extra demonstration JSONL files (e.g. successes.jsonl)."
     )
@@ -67,10 +108,14 @@ class PipelineConfig(BaseModel):
 
     @model_validator(mode="after")
     def _rl_has_tasks(self) -> PipelineConfig:
-        if self.rl_tasks == "unseen" and not (self.sft and self.sft_tasks):
+        if self.rl_tasks == "unseen" and self.sft and not self.sft_tasks:
             raise ValueError("rl_tasks='unseen' needs sft on a subset: set sft_tasks > 0")
         if self.rl_tasks == "unseen" and self.train_tasks and self.sft_tasks >= self.train_tasks:
             raise ValueError(f"sft_tasks={self.sft_tasks} leaves none of {self.train_tasks} for RL")
+        if self.sft_more and not self.sft:
+            raise ValueError("sft_more continues the SFT checkpoint: it needs sft")
+        if self.sft_more and self.rl_tasks != "unseen":
+            raise ValueError("sft_more trains on RL's tasks' demos: set rl_tasks='unseen'")
         return self
 
     @model_validator(mode="after")

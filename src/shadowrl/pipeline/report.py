@@ -21,6 +21,7 @@ from shadowrl.eval.result import EvalResult
 from shadowrl.eval.stats import Estimate
 from shadowrl.markdown import table
 from shadowrl.metrics import read_metrics
+from shadowrl.pipeline import report_learning as learning
 from shadowrl.pipeline import report_text as text
 from shadowrl.pipeline.config import PipelineConfig
 from shadowrl.rl.config import TrainConfig
@@ -172,6 +173,8 @@ def _training_lines(
     if sft_rows or "sft" in evals or settings.pipeline is not None:
         lines.append(text.sft_line(sft_rows, _last(metrics, "sft_data"), settings.pipeline))
     lines.append(text.rl_line(rows, _last(metrics, "rl_data"), settings))
+    if (more := learning.sft_more_line(metrics)) is not None:
+        lines.append(more)
     if evals:
         lines += [
             "",
@@ -219,6 +222,10 @@ def write_run_report(run_dir: str | Path) -> Path:
     if evals:
         _plot_evals(evals, run_dir / "eval_pass1.png")
         lines += _eval_lines(evals, settings, where)
+        gain = settings.pipeline.target_gain if settings.pipeline is not None else 0.10
+        lines += learning.learning_lines(evals, gain)
+        lines += learning.behaviour_lines(evals)
+    lines += learning.exploration_lines(metrics, rows)
     if rows:
         lines += _rl_lines(rows, text.heldout_by_step(evals, start), run_dir)
     lines += text.what_next_lines(evals)

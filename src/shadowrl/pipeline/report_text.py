@@ -74,8 +74,8 @@ def sft_line(rows: Sequence[Row], data: Row | None, pipeline: PipelineConfig | N
         )
     epochs = int(max(r.get("epoch", 0) for r in rows)) + 1
     return (
-        f"- **SFT** (supervised fine-tuning): {len(rows)} optimizer steps over {epochs} "
-        f"epochs on {source}; the demonstrations' NLL went {rows[0]['nll']:.3f} -> "
+        f"- **SFT** (supervised fine-tuning): {len(rows)} optimizer steps over "
+        f"{count(epochs, 'epoch')} on {source}; the demonstrations' NLL went {rows[0]['nll']:.3f} -> "
         f"{rows[-1]['nll']:.3f}."
     )
 
@@ -147,7 +147,11 @@ def _rl_tasks(data: Row | None, pipeline: PipelineConfig | None) -> str:
 def measured_line(stage: str, r: EvalResult) -> str:
     """One bullet on what an eval measured, from its pins and counts."""
     step = rl_step(stage)
-    what = {"base": "the starting model, before any training", "sft": "after SFT, before RL"}
+    what = {
+        "base": "the starting model, before any training",
+        "sft": "after SFT, before RL",
+        "sft_more": "the SFT start trained on fresh demonstrations for RL's wall time",
+    }
     words = f"after RL step {step}" if step is not None else what.get(stage, "a further eval")
     return (
         f"- **{stage}** ({words}; policy `{r.pins.policy}`): `{r.pins.suite}`, "
@@ -337,36 +341,15 @@ def _heldout_move(held: Mapping[int, tuple[str, Estimate]], *, rising: bool) -> 
 
 # ---------------------------------------------------------------- what next
 
-# Every figure below is quoted from docs/STATUS.md (tests/rl/test_report.py checks
-# that each still appears there and that each config exists).
-DOCUMENTED_RUNS = (
-    "- `shadowrl train --config configs/learn-cpu.yaml`: SFT on all 134 train tasks' expert "
-    "demonstrations, RL on the same tasks; hours on 2 cores, each stage resumes. Documented "
-    "(resumed to 32 steps, 8 samples per task): SFT 21/216 = 0.097, RL 20/216 = 0.093.",
-    "- `shadowrl train --config configs/learn-cpu-split.yaml`: SFT on 67 train tasks, RL only on "
-    "the other 67, a penalty per malformed tool call. Documented: SFT 6/216 = 0.028, RL step 24 "
-    "12/216 = 0.056 (90% CI of the gain [−0.005, +0.065]), step 32 7/216 = 0.032.",
-    "- `configs/learn-cpu-screen.yaml` (reuses the split run's SFT; commands at the top of the "
-    "file): RL only on the 6 of those 67 tasks a screen found learnable. Train pass rate "
-    "0.06 → 0.94, held-out 11/216 = 0.051.",
-    '- `configs/learn-cpu-wide.yaml` (its suite is built first: docs/STATUS.md, "Wide run"): '
-    "RL on 216 new bugs of the train problems; on 94 held-out tasks 23/376 = 0.061 → 20/376 = 0.053.",
-    "- `shadowrl train --config configs/gpu.yaml`: for one GPU, all train tasks, 200 RL steps "
-    "of 4 groups × 8, 8 samples per held-out task; not run yet.",
-)
-
 
 def what_next_lines(evals: Mapping[str, EvalResult]) -> list[str]:
-    """Where to go from this run: the longer documented runs and their results."""
+    """Where to go from this run (no figure here: every number in a report is its own)."""
     sizes = ", ".join(dict.fromkeys(size(r) for r in evals.values())) or "none"
     return [
         "## What next",
         "",
-        f"This run's held-out evals: {sizes}. The documented CPU runs compare SFT and RL on 27 "
-        "held-out tasks × 8 samples (216 episodes) or 94 tasks × 4 (376), and none shows a "
-        "significant held-out gain of RL over SFT yet; `docs/STATUS.md` has every stage's "
-        "numbers, times and exact commands, `docs/results/` their reports:",
-        "",
-        *DOCUMENTED_RUNS,
+        f"This run's held-out evals: {sizes}. A larger run, sized by a power plan written "
+        "before it ran: `shadowrl train --config configs/learn-family.yaml` (the plan: "
+        "`docs/results/learning/plan.md`). `docs/STATUS.md` records what other runs measured.",
         "",
     ]

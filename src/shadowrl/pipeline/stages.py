@@ -2,11 +2,16 @@
 
 Each stage is resumable:
 
-    base eval ─► SFT on expert demos ─► eval ─► [screen] ─► async GRPO ─► eval ─► report
+    base eval ─► SFT on expert demos ─► eval ─► [screen] ─► async GRPO ─► eval ─►
     (eval_base/)  (sft/ checkpoint)   (eval_sft/) (screen/)  (checkpoints/) (eval_rl_stepN/)
+        ─► [SFT-more for RL's wall time ─► eval] ─► report
+            (sft_more/)                 (eval_sft_more/)
 
-The optional screen samples the starting policy on RL's train tasks and keeps those
-it solves sometimes but not always (`pipeline.screen_samples`).
+SFT is one pass, early-stopped on the NLL of dev tasks' demos, and SFT-more is its
+control arm (`pipeline/warmstart.py`). The optional screen samples the starting policy
+on RL's train tasks and keeps those it solves sometimes but not always
+(`pipeline.screen_samples`). Evals and train subsets take tasks round-robin over
+their templates (`Task.repo`), so a limit never keeps one template's tasks only.
 
 A stage whose output already exists in `run_dir` is skipped, and RL continues from
 its newest checkpoint, so after a crash or `kill -9` rerunning the same command loses
@@ -19,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -30,51 +34,31 @@ from shadowrl.eval.report import write_report
 from shadowrl.eval.result import EvalResult
 from shadowrl.eval.runner import evaluate
 from shadowrl.inference.build import build_engine
-from shadowrl.metrics import MetricsLogger
-from shadowrl.models import checkpoint_dir, load_checkpoint
-from shadowrl.pipeline.config import PipelineConfig, PipelineError, TrainRun
+from shadowrl.models import checkpoint_dir
+from shadowrl.pipeline.config import PipelineError, TrainRun
 from shadowrl.pipeline.report import write_run_report
-from shadowrl.rl.checkpoint import latest_checkpoint
-from shadowrl.rl.demos import dedupe, expert_demonstrations, load_trajectories
+from shadowrl.pipeline.tasksets import (
+    dev_tasks,
+    heldout_spec,
+    heldout_tasks,
+    rl_share,
+    split_train_tasks,
+    train_tasks,
+)
+from shadowrl.pipeline.warmstart import score_policy, sft_more_stage, sft_stage
 from shadowrl.rl.mtp_rl import starting_heads
 from shadowrl.rl.run import run_rl
-from shadowrl.rl.sft import run_sft
-from shadowrl.rl.trainer import Trainer
-from shadowrl.tasks import PreparedTask, Task, load_suite, prepare
-from shadowrl.tasks.config import TasksConfig
+from shadowrl.tasks import PreparedTask, Task, prepare
 
 log = logging.getLogger(__name__)
 
 SCREEN_DIR = "screen"  # not eval_*: the run report reads those as held-out evals
 
 
-def split_train_tasks(tasks: list[Task], pipeline: PipelineConfig) -> tuple[list[Task], list[Task]]:
-    """(SFT's tasks, RL's tasks) out of the train split, as `pipeline` says."""
-    sft = tasks[: pipeline.sft_tasks] if pipeline.sft_tasks else tasks
-    rl = tasks[len(sft) :] if pipeline.rl_tasks == "unseen" else tasks
-    if not rl:
-        raise PipelineError(f"no train task is left for RL: {len(tasks)} tasks, {len(sft)} for SFT")
-    return sft, rl
-
-
 def learnable(tasks: list[Task], screen: EvalResult) -> list[Task]:
     """The `tasks` that `screen` solved in some but not all of their samples, in order."""
     keep = {t.instance_id for t in screen.tasks if 0 < t.counts[1] < t.counts[0]}
     return [t for t in tasks if t.instance_id in keep]
-
-
-def suite_tasks(tasks: TasksConfig, split: str, limit: int) -> list[Task]:
-    """The first `limit` tasks (0 = all) of one split of the configured suite."""
-    found = load_suite(tasks.suite, split)  # type: ignore[arg-type]
-    if not found:
-        raise PipelineError(f"suite {tasks.suite!r} has no {split} tasks")
-    return found[:limit] if limit else found
-
-
-def rl_share(run: TrainRun) -> list[Task]:
-    """The train tasks the split gives RL, before any screen."""
-    tasks = suite_tasks(run.tasks, "train", run.pipeline.train_tasks)
-    return split_train_tasks(tasks, run.pipeline)[1]
 
 
 def rl_task_list(run: TrainRun) -> list[Task]:
@@ -113,9 +97,9 @@ async def evaluate_stage(
     if (out / "eval.json").exists():
         return
     if train_tasks is None:
-        split, tasks = "heldout", suite_tasks(run.tasks, "heldout", run.pipeline.eval_tasks)
+        where, tasks = heldout_spec(run), heldout_tasks(run)
     else:  # an empty list stays empty: never a silent swap to the held-out split
-        split, tasks = "train", train_tasks
+        where, tasks = f"{run.pipeline.train_suite or run.tasks.suite}:train", train_tasks
     settings = run.eval.model_copy(update={"samples": samples or run.pipeline.eval_samples})
     with build_engine(copy.deepcopy(model), tokenizer, run.engine, seed=run.seed) as engine:
         factory = SharedPolicy(engine, tokenizer, f"{label}:{run.model_path}")
@@ -127,7 +111,7 @@ async def evaluate_stage(
             cache_dir=run.tasks.cache_dir,
             config_pins=run.pins,
             seed=run.seed,
-            suite=f"{run.tasks.suite}:{split}",
+            suite=where,
         )
     keep_eval(result, out, label)
 
@@ -158,35 +142,10 @@ def keep_eval(result: EvalResult, out: Path, label: str) -> None:
     )
 
 
-def sft_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
-    """Warm-start on expert demonstrations; returns the fine-tuned model (cached in sft/)."""
-    if (done := latest_checkpoint(run.run_dir / "sft")) is not None:
-        return load_checkpoint(done, run.train.dtype)  # saved by the trainer in that dtype
-    tasks = suite_tasks(run.tasks, "train", run.pipeline.train_tasks)
-    prepared = [
-        p for _, p in prepare_all(split_train_tasks(tasks, run.pipeline)[0], run.tasks.cache_dir)
-    ]
-    demos = asyncio.run(
-        expert_demonstrations(prepared, tokenizer, run.episode, run.eval.concurrency)
-    )
-    for path in run.pipeline.demos_from:
-        demos += [t for t in load_trajectories(path) if (t.reward or 0) > 0]
-    demos = dedupe(demos)
-    if not demos:
-        raise PipelineError("no demonstration was resolved; check the task suite and sandbox")
-    log.info("SFT on %d demonstrations", len(demos))
-    trainer = Trainer(model, run.train, objective="sft")
-    with closing(trainer), MetricsLogger(run.run_dir) as metrics:  # closing: stops DP ranks
-        metrics.log("sft_data", 0, {"demonstrations": len(demos), "tasks": len(prepared)})
-        run_sft(
-            trainer,
-            demos,
-            epochs=run.train.sft.epochs,
-            batch_tokens=run.train.sft.batch_tokens,
-            on_step=lambda m: metrics.log("sft", trainer.step_count, m),
-        )
-    trainer.save(run.run_dir / "sft", tokenizer)
-    return trainer.model
+def warm_start(model: Any, tokenizer: Any, run: TrainRun) -> Any:
+    """SFT on the SFT share of the train tasks, validated on the dev tasks (cached in sft/)."""
+    tasks = split_train_tasks(train_tasks(run), run.pipeline)[0]
+    return sft_stage(model, tokenizer, run, tasks, dev_tasks(run))
 
 
 def rl_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
@@ -224,7 +183,7 @@ def train_pipeline(model: Any, tokenizer: Any, run: TrainRun) -> Path:
             evaluate_stage(model, tokenizer, run, "base", run.run_dir / "eval_base", p.base_samples)
         )
     if p.sft:
-        model = sft_stage(model, tokenizer, run)
+        model = warm_start(model, tokenizer, run)
         asyncio.run(evaluate_stage(model, tokenizer, run, "sft", run.run_dir / "eval_sft"))
     if p.screen_samples:  # on RL's starting policy
         screen = run.run_dir / SCREEN_DIR
@@ -234,4 +193,8 @@ def train_pipeline(model: Any, tokenizer: Any, run: TrainRun) -> Path:
     model = rl_stage(model, tokenizer, run)
     final = run.run_dir / f"eval_rl_step{run.train.steps}"  # a longer rerun evaluates anew
     asyncio.run(evaluate_stage(model, tokenizer, run, "rl", final))
+    score_policy(model, "rl", run)
+    if p.sft_more:
+        more = sft_more_stage(tokenizer, run, rl_share(run))
+        asyncio.run(evaluate_stage(more, tokenizer, run, "sft_more", run.run_dir / "eval_sft_more"))
     return write_run_report(run.run_dir)  # every eval in run_dir: a resumed run's whole history

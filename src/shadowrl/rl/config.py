@@ -65,7 +65,12 @@ class OptimizerConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    lr: float = Field(1e-6, gt=0, description="AdamW learning rate.")
+    lr: float = Field(
+        1e-5,
+        gt=0,
+        description="AdamW learning rate of RL. 1e-5, as every CPU run on SmolLM2-135M used: "
+        "a few steps at the large-model 1e-6 move nothing.",
+    )
     betas: tuple[float, float] = Field((0.9, 0.99), description="AdamW (β1, β2).")
     eps: float = Field(1e-8, gt=0, description="AdamW epsilon.")
     weight_decay: float = Field(0.0, ge=0, description="AdamW decoupled weight decay.")
@@ -134,7 +139,12 @@ class SFTConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     lr: float = Field(5e-5, gt=0, description="AdamW learning rate for SFT.")
-    epochs: int = Field(3, ge=1, description="Passes over the demonstration set.")
+    epochs: int = Field(
+        1,
+        ge=1,
+        description="Passes over the demonstration set (1: no demo seen twice; more fit the "
+        "demos to an NLL near 0 and leave RL groups that all agree).",
+    )
     batch_tokens: int = Field(
         512,
         ge=1,
