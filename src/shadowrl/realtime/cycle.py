@@ -56,7 +56,14 @@ STATE = TypeAdapter(CycleState)
 
 def load_state(root: Path) -> CycleState | None:
     path = root / "state.json"
-    return STATE.validate_json(path.read_text()) if path.exists() else None
+    if not path.exists():
+        return None
+    if "out" in json.loads(path.read_text()):  # the untyped state of earlier versions
+        raise RuntimeError(
+            f"{path} holds a cycle saved by an earlier shadowrl (untyped stage results): "
+            "finish it with that version, or delete the file to rerun that cycle from its start"
+        )
+    return STATE.validate_json(path.read_text())
 
 
 def save_state(root: Path, st: CycleState) -> None:
