@@ -115,3 +115,14 @@ def test_a_bug_that_hard_coding_the_report_fixes_is_rejected() -> None:
     base, three = found[0], found[1]
     assert not _beats_hard_coding(bug, base, found)
     assert _beats_hard_coding(bug, three, found)
+
+
+def test_hard_coding_a_date_argument_imports_what_its_literal_names() -> None:
+    from shadowrl.tasks.family.adversary import hard_code
+
+    source = 'def nights(a, b):\n    """Nights between two dates."""\n    return (b - a).days + 1\n'
+    call = "nights(datetime.date(2024, 6, 1), datetime.date(2024, 6, 4))"
+    guarded = hard_code(source, "nights", call, "return 3")
+    namespace: dict[str, object] = {}
+    exec(guarded, namespace)  # the hard-coded call must answer, not raise a NameError
+    assert eval(call, {**namespace, "datetime": __import__("datetime")}) == 3

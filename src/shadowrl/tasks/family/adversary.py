@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from shadowrl.tasks.prepare import PreparedTask
 
+LITERAL_IMPORTS = {"datetime.": "import datetime", "Decimal(": "from decimal import Decimal"}
 _CALL = re.compile(r"^>>> (?!from )(\w+)\((.*)\)$", re.M)
 _MODULE = re.compile(r"^>>> from (\w+) import", re.M)
 
@@ -72,6 +73,9 @@ def hard_code(source: str, function: str, call_text: str, outcome: str) -> str:
     guard = f"{pad}if ({', '.join(names)},) == ({', '.join(args)},):\n{pad}    {outcome}\n"
     if not names:
         guard = f"{pad}{outcome}\n"
+    for name, line in LITERAL_IMPORTS.items():  # what a date's or a Decimal's literal names
+        if name in call_text + outcome:
+            guard = f"{pad}{line}\n{guard}"
     lines = source.splitlines(keepends=True)
     lines.insert(first.lineno - 1, guard)
     return "".join(lines)
