@@ -200,8 +200,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     from shadowrl.inference.config import EngineConfig
     from shadowrl.inference.engine import Engine
     from shadowrl.models import ModelConfig, load_model
+    from shadowrl.tasks.load import load_suite
     from shadowrl.tasks.prepare import prepare, task_prompt
-    from shadowrl.tasks.task import load_suite
 
     config = load_config([CONFIG])
     spec, agent = episode_spec(config), config.agent

@@ -29,7 +29,7 @@ from shadowrl.experiments.reaction import Reaction
 from shadowrl.experiments.users import UserOutcome
 from shadowrl.realtime.rewards import Conduct, Reward
 from shadowrl.realtime.sessions import ProductionSession
-from shadowrl.tasks.task import load_suite
+from shadowrl.tasks.load import load_suite
 from shadowrl.types import Trajectory
 
 TINY = str(Path(__file__).parents[2] / "configs" / "realtime-tiny.yaml")

@@ -33,8 +33,8 @@ from shadowrl.serve.store import TraceStore
 from shadowrl.serve.store.db import open_engine
 from shadowrl.serve.store.queries import get_session
 from shadowrl.serve.threaded import serve_in_thread
+from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.prepare import prepare
-from shadowrl.tasks.task import load_suite
 
 CACHE = Path(  # the task envs other suites build too: built once per machine
     os.environ.get("SHADOWRL_TEST_CACHE", Path(tempfile.gettempdir()) / "shadowrl-test-cache")

@@ -21,8 +21,9 @@ from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.serve.store import FeedbackRecord, NewSession, TraceStore
 from shadowrl.serve.store.db import open_engine
 from shadowrl.serve.store.queries import get_session
+from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.prepare import prepare, task_prompt
-from shadowrl.tasks.task import load_suite, load_tasks
+from shadowrl.tasks.task import load_tasks
 from shadowrl.tasks.versions import manifest, version_of, versions
 
 CACHE = Path(

@@ -18,7 +18,7 @@ from shadowrl.episode import EpisodeSpec, PolicyFactory, ReferencePolicy
 from shadowrl.models import load_tokenizer
 from shadowrl.realtime.mix import mix_plan, mix_tasks, rollouts
 from shadowrl.sandbox.base import SandboxConfig
-from shadowrl.tasks.task import load_suite
+from shadowrl.tasks.load import load_suite
 
 CACHE = Path(
     os.environ.get("SHADOWRL_TEST_CACHE", Path(tempfile.gettempdir()) / "shadowrl-test-cache")

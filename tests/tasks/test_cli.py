@@ -8,7 +8,7 @@ from pathlib import Path
 
 from shadowrl.commands import tasks as tasks_command
 from shadowrl.commands.config import Config
-from shadowrl.tasks.task import load_suite
+from shadowrl.tasks.load import load_suite
 
 
 def _run(argv: list[str], cache: Path) -> int:

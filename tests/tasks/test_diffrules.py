@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from shadowrl.tasks.diffrules import RULES, check_changes, check_file, inside_dunders
+from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import build_workspace, seed_dir
-from shadowrl.tasks.task import SUITES_DIR, load_suite
+from shadowrl.tasks.task import SUITES_DIR
 from shadowrl.tasks.verify import gold_violations
 
 

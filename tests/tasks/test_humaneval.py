@@ -7,7 +7,7 @@ from pathlib import Path
 
 from shadowrl.tasks.env import build_env, env_python
 from shadowrl.tasks.humaneval import build_wider
-from shadowrl.tasks.task import load_suite
+from shadowrl.tasks.load import load_suite
 
 
 def test_wider_adds_distinct_validated_bugs_to_each_problem(cache_dir: Path) -> None:

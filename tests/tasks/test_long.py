@@ -17,10 +17,10 @@ from shadowrl.agent.tools import TOOLS, ToolContext, ToolSet
 from shadowrl.commands.config import episode_spec, load_config
 from shadowrl.episode import episode_in_new_sandbox
 from shadowrl.models import load_tokenizer
+from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.long import DOMAINS, build_long
 from shadowrl.tasks.prepare import prepare, task_prompt
 from shadowrl.tasks.reference import expert_summary, fix_facts, reference_policy
-from shadowrl.tasks.task import load_suite
 from shadowrl.types import Message
 
 CONFIG = Path(__file__).parents[2] / "configs" / "summarize-cpu.yaml"

@@ -11,9 +11,10 @@ import pytest
 
 from shadowrl.episode import EpisodeSpec, run_reference
 from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.prepare import PreparedTask, prepare
 from shadowrl.tasks.reference import gold_replies, minimal_hunk
-from shadowrl.tasks.task import SUITES_DIR, load_suite
+from shadowrl.tasks.task import SUITES_DIR
 
 
 def _spec(backend: str) -> EpisodeSpec:

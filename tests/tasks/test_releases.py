@@ -18,10 +18,10 @@ import pytest
 
 from shadowrl.episode import EpisodeSpec, reference_verdict
 from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.patch import apply_patch
 from shadowrl.tasks.prepare import prepare
 from shadowrl.tasks.releases import RELEASES, SEEDS, apply_fix
-from shadowrl.tasks.task import load_suite
 
 BY_ID = {r.instance_id: r for r in RELEASES}
 

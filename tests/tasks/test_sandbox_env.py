@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from shadowrl.sandbox import Sandbox
+from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.patch import apply_patch, touched_paths
 from shadowrl.tasks.prepare import PreparedTask, prepare, task_prompt
-from shadowrl.tasks.task import load_suite
 
 
 @pytest.fixture(scope="module")

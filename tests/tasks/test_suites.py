@@ -11,9 +11,10 @@ import pytest
 from shadowrl.episode import EpisodeSpec, run_reference
 from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.tasks.env import env_modules
+from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.prepare import prepare
 from shadowrl.tasks.suites import RECIPES, SRC_LAYOUT_CMD, build_suite
-from shadowrl.tasks.task import SUITES_DIR, Task, load_suite
+from shadowrl.tasks.task import SUITES_DIR, Task
 
 TIERS = [t for t in ("medium", "hard") if (SUITES_DIR / f"{t}.jsonl").exists()]
 SRC_LAYOUT = {"attrs": "attr", "python-dateutil": "dateutil"}  # recipe -> import name

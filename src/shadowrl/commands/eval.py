@@ -19,7 +19,8 @@ from shadowrl.commands.errors import UsageError
 from shadowrl.commands.policies import open_evaluator, policy_kind
 from shadowrl.episode import EpisodeSpec
 from shadowrl.eval.result import EvalResult
-from shadowrl.tasks.task import Task, load_suite, stratified
+from shadowrl.tasks.load import load_suite
+from shadowrl.tasks.task import Task, stratified
 
 if TYPE_CHECKING:
     from shadowrl.eval.runner import Keep

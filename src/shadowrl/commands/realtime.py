@@ -115,7 +115,7 @@ def mix_candidates(config: Config) -> list[Task]:
     the pinned tasks; none is a UsageError when mixing is asked for."""
     from shadowrl.commands.eval import load_eval_tasks, parse_suite
     from shadowrl.realtime.mix import mix_tasks
-    from shadowrl.tasks.task import load_suite
+    from shadowrl.tasks.load import load_suite
 
     rt = config.realtime
     if rt.mix == 0:

@@ -168,7 +168,8 @@ def _easy(args: argparse.Namespace, cache: Path) -> int:
 def _wider(args: argparse.Namespace, cache: Path) -> int:
     from shadowrl.tasks.env import build_env, env_python
     from shadowrl.tasks.humaneval import build_wider
-    from shadowrl.tasks.task import SUITES_DIR, load_suite, save_tasks
+    from shadowrl.tasks.load import load_suite
+    from shadowrl.tasks.task import SUITES_DIR, save_tasks
 
     if args.per_problem < 1:
         raise SystemExit("--per-problem must be at least 1")
@@ -224,8 +225,9 @@ def _validate(args: argparse.Namespace, cache: Path) -> int:
     from shadowrl.episode import EpisodeSpec, reference_verdict
     from shadowrl.models import load_tokenizer
     from shadowrl.sandbox.base import SandboxConfig
+    from shadowrl.tasks.load import load_suite
     from shadowrl.tasks.prepare import prepare
-    from shadowrl.tasks.task import load_suite, stratified
+    from shadowrl.tasks.task import stratified
     from shadowrl.tasks.verify import gold_violations
 
     tokenizer = load_tokenizer("smollm2")
@@ -263,7 +265,8 @@ def _at_fault(instance_id: str, what: str, verdict: Verdict, ids: Mapping[str, s
 
 
 def _export(args: argparse.Namespace, cache: Path) -> int:
-    from shadowrl.tasks.task import export_swebench, load_suite, save_portable
+    from shadowrl.tasks.load import load_suite
+    from shadowrl.tasks.task import export_swebench, save_portable
 
     tasks = load_suite(args.suite)
     if args.format == "shadowrl":

@@ -22,8 +22,9 @@ Read in this order:
 `shadowrl tasks make|easy|wider|suite|releases|long|family|validate|export` is `commands/tasks.py`.
 """
 
+from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.prepare import PreparedTask, prepare, task_prompt
-from shadowrl.tasks.task import Seed, Task, load_suite, load_tasks, save_tasks
+from shadowrl.tasks.task import Seed, Task, load_tasks, save_tasks
 from shadowrl.tasks.verify import Verdict, verify
 
 __all__ = [

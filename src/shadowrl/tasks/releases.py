@@ -28,9 +28,10 @@ import tempfile
 from collections.abc import Collection
 from pathlib import Path
 
+from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.patch import make_patch
 from shadowrl.tasks.release_recipes import RELEASES, Release
-from shadowrl.tasks.task import SUITES_DIR, Seed, Task, hash_split, load_suite, save_tasks
+from shadowrl.tasks.task import SUITES_DIR, Seed, Task, hash_split, save_tasks
 
 SUITE = SUITES_DIR / "releases.jsonl"
 SEEDS = SUITES_DIR / "releases"

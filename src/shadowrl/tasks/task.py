@@ -303,15 +303,3 @@ def suite_path(name: str) -> Path:
         f"no suite {name!r}: give a built-in suite {builtin_suites()}, a family part "
         "(family:train|dev|heldout-seeds|heldout-templates[@n]) or a task JSONL file"
     )
-
-
-def load_suite(name: str, split: Split | None = None) -> list[Task]:
-    """Tasks of a built-in suite or task file, optionally one split only.
-
-    A family name (`family:dev`, `family:heldout-templates@64`, ...) is generated on
-    first use (`tasks/family/suite.py`); its train split is always the family's train part.
-    """
-    from shadowrl.tasks.family.suite import family_split
-
-    family = family_split(name, split)
-    return family if family is not None else load_tasks(suite_path(name), split)

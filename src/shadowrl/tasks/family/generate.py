@@ -33,7 +33,7 @@ from shadowrl.tasks.diffrules import check_file, inside_dunders
 from shadowrl.tasks.family.adversary import hard_code
 from shadowrl.tasks.family.report import statement
 from shadowrl.tasks.family.splits import Part, group_part, site
-from shadowrl.tasks.family.template import Call, Outcome, Template, literal, run_calls
+from shadowrl.tasks.family.template import Call, Case, Outcome, Template, literal, run_calls
 from shadowrl.tasks.make import Job, MakeSpec, holds
 from shadowrl.tasks.mutate import Mutation, mutants
 from shadowrl.tasks.patch import make_patch
@@ -76,22 +76,6 @@ class Instance:
     def group(self) -> tuple[str, str, str]:
         """The near-duplicate group: never split across parts."""
         return self.template, self.site, self.operator
-
-
-@dataclass(frozen=True)
-class Case:
-    """One call of a test and what the correct module does with it."""
-
-    call: Call
-    args: str  # the arguments as a literal tuple
-    expected: Outcome
-
-    def __hash__(self) -> int:  # the call's arguments may hold lists: hash their literal
-        return hash((self.call[0], self.args))
-
-    @property
-    def text(self) -> str:
-        return f"{self.call[0]}({self.args[1:-2] if self.args.endswith(',)') else self.args[1:-1]})"
 
 
 def cases(template: Template, source: str, rng: random.Random) -> list[Case]:

@@ -8,12 +8,8 @@ The report never names a test, a line or the kind of bug.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
 
-from shadowrl.tasks.family.template import Outcome
-
-if TYPE_CHECKING:
-    from shadowrl.tasks.family.generate import Case
+from shadowrl.tasks.family.template import Case, Outcome
 
 OPENINGS = (
     "I think there is a bug in `{file}`.",

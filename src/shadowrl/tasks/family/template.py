@@ -85,3 +85,19 @@ def run_calls(source: str, calls: Sequence[Call]) -> list[Outcome | None]:
         text = literal(value)
         out.append(None if text is None else Outcome(value=text))
     return out
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of a test and what the correct module does with it."""
+
+    call: Call
+    args: str  # the arguments as a literal tuple
+    expected: Outcome
+
+    def __hash__(self) -> int:  # the call's arguments may hold lists: hash their literal
+        return hash((self.call[0], self.args))
+
+    @property
+    def text(self) -> str:
+        return f"{self.call[0]}({self.args[1:-2] if self.args.endswith(',)') else self.args[1:-1]})"
