@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from shadowrl.atomic import write_json
 from shadowrl.metrics import MetricsLogger
 from shadowrl.realtime import stages
 from shadowrl.realtime.context import Ctx, CycleState, Deps, now
@@ -43,12 +43,6 @@ log = logging.getLogger(__name__)
 
 # (checkpoint path, policy version, port) -> the `shadowrl serve` command line
 ServerArgv = Callable[[str, int, int], list[str]]
-
-
-def write_json(path: Path, value: Any) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(value, indent=1))
-    os.replace(tmp, path)
 
 
 STATE = TypeAdapter(CycleState)

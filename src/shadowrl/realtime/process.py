@@ -23,6 +23,8 @@ from pathlib import Path
 
 import httpx
 
+from shadowrl.atomic import write_file, write_json
+
 
 class ServerError(RuntimeError):
     """The server did not start, or refused an admin call."""
@@ -101,13 +103,7 @@ def run_admin_token(root: Path, given: str = "") -> Path:
     appears on a command line (`ps` shows those to every user)."""
     path = root / TOKEN_FILE
     if given or not path.exists():
-        token = given or secrets.token_urlsafe(32)
-        root.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{TOKEN_FILE}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(token + "\n")
-        os.replace(tmp, path)
+        write_file(path, (given or secrets.token_urlsafe(32)) + "\n", mode=0o600)
     return path
 
 
@@ -143,7 +139,5 @@ def start_server(
             proc.stop()
             raise ServerError(f"the server did not answer within {timeout_s:.0f} s; see {log_path}")
         time.sleep(0.5)
-    tmp = state.with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(proc) | {"admin_token": None}))
-    os.replace(tmp, state)
+    write_json(state, asdict(proc) | {"admin_token": None})
     return proc
