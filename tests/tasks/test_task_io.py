@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.patch import PatchError, apply_patch, created_paths, make_patch
 from shadowrl.tasks.task import (
     Task,
     TaskFileError,
     export_swebench,
     hash_split,
-    load_suite,
     load_tasks,
     save_tasks,
 )
