@@ -21,9 +21,9 @@ from test_agent_sessions import FOLLOWUP, SPEC, TASK, scripted, wait_done
 
 from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.commands.config import load_config
+from shadowrl.commands.keys import private_keys
 from shadowrl.commands.main import main
 from shadowrl.commands.serve import admin_token
-from shadowrl.commands.traces import private_keys
 from shadowrl.realtime.process import read_admin_token, run_admin_token
 from shadowrl.serve.agent_sessions import AgentSettings
 from shadowrl.serve.auth import KeyRing, add_key, private_key_ids

@@ -55,8 +55,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
     import asyncio
 
     from shadowrl.commands.eval import load_eval_tasks, parse_suite
+    from shadowrl.commands.keys import private_keys
     from shadowrl.commands.realtime import open_trace_store, traces_url
-    from shadowrl.commands.traces import private_keys
     from shadowrl.models import load_tokenizer
     from shadowrl.realtime.grow import Found, grow
     from shadowrl.tasks.load import load_suite

@@ -34,6 +34,18 @@ def key_file(config: Config) -> Path:
     return path if path.is_absolute() else Path(config.run_dir) / path
 
 
+def private_keys(config: Config) -> frozenset[str]:
+    """The private keys of `serve.api_keys` (none without a key file)."""
+    from shadowrl.serve.auth import KeyFileError, private_key_ids
+
+    if config.serve.api_keys is None:
+        return frozenset()
+    try:
+        return private_key_ids(key_file(config))
+    except KeyFileError as e:
+        raise UsageError(str(e)) from e
+
+
 def run(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.serve.auth import KeyFileError, add_key, read_keys, revoke_key
 

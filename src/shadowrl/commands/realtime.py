@@ -155,8 +155,8 @@ def user_pool(config: Config) -> list[Task]:
 
 def deps_of(config: Config, simulate: bool) -> Deps:
     from shadowrl.commands.eval import load_eval_tasks
+    from shadowrl.commands.keys import private_keys
     from shadowrl.commands.policies import open_evaluator, open_policy
-    from shadowrl.commands.traces import private_keys
     from shadowrl.eval.pins import config_pins
     from shadowrl.experiments import measure
     from shadowrl.experiments.panel import panel_tasks

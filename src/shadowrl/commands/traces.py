@@ -58,6 +58,7 @@ def parse_since(text: str | None, now: datetime | None = None) -> datetime | Non
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
+    from shadowrl.commands.keys import private_keys
     from shadowrl.serve.store.db import StoreError, open_engine, resolve_url
 
     if config.serve.traces is None:
@@ -75,19 +76,6 @@ def run(args: argparse.Namespace, config: Config) -> int:
         return export_command(engine, args.format, since, args.out, private_keys(config))
     finally:
         engine.dispose()
-
-
-def private_keys(config: Config) -> frozenset[str]:
-    """The private keys of `serve.api_keys` (none without a key file)."""
-    from shadowrl.commands.keys import key_file
-    from shadowrl.serve.auth import KeyFileError, private_key_ids
-
-    if config.serve.api_keys is None:
-        return frozenset()
-    try:
-        return private_key_ids(key_file(config))
-    except KeyFileError as e:
-        raise UsageError(str(e)) from e
 
 
 def list_command(engine: Any, since: datetime | None, limit: int) -> int:
