@@ -32,11 +32,26 @@ SIGN = Template(
 )
 
 
+def _twin() -> Template:
+    """SIGN with more renderings (so more bugs) under an id of the same part."""
+    part = template_part(SIGN.id)
+    tid = next(
+        f"stream_test_sign_{i}"
+        for i in range(100)
+        if template_part(f"stream_test_sign_{i}") == part
+    )
+    source = SIGN.source.replace("return 1", "return $ONE")
+    return Template(
+        id=tid, module="sign", source=source, params={"ONE": ("1", "True")}, cases=SIGN.cases
+    )
+
+
 def test_the_stream_runs_out_rather_than_repeat(cache_dir: Path, tmp_path: Path) -> None:
     python = env_python(build_env(("pytest",), cache_dir))
     log = tmp_path / "stream.jsonl"
     part = template_part(SIGN.id)
-    stream = FamilyStream(python, cache_dir, log, part=part, pool=(SIGN,), attempts=40)
+    twin = _twin()
+    stream = FamilyStream(python, cache_dir, log, part=part, pool=(SIGN, twin), attempts=40)
     drawn = []
     with pytest.raises(RuntimeError, match="no unseen bug"):
         while True:
@@ -46,8 +61,14 @@ def test_the_stream_runs_out_rather_than_repeat(cache_dir: Path, tmp_path: Path)
     stream.close()
     keys = [bug_key(t) for t in drawn]
     assert len(drawn) >= 2 and len(set(keys)) == len(keys)
+    # draws alternate between the two templates until SIGN's few bugs are used up; its
+    # later turns pass to the twin, which has more, so the twin ends with the majority
+    repos = [t.repo for t in drawn]
+    assert repos[0] == SIGN.id or repos[0].endswith(SIGN.id)
+    twins = sum(r.endswith(twin.id) for r in repos)
+    assert twins > len(drawn) - twins
     assert [t.instance_id for t in load_tasks(log)] == [t.instance_id for t in drawn]
-    resumed = FamilyStream(python, cache_dir, log, part=part, pool=(SIGN,), attempts=40)
+    resumed = FamilyStream(python, cache_dir, log, part=part, pool=(SIGN, twin), attempts=40)
     assert resumed.position == len(drawn) and resumed.seen == set(keys)
     with pytest.raises(RuntimeError, match="no unseen bug"):
         next(resumed)  # every bug was used before the "crash": none comes back

@@ -4,7 +4,8 @@ The orchestrator's `TaskSampler` reshuffles a fixed list every epoch; `FamilyStr
 is the same seam (`next()` gives a task and its prepared workspace, `position` counts
 draws) over instances generated as they are needed. Draw k takes the train templates
 round-robin and the first valid attempt whose bug (the buggy module, `bug_key`) no
-earlier draw had. Every draw is appended to a JSONL log (task records), which is both
+earlier draw had; a template whose bugs are all used up passes its draws on to the next
+template that has some. Every draw is appended to a JSONL log (task records), which is both
 the audit of what training saw and what a resumed run reads back: its bugs stay used,
 so a crash never makes a bug come back. A background thread keeps `prefetch` draws
 generated ahead, off the event loop that runs the rollouts.
@@ -29,7 +30,7 @@ from shadowrl.tasks.patch import apply_patch
 from shadowrl.tasks.prepare import PreparedTask, prepare
 from shadowrl.tasks.task import Task, load_tasks
 
-ATTEMPTS = 200  # per draw: a template whose bugs are all used up fails loudly, never repeats
+ATTEMPTS = 200  # per draw and template: then the template counts as used up, never repeats
 
 
 def bug_key(task: Task) -> str:
@@ -63,6 +64,7 @@ class FamilyStream:
             raise ValueError(f"the family has no template in part {part!r}")
         drawn = load_tasks(log) if log.exists() else []
         self.seen = {bug_key(t) for t in drawn}
+        self.spent: set[str] = set()  # templates with no unseen bug left
         self.position = len(drawn)  # draws so far, resumed ones included
         self._lock = threading.Lock()
         self._next_draw = self.position
@@ -89,15 +91,19 @@ class FamilyStream:
         with self._lock:
             k = self._next_draw
             self._next_draw += 1
-        template = self.pool[k % len(self.pool)]
-        for j in range(self.attempts):
-            rng = random.Random(f"stream:{self.seed}:{self.part}:{k}:{j}")
-            found = attempt(template, self.part, rng, self.python, self.seen)
-            if found is not None:
-                self.seen.add(found.bug_key)
-                return found
+        for shift in range(len(self.pool)):
+            template = self.pool[(k + shift) % len(self.pool)]
+            if template.id in self.spent:
+                continue
+            for j in range(self.attempts):
+                key = f"stream:{self.seed}:{self.part}:{k}:{j}" + (f":{shift}" if shift else "")
+                found = attempt(template, self.part, random.Random(key), self.python, self.seen)
+                if found is not None:
+                    self.seen.add(found.bug_key)
+                    return found
+            self.spent.add(template.id)  # its bugs are used up: later draws skip it
         raise RuntimeError(
-            f"template {template.id}: no unseen bug in {self.attempts} attempts ({self.part})"
+            f"no unseen bug in {self.attempts} attempts on any template of {self.part!r}"
         )
 
     def close(self) -> None:

@@ -47,16 +47,17 @@ class SuiteName:
 
 
 def attempts(
-    part: Part, index: int, seed: int, python: Path, seen: Collection[str] = ()
+    part: Part, index: int, seed: int, python: Path, seen: Collection[str] = (), shift: int = 0
 ) -> Iterator[Instance]:
     """The valid attempts of instance `index` of `part` whose bug is not in `seen`, in
-    their seeded order."""
+    their seeded order, on template `index + shift` (mod the part's templates)."""
     pool = templates(part)
     if not pool:
         raise ValueError(f"the family has no template in part {part!r}")
-    template = pool[index % len(pool)]
+    template = pool[(index + shift) % len(pool)]
     for j in range(TRIES):
-        rng = random.Random(f"{seed}:{part}:{index}:{j}")
+        key = f"{seed}:{part}:{index}:{j}" + (f":{shift}" if shift else "")
+        rng = random.Random(key)
         found = attempt(template, part, rng, python, seen)
         if found is not None:
             yield found
@@ -67,20 +68,39 @@ def _first(args: tuple[Part, int, int, Path]) -> Instance | None:
 
 
 def generate(part: Part, n: int, python: Path, *, seed: int = 0, workers: int = 2) -> list[Task]:
-    """The first `n` instances of `part`, each a different bug, validated."""
+    """The first `n` instances of `part`, each a different bug, validated.
+
+    A template has finitely many bugs (its renderings times its sites and operators in
+    this part); once one has none left, its instances move on to the next template that
+    has, so a long suite leans towards the richer templates instead of failing."""
     jobs = [(part, i, seed, python) for i in range(n)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         firsts = list(pool.map(_first, jobs))
     seen: set[str] = set()
+    spent: set[str] = set()  # ids of templates with no unseen bug left
     tasks: list[Task] = []
     for i, found in enumerate(firsts):
         fresh = found is not None and found.bug_key not in seen
-        inst = found if fresh else next(attempts(part, i, seed, python, seen), None)
-        if inst is None:
-            raise RuntimeError(f"family:{part} instance {i} found no new valid bug")
+        inst = found if fresh else _redraw(part, i, seed, python, seen, spent)
         seen.add(inst.bug_key)
         tasks.append(inst.task)
     return tasks
+
+
+def _redraw(
+    part: Part, index: int, seed: int, python: Path, seen: set[str], spent: set[str]
+) -> Instance:
+    """Instance `index` with an unseen bug: its own template first, then the next ones."""
+    pool = templates(part)
+    for shift in range(len(pool)):
+        template = pool[(index + shift) % len(pool)].id
+        if template in spent:
+            continue
+        inst = next(attempts(part, index, seed, python, seen, shift), None)
+        if inst is not None:
+            return inst
+        spent.add(template)
+    raise RuntimeError(f"family:{part} has no new valid bug left at instance {index}")
 
 
 def code_digest() -> str:
