@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from shadowrl.tasks.env import build_env, env_python
+from shadowrl.tasks.family.catalog import bug_bound, renderings
 from shadowrl.tasks.family.splits import template_part
 from shadowrl.tasks.family.stream import FamilyStream, bug_key
 from shadowrl.tasks.family.template import Template
@@ -67,6 +68,9 @@ def test_the_stream_runs_out_rather_than_repeat(cache_dir: Path, tmp_path: Path)
     assert repos[0] == SIGN.id or repos[0].endswith(SIGN.id)
     twins = sum(r.endswith(twin.id) for r in repos)
     assert twins > len(drawn) - twins
+    # the static bound counts every bug before the checks that drop some: never exceeded
+    assert len(renderings(twin)) == 2 and bug_bound(twin, part)[1] > bug_bound(SIGN, part)[1]
+    assert len(drawn) <= bug_bound(SIGN, part)[1] + bug_bound(twin, part)[1]
     assert [t.instance_id for t in load_tasks(log)] == [t.instance_id for t in drawn]
     resumed = FamilyStream(python, cache_dir, log, part=part, pool=(SIGN, twin), attempts=40)
     assert resumed.position == len(drawn) and resumed.seen == set(keys)

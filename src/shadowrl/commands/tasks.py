@@ -87,7 +87,12 @@ def add_args(parser: argparse.ArgumentParser) -> None:
     family.add_argument("--part", choices=PARTS, default="train")
     family.add_argument("--n", type=int, default=16, help="instances to generate")
     family.add_argument("--seed", type=int, default=0, help="the generator's seed")
-    family.add_argument("--out", required=True, help="JSONL file (seed copied beside it)")
+    family.add_argument("--out", help="JSONL file (seed copied beside it)")
+    family.add_argument(
+        "--capacity",
+        action="store_true",
+        help="print how many distinct bugs each template of --part can give at most, instead",
+    )
     family.add_argument("--workers", type=int, default=2)
 
 
@@ -277,11 +282,26 @@ def _export(args: argparse.Namespace, cache: Path) -> int:
     return 0
 
 
+def _capacity(part: str) -> int:
+    from shadowrl.tasks.family.catalog import bug_bound, templates
+
+    rows = sorted((*bug_bound(t, part), t.id) for t in templates(part))  # type: ignore[arg-type]
+    for groups, bugs, tid in rows:
+        print(f"{tid:28} {groups:4} groups {bugs:5} bugs at most")
+    total_groups, total_bugs = sum(r[0] for r in rows), sum(r[1] for r in rows)
+    print(f"family:{part}: {len(rows)} templates, {total_groups} groups, {total_bugs} bugs at most")
+    return 0
+
+
 def _family(args: argparse.Namespace, cache: Path) -> int:
     from shadowrl.tasks.env import build_env, env_python
     from shadowrl.tasks.family.suite import generate
     from shadowrl.tasks.task import save_portable
 
+    if args.capacity:
+        return _capacity(args.part)
+    if not args.out:
+        raise SystemExit("tasks family: --out is required (or --capacity)")
     python = env_python(build_env(("pytest",), cache))
     tasks = generate(args.part, args.n, python, seed=args.seed, workers=args.workers)
     save_portable(tasks, Path(args.out))

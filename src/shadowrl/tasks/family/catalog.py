@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import random
+import string
+import textwrap
 from functools import cache
 
 from shadowrl.tasks.family import (
@@ -70,3 +73,26 @@ def _parts(template: Template) -> set[Part]:
     rendering, so one rendering tells)."""
     source = template.render(random.Random(0)).source
     return {group_part(template.id, site(source, m), m.operator) for m, _ in mutants(source)}
+
+
+def renderings(template: Template) -> list[str]:
+    """Every module `template` renders to: one per combination of its placeholders' choices."""
+    names = sorted(template.params)
+    combos = itertools.product(*(template.params[n] for n in names))
+    body = textwrap.dedent(template.source).lstrip("\n")
+    return [string.Template(body).substitute(dict(zip(names, c, strict=True))) for c in combos]
+
+
+def bug_bound(template: Template, part: Part) -> tuple[int, int]:
+    """(near-duplicate groups, distinct buggy modules) `template` can give `part`: an upper
+    bound, before the checks that drop a bug (two failing calls, no hard-coded fix), so a
+    suite or stream of `part` holds fewer distinct bugs than the sum over its templates."""
+    groups: set[tuple[str, str]] = set()
+    bugs: set[str] = set()
+    for source in renderings(template):
+        for m, mutated in mutants(source):
+            where = site(source, m)
+            if group_part(template.id, where, m.operator) == part:
+                groups.add((where, m.operator))
+                bugs.add(mutated)
+    return len(groups), len(bugs)
