@@ -66,8 +66,8 @@ def entropy_kept(cfg: BranchingConfig) -> Callable[[Generation], bool] | None:
 
 @dataclass
 class TreeGroup(Group):
-    """A flat `Group` of all leaves (`trajectories` is a `Leaves`: the batcher finds the
-    tree there, since the orchestrator hands the trainer `group.trajectories`)."""
+    """A flat `Group` of all leaves (`trajectories` is a `Leaves`, which carries the tree
+    and its credit assignment to the batch builder)."""
 
     subtrees: list[Subtree] = field(default_factory=list)
 
@@ -179,7 +179,6 @@ def tree_group(
         for r in results
         if isinstance(r, BaseException)
     ]
-    leaves = Leaves(t for s in subtrees for t in s.leaves)
-    leaves.subtrees = subtrees
+    leaves = Leaves(subtrees)
     errors += [f"episode ended with {t.end}" for t in leaves if t.end == "error"]
     return TreeGroup(task_id, leaves, errors, version, wall_s, lost, subtrees=subtrees)

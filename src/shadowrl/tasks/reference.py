@@ -21,8 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from shadowrl.agent.config import AgentConfig
-from shadowrl.agent.policies import ScriptedPolicy, SummarisingScript
+from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.agent.prompt import format_tool_calls
+from shadowrl.agent.summary import SummarisingScript
 from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask, visible_test_command
 from shadowrl.tasks.task import Task

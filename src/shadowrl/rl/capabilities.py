@@ -1,0 +1,67 @@
+"""The optional capabilities of an RL run, each built once from its config.
+
+`run.py` wires what these return and never asks about the capability again; a
+capability that is off is never imported:
+
+    train.branching     tree rollouts (`tree.py`, credit in `credit_tree.py`) instead of
+                        flat groups of `train.group_size` episodes
+    train.save_rollouts every scored group kept as replayable records
+                        (`rollout_records.py`, read by `shadowrl replay`)
+
+Self-summarisation is the agent loop's (`agent/compaction.py`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from shadowrl.episode import EpisodeSpec
+from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.orchestrator import RolloutFn
+from shadowrl.rl.rollout import Group, rollout_group
+from shadowrl.rl.roots import SandboxRoots
+from shadowrl.tasks import Task
+
+
+class GroupSink(Protocol):
+    """Called with every scored group that will be trained on, off the event loop."""
+
+    def __call__(self, task: Task, group: Group, version: int) -> object: ...
+
+
+def build_rollouts(
+    policy: Any, train: TrainConfig, tokenizer: Any, spec: EpisodeSpec, roots: SandboxRoots | None
+) -> RolloutFn:
+    """Flat groups, or tree rollouts with `train.branching` (`rl/tree.py`, imported only then)."""
+    if train.branching.enabled:
+        from shadowrl.rl.tree import rollout_tree
+
+        async def tree(task: Any, prep: Any, version: int) -> Group:
+            return await rollout_tree(
+                policy, task, prep, branching=train.branching, tokenizer=tokenizer,
+                spec=spec, version=version, roots=roots,
+            )  # fmt: skip
+
+        return tree
+
+    async def flat(task: Any, prep: Any, version: int) -> Group:
+        return await rollout_group(
+            policy, task, prep, group_size=train.group_size, tokenizer=tokenizer,
+            spec=spec, version=version, roots=roots,
+        )  # fmt: skip
+
+    return flat
+
+
+def build_recorder(
+    train: TrainConfig, run_dir: Path, spec: EpisodeSpec, model_path: str
+) -> GroupSink | None:
+    """With `train.save_rollouts`, the recorder of every group's episodes (for `shadowrl
+    replay`; `rl/rollout_records.py`, imported only then); None when off."""
+    if not train.save_rollouts:
+        return None
+    from shadowrl.rl.rollout_records import ROLLOUTS_DIR, RolloutRecorder
+
+    url = train.weights.url or str(run_dir / "weights")
+    return RolloutRecorder(run_dir / ROLLOUTS_DIR, spec, model_path, url)
