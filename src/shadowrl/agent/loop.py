@@ -88,16 +88,12 @@ class _Episode:
         tools: ToolSet,
         index: SemanticIndex | None,
         on_step: Callable[[Step], None] | None,
-        state: EpisodeState | None = None,
-        start: EpisodeCheckpoint | None = None,
-        checkpoints: Checkpoints | None = None,
     ):
         self.policy, self.tokenizer, self.config, self.tools = policy, tokenizer, config, tools
         self.task, self.on_step = task, on_step
         self.schemas = tools.schemas()
         self.renderer = Renderer(tokenizer, self.schemas)
-        elapsed = start.elapsed_s if start is not None else 0.0
-        self.started = time.monotonic() - elapsed
+        self.started = time.monotonic()
         deadline = self.started + config.episode_timeout_s
         self.ctx = ToolContext(sandbox, config, index=index, deadline=deadline)
         self.messages = [Message("system", config.system_prompt), Message("user", task)]
@@ -111,12 +107,8 @@ class _Episode:
         self.compaction = build_compaction(config)
         self.last_gen: tuple[int, ...] = ()
         self.gen_end = 0
-        self.checkpoints, self.start_turns = checkpoints, 0
-        if state is not None and state.messages:
-            self._resume(state, task)
-        self.base_generated = self.chain.num_generated
-        if start is not None:
-            self._restore(start)
+        self.base_generated = self.start_turns = 0
+        self.checkpoints: Checkpoints | None = None  # turns to freeze at (tree rollouts)
 
     def _load(self, state: EpisodeState) -> None:
         self.task, self.messages, self.steps = state.task, state.messages, state.steps
@@ -125,11 +117,14 @@ class _Episode:
         self.chain, self.last_results = state.chain, state.last_results
         self.last_gen, self.gen_end = state.last_generated, state.generated_end
 
-    def _restore(self, cp: EpisodeCheckpoint) -> None:
-        """Continue `cp` exactly where it stopped: its tokens end with a generation prompt."""
+    def restore(self, cp: EpisodeCheckpoint) -> None:
+        """Continue `cp` exactly where it stopped: its tokens end with a generation prompt;
+        its budgets (turns, tokens, time) count on."""
         self._load(cp.state.copy())
         self.turns = self.start_turns = cp.turns
         self.base_generated = self.chain.num_generated - cp.generated
+        self.started = time.monotonic() - cp.elapsed_s
+        self.ctx.deadline = self.started + self.config.episode_timeout_s
 
     def checkpoint(self) -> EpisodeCheckpoint:
         state = EpisodeState()
@@ -139,14 +134,20 @@ class _Episode:
             time.monotonic() - self.started,
         )  # fmt: skip
 
-    def _resume(self, state: EpisodeState, user: str) -> None:
-        """Continue `state`'s conversation with a user message: the tokens after the last
-        generation (results and a generation prompt) are re-rendered with it appended;
-        a generation cut off before its turn was recorded (timeout, abort) is dropped."""
-        task = self.task
+    def resume(self, state: EpisodeState) -> None:
+        """Continue `state`'s conversation with the task as the user's next message: the
+        tokens after the last generation (results and a generation prompt) are re-rendered
+        with it appended; a generation cut off before its turn was recorded (timeout,
+        abort) is dropped. Budgets start afresh."""
+        user = self.task
         self._load(state.copy())  # the loop grows what it holds in place: never the caller's
-        self.task = self.task or task
+        self.task = self.task or user
         self.messages.append(Message("user", user))
+        self._continue_tokens()
+        self.base_generated = self.chain.num_generated
+
+    def _continue_tokens(self) -> None:
+        """The current segment's tokens up to the last generation, then the new messages."""
         t, end = self.tokens, self.gen_end
         current = Tokens(t.ids[:end], t.mask[:end], t.logprobs[:end], t.versions[:end])
         current.num_generated = sum(current.mask)
@@ -320,10 +321,13 @@ async def run_episode(
     checkpoint mid-episode (`sandbox` should be `start.fork()`, `task` is ignored);
     `checkpoints` collects one at each turn boundary its `when` accepts.
     """
-    episode = _Episode(
-        policy, sandbox, task, tokenizer, config,
-        tools or ToolSet.from_names(config.tools), index, on_step, state, start, checkpoints,
-    )  # fmt: skip
+    tools = tools or ToolSet.from_names(config.tools)
+    episode = _Episode(policy, sandbox, task, tokenizer, config, tools, index, on_step)
+    if state is not None and state.messages:
+        episode.resume(state)  # serve's follow-up message
+    if start is not None:
+        episode.restore(start)  # a checkpoint continued: a tree branch, a replay
+    episode.checkpoints = checkpoints
     began = time.monotonic()
     try:
         async with asyncio.timeout(config.episode_timeout_s - (began - episode.started)):
