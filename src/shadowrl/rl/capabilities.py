@@ -7,8 +7,8 @@ capability that is off is never imported:
                         flat groups of `train.group_size` episodes
     train.save_rollouts every scored group kept as replayable records
                         (`rollout_records.py`, read by `shadowrl replay`)
-
-Self-summarisation is the agent loop's (`agent/compaction.py`).
+    agent.summary       self-summarisation's per-step metrics (`agent/summary.py`; in
+                        the episode itself it is the loop's `agent/compaction.py`)
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
+from shadowrl.agent.config import AgentConfig
 from shadowrl.episode import EpisodeSpec
 from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.orchestrator import RolloutFn
+from shadowrl.rl.orchestrator import EpisodeMetrics, RolloutFn
 from shadowrl.rl.rollout import Group, rollout_group
 from shadowrl.rl.roots import SandboxRoots
 from shadowrl.tasks import Task
@@ -65,3 +66,13 @@ def build_recorder(
 
     url = train.weights.url or str(run_dir / "weights")
     return RolloutRecorder(run_dir / ROLLOUTS_DIR, spec, model_path, url)
+
+
+def build_episode_metrics(agent: AgentConfig) -> EpisodeMetrics:
+    """Per-step summary metrics with `agent.summary` on (`agent/summary.py`, imported only
+    then); none when off, as no episode summarises."""
+    if not agent.summary.enabled:
+        return lambda trajectories: {}
+    from shadowrl.agent.summary import summary_metrics
+
+    return summary_metrics

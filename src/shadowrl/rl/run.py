@@ -30,12 +30,18 @@ from shadowrl.episode import EpisodeSpec
 from shadowrl.inference.build import build_engine
 from shadowrl.inference.config import EngineConfig
 from shadowrl.metrics import MetricsLogger
-from shadowrl.rl.capabilities import GroupSink, build_recorder, build_rollouts
+from shadowrl.rl.capabilities import (
+    GroupSink,
+    build_episode_metrics,
+    build_recorder,
+    build_rollouts,
+)
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.demos import append_trajectories
 from shadowrl.rl.mtp_rl import EngineAcceptance
 from shadowrl.rl.orchestrator import (
+    EpisodeMetrics,
     Orchestrator,
     OrchestratorConfig,
     RolloutFn,
@@ -176,8 +182,9 @@ async def run_rl(
             with services as s:
                 keep = build_recorder(train, run_dir, spec, model_path)
                 await _train(
-                    s, tokenizer, tasks, run_dir, start, train, orchestrator, seed, rollout, keep
-                )
+                    s, tokenizer, tasks, run_dir, start, train, orchestrator, seed, rollout, keep,
+                    build_episode_metrics(spec.agent),
+                )  # fmt: skip
                 return s.final_model()
         except TrainerLost as e:
             if attempt == restarts:
@@ -197,6 +204,7 @@ async def _train(
     seed: int,
     replay: RolloutFn | None,
     keep: GroupSink | None = None,
+    episode_metrics: EpisodeMetrics = lambda trajectories: {},
 ) -> None:
     """The orchestrator over `services` from step `start`, with progress, metrics and saves."""
     trainer, ckpt_root = services.trainer, run_dir / "checkpoints"
@@ -242,6 +250,7 @@ async def _train(
             tasks=source,
             on_step=on_step,
             on_error=on_error,
+            episode_metrics=episode_metrics,
         )
         try:
             stats = await orch.run(start_step=start)
