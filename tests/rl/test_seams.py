@@ -77,7 +77,8 @@ def _traj(reward: float, *gen: int) -> Trajectory:
 
 def test_a_tree_group_assigns_its_own_credit() -> None:
     trees = [Subtree((_traj(1.0, 5, 6), _traj(0.0, 5, 7)), (0, 3)), Subtree((_traj(0.0, 8),))]
-    leaves = Leaves(trees)
+    leaves = Leaves(t for s in trees for t in s.leaves)
+    leaves.subtrees = trees
     assert isinstance(leaves, OwnCredit) and not isinstance(list(leaves), OwnCredit)
     flat = [_traj(1.0, 4), _traj(0.0, 4)]
     rows, _ = rows_from_groups([flat, leaves])

@@ -85,9 +85,7 @@ class Leaves(list[Trajectory]):
     the batch builder trains it with `tree_rows` (the orchestrator hands the trainer
     `group.trajectories`, the tree riding along)."""
 
-    def __init__(self, subtrees: Sequence[Subtree]):
-        super().__init__(t for s in subtrees for t in s.leaves)
-        self.subtrees = subtrees
+    subtrees: Sequence[Subtree] = ()
 
     def rows(self, first_chain: int) -> tuple[list[Row], int]:
         return tree_rows(self.subtrees, first_chain), len(self.subtrees)

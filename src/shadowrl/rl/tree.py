@@ -179,6 +179,7 @@ def tree_group(
         for r in results
         if isinstance(r, BaseException)
     ]
-    leaves = Leaves(subtrees)
+    leaves = Leaves(t for s in subtrees for t in s.leaves)
+    leaves.subtrees = subtrees
     errors += [f"episode ended with {t.end}" for t in leaves if t.end == "error"]
     return TreeGroup(task_id, leaves, errors, version, wall_s, lost, subtrees=subtrees)
