@@ -12,10 +12,10 @@ returns holds exactly the ids the model saw and generated; the trainer uses them
 as they are. Every malformed call gets a precise error back and is counted; a
 reply without any call gets a short nudge; `submit` or a budget ends the episode.
 
-With `agent.summary.enabled`, a context that would pass `trigger_tokens` (or a call
-to `summarize`) gets a summary request appended; the reply closes the segment and
-the next one starts from system prompt + task + summary + last tool result
-(`agent/summary.py`), so an episode is a chain of segments sharing one reward.
+After each work turn the episode's `Compaction` (`agent/compaction.py`, built once
+from the config) may end the context and start a new segment: with `agent.summary`
+on, self-summarisation (`agent/summary.py`) makes an episode a chain of segments
+sharing one reward; off, the context grows until it is full.
 
 `checkpoints=` freezes the episode between turns (`EpisodeCheckpoint`: tokens, messages,
 counters, budgets used, a sandbox snapshot) and `start=` continues one, mid-episode:
@@ -29,18 +29,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from shadowrl.agent.config import SUMMARY_REQUEST_TOKENS, AgentConfig
+from shadowrl.agent.compaction import Compaction, NoCompaction, TurnEnd
+from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.parsing import ParsedReply, parse_tool_calls
 from shadowrl.agent.prompt import Renderer
 from shadowrl.agent.state import Chain, Checkpoints, EpisodeCheckpoint, EpisodeState, Tokens
-from shadowrl.agent.summary import (
-    SUMMARY_REQUEST,
-    carried_result,
-    degeneracy,
-    next_segment_messages,
-    summary_info,
-    touched_files,
-)
 from shadowrl.agent.tools import ToolContext, ToolSet
 from shadowrl.sandbox.base import Sandbox
 from shadowrl.search import SemanticIndex
@@ -73,6 +66,15 @@ def feedback_messages(
     return out
 
 
+def build_compaction(config: AgentConfig) -> Compaction:
+    """The episode's compaction, from `agent.summary` (its module is imported only when on)."""
+    if not config.summary.enabled:
+        return NoCompaction()
+    from shadowrl.agent.summary import Summariser
+
+    return Summariser(config)
+
+
 class _Episode:
     """Mutable state of one run; `run_episode` freezes it into a `Trajectory`."""
 
@@ -86,16 +88,12 @@ class _Episode:
         tools: ToolSet,
         index: SemanticIndex | None,
         on_step: Callable[[Step], None] | None,
-        state: EpisodeState | None = None,
-        start: EpisodeCheckpoint | None = None,
-        checkpoints: Checkpoints | None = None,
     ):
         self.policy, self.tokenizer, self.config, self.tools = policy, tokenizer, config, tools
         self.task, self.on_step = task, on_step
         self.schemas = tools.schemas()
         self.renderer = Renderer(tokenizer, self.schemas)
-        elapsed = start.elapsed_s if start is not None else 0.0
-        self.started = time.monotonic() - elapsed
+        self.started = time.monotonic()
         deadline = self.started + config.episode_timeout_s
         self.ctx = ToolContext(sandbox, config, index=index, deadline=deadline)
         self.messages = [Message("system", config.system_prompt), Message("user", task)]
@@ -104,17 +102,13 @@ class _Episode:
         self.chain = Chain(Tokens())
         self.chain.current.add_context(self.renderer.prompt_ids(self.messages))
         self.tool_errors = self.tool_failures = self.nudges = self.turns = 0
-        self.segment_turns = 0  # work turns in the current segment (no summary on an empty one)
         self.last_results: list[ToolResult] = []  # carried into the next segment
-        self.summaries: list[dict[str, Any]] = []
+        self.summaries: list[dict[str, Any]] = []  # the compaction's notes
+        self.compaction = build_compaction(config)
         self.last_gen: tuple[int, ...] = ()
         self.gen_end = 0
-        self.checkpoints, self.start_turns = checkpoints, 0
-        if state is not None and state.messages:
-            self._resume(state, task)
-        self.base_generated = self.chain.num_generated
-        if start is not None:
-            self._restore(start)
+        self.base_generated = self.start_turns = 0
+        self.checkpoints: Checkpoints | None = None  # turns to freeze at (tree rollouts)
 
     def _load(self, state: EpisodeState) -> None:
         self.task, self.messages, self.steps = state.task, state.messages, state.steps
@@ -123,35 +117,42 @@ class _Episode:
         self.chain, self.last_results = state.chain, state.last_results
         self.last_gen, self.gen_end = state.last_generated, state.generated_end
 
-    def _restore(self, cp: EpisodeCheckpoint) -> None:
-        """Continue `cp` exactly where it stopped: its tokens end with a generation prompt."""
+    def restore(self, cp: EpisodeCheckpoint) -> None:
+        """Continue `cp` exactly where it stopped: its tokens end with a generation prompt;
+        its budgets (turns, tokens, time) count on."""
         self._load(cp.state.copy())
         self.turns = self.start_turns = cp.turns
-        self.segment_turns = cp.segment_turns
         self.base_generated = self.chain.num_generated - cp.generated
+        self.started = time.monotonic() - cp.elapsed_s
+        self.ctx.deadline = self.started + self.config.episode_timeout_s
 
     def checkpoint(self) -> EpisodeCheckpoint:
         state = EpisodeState()
         self.save(state)
         return EpisodeCheckpoint(
-            state.copy(), self.ctx.sandbox.snapshot(), self.turns, self.segment_turns,
-            self._generated(), time.monotonic() - self.started,
+            state.copy(), self.ctx.sandbox.snapshot(), self.turns, self.generated(),
+            time.monotonic() - self.started,
         )  # fmt: skip
 
-    def _resume(self, state: EpisodeState, user: str) -> None:
-        """Continue `state`'s conversation with a user message: the tokens after the last
-        generation (results and a generation prompt) are re-rendered with it appended;
-        a generation cut off before its turn was recorded (timeout, abort) is dropped."""
-        task = self.task
+    def resume(self, state: EpisodeState) -> None:
+        """Continue `state`'s conversation with the task as the user's next message: the
+        tokens after the last generation (results and a generation prompt) are re-rendered
+        with it appended; a generation cut off before its turn was recorded (timeout,
+        abort) is dropped. Budgets start afresh."""
+        user = self.task
         self._load(state.copy())  # the loop grows what it holds in place: never the caller's
-        self.task = self.task or task
+        self.task = self.task or user
         self.messages.append(Message("user", user))
+        self._continue_tokens()
+        self.base_generated = self.chain.num_generated
+
+    def _continue_tokens(self) -> None:
+        """The current segment's tokens up to the last generation, then the new messages."""
         t, end = self.tokens, self.gen_end
         current = Tokens(t.ids[:end], t.mask[:end], t.logprobs[:end], t.versions[:end])
         current.num_generated = sum(current.mask)
         self.chain.current = current
         replies = [i for i, m in enumerate(self.messages) if m.role == "assistant"]
-        self.segment_turns = len(replies)
         if not replies:  # the segment ended before the model said anything in it
             self.chain.current = Tokens()
             self.tokens.add_context(self.renderer.prompt_ids(self.messages))
@@ -168,7 +169,7 @@ class _Episode:
         state.counters = (self.tool_errors, self.tool_failures, self.nudges)
         state.last_generated, state.generated_end = self.last_gen, self.gen_end
 
-    def _generated(self) -> int:
+    def generated(self) -> int:
         """Tokens generated in this call (a continued episode's budget starts afresh)."""
         return self.chain.num_generated - self.base_generated
 
@@ -177,14 +178,14 @@ class _Episode:
         return self.chain.current
 
     def _room(self, cap: int) -> int:
-        left = self.config.max_episode_tokens - self._generated()
+        left = self.config.max_episode_tokens - self.generated()
         return min(left, self.config.max_context_tokens - len(self.tokens.ids), cap)
 
     async def run(self) -> EpisodeEnd:
         cfg = self.config
         while self.turns < cfg.max_turns:
             if self._room(cfg.max_new_tokens) <= 0:
-                left = cfg.max_episode_tokens - self._generated()
+                left = cfg.max_episode_tokens - self.generated()
                 return "max_tokens" if left <= 0 else "context_full"
             gen = await self._generate_from_boundary(cfg.max_new_tokens)
             if gen.finish_reason == "abort":
@@ -195,20 +196,18 @@ class _Episode:
             assistant = Message("assistant", reply.content, reply.calls)
             feedback = self._feedback(reply, results, cut_off=gen.finish_reason == "length")
             calls, errors = tuple(results), tuple(reply.errors)
-            self._record(Step(text, reply.calls, calls, errors, len(gen.token_ids), gen.entropies))
+            self.record(Step(text, reply.calls, calls, errors, len(gen.token_ids), gen.entropies))
             conv = [*self.messages, assistant]
             self.messages = [*conv, *feedback]
             self.last_gen, self.gen_end = tuple(gen.token_ids), len(self.tokens.ids)
             if self.ctx.submitted:
                 return "submitted"
-            self.segment_turns += 1
-            if kept := [r for r in results if r.name != "summarize"]:
-                self.last_results = kept
             more = self.renderer.continuation_ids(conv, feedback, gen.token_ids)
-            if self._wants_summary(len(more)):
-                if (end := await self._summarize(conv, feedback, gen.token_ids)) is not None:
-                    return end
-                continue
+            turn = TurnEnd(conv, feedback, gen.token_ids, results, len(more))
+            if (verdict := await self.compaction.after_turn(self, turn)) is not None:
+                if verdict == "new_segment":
+                    continue
+                return verdict
             if len(self.tokens.ids) + len(more) >= cfg.max_context_tokens:
                 return "context_full"
             self.tokens.add_context(more)
@@ -219,73 +218,27 @@ class _Episode:
         before it is frozen first and kept or released once the turn is generated."""
         cps = self.checkpoints
         if cps is None or self.turns <= self.start_turns or not cps.when(self.steps):
-            return await self._generate(cap)
+            return await self.generate(cap)
         checkpoint = self.checkpoint()
         try:
-            gen = await self._generate(cap)
+            gen = await self.generate(cap)
         except BaseException:  # cancelled or timed out mid-turn: nobody will branch from it
             checkpoint.release()
             raise
         cps.decide(checkpoint, gen)
         return gen
 
-    async def _generate(self, cap: int) -> Generation:
+    async def generate(self, cap: int) -> Generation:
         gen = await self.policy.generate(tuple(self.tokens.ids), self._sampling(self._room(cap)))
         self.tokens.add_generated(gen)
         self.turns += 1
         return gen
 
-    def _wants_summary(self, more: int) -> bool:
-        """The model called `summarize`, or the next context would pass the trigger, or
-        one more full-length reply would leave no room for the request and a summary."""
-        cfg, s = self.config, self.config.summary
-        requested, self.ctx.summary_requested = self.ctx.summary_requested, False
-        after = len(self.tokens.ids) + more
-        last_chance = after + cfg.max_new_tokens + SUMMARY_REQUEST_TOKENS + s.max_tokens
-        crowded = after >= s.trigger_tokens or last_chance > cfg.max_context_tokens
-        return s.enabled and self.segment_turns > 0 and (requested or crowded)
-
-    async def _summarize(
-        self, conv: list[Message], feedback: list[Message], generated: Sequence[int]
-    ) -> EpisodeEnd | None:
-        """Ask for a summary in the current context, then start the next segment from it."""
-        cfg, s = self.config, self.config.summary
-        if self.turns >= cfg.max_turns:
-            return "max_turns"
-        request = Message("user", SUMMARY_REQUEST)
-        asked = [*feedback, request]
-        ids = self.renderer.continuation_ids(conv, asked, generated)
-        if len(self.tokens.ids) + len(ids) + s.max_tokens > cfg.max_context_tokens:
-            asked = [request]  # the results do not fit; they are carried over instead
-            ids = self.renderer.continuation_ids(conv, asked, generated)
-        if len(self.tokens.ids) + len(ids) >= cfg.max_context_tokens:
-            return "context_full"
-        if cfg.max_episode_tokens <= self._generated():
-            return "max_tokens"
-        self.tokens.add_context(ids)
-        gen = await self._generate(s.max_tokens)
-        if gen.finish_reason == "abort":
-            return "error"
-        text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=True)
-        summary = parse_tool_calls(text, self.schemas).content  # calls in a summary are ignored
-        self._record(Step(text, (), (), (), len(gen.token_ids), gen.entropies))
-        self._note_summary(summary, len(gen.token_ids), over_budget=gen.finish_reason == "length")
-        # The log keeps the results even when only the request fit (they were carried).
-        self.history += [*conv, *feedback, request, Message("assistant", summary)]
-        carried = carried_result(self.last_results, self.tokenizer, s.carried_result_tokens)
-        self.messages = next_segment_messages(cfg.system_prompt, self.task, summary, carried)
-        self.chain.start_segment(self.renderer.prompt_ids(self.messages))
-        self.segment_turns, self.last_gen, self.gen_end = 0, (), 0
-        return None
-
-    def _note_summary(self, summary: str, num_tokens: int, over_budget: bool) -> None:
-        bad = degeneracy(
-            summary,
-            prompt=self.task + "\n" + SUMMARY_REQUEST,
-            over_budget=over_budget,
-            files=touched_files(self.steps),
-        )
-        self.summaries.append({"tokens": num_tokens, "degenerate": bad, "text": summary})
+    def start_segment(self, messages: list[Message]) -> None:
+        """Close the current context and open a new one on `messages` (a compaction's)."""
+        self.messages = messages
+        self.chain.start_segment(self.renderer.prompt_ids(messages))
+        self.last_gen, self.gen_end = (), 0
 
     def _sampling(self, max_new_tokens: int) -> SamplingParams:
         return SamplingParams(
@@ -317,7 +270,7 @@ class _Episode:
         self.nudges += not reply.errors and not reply.calls
         return feedback_messages(reply, results, cut_off)
 
-    def _record(self, step: Step) -> None:
+    def record(self, step: Step) -> None:
         self.steps.append(step)
         self.tool_errors += len(step.parse_errors)
         self.tool_failures += sum(r.is_error for r in step.results)
@@ -330,7 +283,7 @@ class _Episode:
             "nudges": self.nudges,
             "tool_failures": self.tool_failures,
             "prompt_tokens": sum(len(g.token_ids) - g.num_generated for g in segments),
-            **summary_info(self.summaries),
+            **self.compaction.info(self),
         }
         return Trajectory(
             task_id=task_id,
@@ -368,10 +321,13 @@ async def run_episode(
     checkpoint mid-episode (`sandbox` should be `start.fork()`, `task` is ignored);
     `checkpoints` collects one at each turn boundary its `when` accepts.
     """
-    episode = _Episode(
-        policy, sandbox, task, tokenizer, config,
-        tools or ToolSet.from_names(config.tools), index, on_step, state, start, checkpoints,
-    )  # fmt: skip
+    tools = tools or ToolSet.from_names(config.tools)
+    episode = _Episode(policy, sandbox, task, tokenizer, config, tools, index, on_step)
+    if state is not None and state.messages:
+        episode.resume(state)  # serve's follow-up message
+    if start is not None:
+        episode.restore(start)  # a checkpoint continued: a tree branch, a replay
+    episode.checkpoints = checkpoints
     began = time.monotonic()
     try:
         async with asyncio.timeout(config.episode_timeout_s - (began - episode.started)):

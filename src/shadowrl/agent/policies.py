@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from shadowrl.agent.summary import asks_for_summary
 from shadowrl.types import FinishReason, Generation, SamplingParams
 
 
@@ -55,19 +54,3 @@ class ScriptedPolicy:
         if len(ids) > sampling.max_new_tokens:
             ids, finish = ids[: sampling.max_new_tokens], "length"
         return Generation(tuple(ids), (0.0,) * len(ids), (self.version,) * len(ids), finish)
-
-
-class SummarisingScript:
-    """Fixed replies in order, and `summary` whenever the loop asks for one (a callable
-    for `ScriptedPolicy`: the summary point depends on the context, not on the script)."""
-
-    def __init__(self, replies: Sequence[str], summary: str):
-        self.replies, self.summary, self.next = list(replies), summary, 0
-
-    def __call__(self, prompt: str) -> str:
-        if asks_for_summary(prompt):
-            return self.summary
-        if self.next >= len(self.replies):
-            raise RuntimeError(f"ScriptedPolicy ran out of replies after {len(self.replies)}")
-        self.next += 1
-        return self.replies[self.next - 1]

@@ -207,4 +207,4 @@ def checkpoint_at(
             raise ValueError("a record without per-turn files needs the agent config to re-run")
         rerun_edits(sandbox, traj.steps[:turn], ToolSet.from_names(config.tools), config)
     generated = sum(s.num_generated for s in steps)
-    return EpisodeCheckpoint(state, sandbox.snapshot(), turn, len(in_segment), generated, 0.0)
+    return EpisodeCheckpoint(state, sandbox.snapshot(), turn, generated, 0.0)

@@ -132,7 +132,6 @@ class EpisodeCheckpoint:
     state: EpisodeState
     snapshot: Snapshot
     turns: int  # policy calls so far (summaries included), against max_turns
-    segment_turns: int  # work turns in the current segment
     generated: int  # tokens generated so far, against max_episode_tokens
     elapsed_s: float  # wall time used so far, against episode_timeout_s
 

@@ -11,6 +11,9 @@ trained with the chain's reward, so a summary that lost what mattered is punishe
 The degeneracy checks are pure functions so the loop, the metrics and the benchmark
 agree on what a bad summary is (CompactionRL: masked-out summaries degenerate into
 exactly these shapes).
+
+`Summariser` is the loop's `Compaction` when `agent.summary.enabled`: the loop calls it
+after every work turn and never imports this module otherwise.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
+from shadowrl.agent.compaction import RunningEpisode, TurnEnd, Verdict
+from shadowrl.agent.config import SUMMARY_REQUEST_TOKENS, AgentConfig
+from shadowrl.agent.parsing import parse_tool_calls
 from shadowrl.types import Message, Step, ToolResult, Trajectory
 
 SUMMARY_REQUEST = (
@@ -126,3 +132,77 @@ def summary_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
         "reward_summarised": mean_reward(True),
         "reward_not_summarised": mean_reward(False),
     }
+
+
+class Summariser:
+    """Self-summarisation as the loop's `Compaction` (built once from `agent.summary`)."""
+
+    def __init__(self, config: AgentConfig):
+        self.config, self.summary = config, config.summary
+
+    async def after_turn(self, episode: RunningEpisode, turn: TurnEnd) -> Verdict:
+        if kept := [r for r in turn.results if r.name != "summarize"]:
+            episode.last_results = kept
+        if not self._wanted(episode, turn.more):
+            return None
+        return await self._summarise(episode, turn)
+
+    def info(self, episode: RunningEpisode) -> dict[str, Any]:
+        return summary_info(episode.summaries)
+
+    def _wanted(self, episode: RunningEpisode, more: int) -> bool:
+        """The model called `summarize`, or the next context would pass the trigger, or
+        one more full-length reply would leave no room for the request and a summary."""
+        cfg, s = self.config, self.summary
+        requested, episode.ctx.summary_requested = episode.ctx.summary_requested, False
+        after = len(episode.tokens.ids) + more
+        last_chance = after + cfg.max_new_tokens + SUMMARY_REQUEST_TOKENS + s.max_tokens
+        return requested or after >= s.trigger_tokens or last_chance > cfg.max_context_tokens
+
+    async def _summarise(self, episode: RunningEpisode, turn: TurnEnd) -> Verdict:
+        """Ask for a summary in the current context, then start the next segment from it."""
+        cfg, s, ep = self.config, self.summary, episode
+        if ep.turns >= cfg.max_turns:
+            return "max_turns"
+        request = Message("user", SUMMARY_REQUEST)
+        ids = ep.renderer.continuation_ids(turn.conv, [*turn.feedback, request], turn.generated)
+        if len(ep.tokens.ids) + len(ids) + s.max_tokens > cfg.max_context_tokens:
+            # the results do not fit; they are carried over instead
+            ids = ep.renderer.continuation_ids(turn.conv, [request], turn.generated)
+        if len(ep.tokens.ids) + len(ids) >= cfg.max_context_tokens:
+            return "context_full"
+        if cfg.max_episode_tokens <= ep.generated():
+            return "max_tokens"
+        ep.tokens.add_context(ids)
+        gen = await ep.generate(s.max_tokens)
+        if gen.finish_reason == "abort":
+            return "error"
+        text = ep.tokenizer.decode(gen.token_ids, skip_special_tokens=True)
+        summary = parse_tool_calls(text, ep.schemas).content  # calls in a summary are ignored
+        ep.record(Step(text, (), (), (), len(gen.token_ids), gen.entropies))
+        bad = degeneracy(
+            summary, prompt=ep.task + "\n" + SUMMARY_REQUEST,
+            over_budget=gen.finish_reason == "length", files=touched_files(ep.steps),
+        )  # fmt: skip
+        ep.summaries.append({"tokens": len(gen.token_ids), "degenerate": bad, "text": summary})
+        # The log keeps the results even when only the request fit (they were carried).
+        ep.history += [*turn.conv, *turn.feedback, request, Message("assistant", summary)]
+        carried = carried_result(ep.last_results, ep.tokenizer, s.carried_result_tokens)
+        ep.start_segment(next_segment_messages(cfg.system_prompt, ep.task, summary, carried))
+        return "new_segment"
+
+
+class SummarisingScript:
+    """Fixed replies in order, and `summary` whenever the loop asks for one (a callable
+    for `ScriptedPolicy`: the summary point depends on the context, not on the script)."""
+
+    def __init__(self, replies: Sequence[str], summary: str):
+        self.replies, self.summary, self.next = list(replies), summary, 0
+
+    def __call__(self, prompt: str) -> str:
+        if asks_for_summary(prompt):
+            return self.summary
+        if self.next >= len(self.replies):
+            raise RuntimeError(f"ScriptedPolicy ran out of replies after {len(self.replies)}")
+        self.next += 1
+        return self.replies[self.next - 1]

@@ -4,7 +4,8 @@ A rollout group is G trajectories of one task; each trajectory is a chain of one
 more token segments (self-summarisation starts a new segment) and every segment of
 a chain is trained with the chain's advantage. The steps, in order:
 
-1. advantages per group (reward − group mean, see `loss.group_advantages`);
+1. advantages per group (reward − group mean, see `loss.group_advantages`; a group
+   that is `row.OwnCredit`, such as a tree rollout's, assigns its own);
 2. the loss denominator (`token_budget`) is fixed *before* anything is dropped, so
    skipping rows that cannot contribute is a pure compute saving;
 3. chains whose oldest generated token is more than `max_staleness` versions behind
@@ -26,9 +27,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from shadowrl.rl.credit_tree import tree_rows
 from shadowrl.rl.loss import group_advantages, zero_advantage_groups
-from shadowrl.rl.row import Row
+from shadowrl.rl.row import OwnCredit, Row
 from shadowrl.types import Trajectory
 
 
@@ -77,9 +77,9 @@ def rows_from_groups(groups: Sequence[Sequence[Trajectory]]) -> tuple[list[Row],
             raise ValueError(f"group of task {group[0].task_id!r} has an unscored trajectory")
         rewards = torch.tensor([t.reward for t in group], dtype=torch.float64)
         flat += zero_advantage_groups(rewards[None])
-        if tree := getattr(group, "subtrees", None):  # a tree rollout (rl/tree.py)
-            rows += tree_rows(tree, first_chain=chain)
-            chain += len(tree)
+        if isinstance(group, OwnCredit):  # e.g. a tree rollout's leaves
+            own, chains = group.rows(chain)
+            rows, chain = rows + own, chain + chains
             continue
         for traj, adv in zip(group, group_advantages(rewards).tolist(), strict=True):
             rows.extend(Row(seg, adv, chain) for seg in traj.segments if seg.num_generated > 0)

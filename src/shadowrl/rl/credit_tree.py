@@ -81,10 +81,14 @@ def _value(node: Trajectory | Subtree) -> float:
 
 
 class Leaves(list[Trajectory]):
-    """A tree group's trajectories, flat, with the tree they form (`rows_from_groups`
-    trains a `Leaves` with `tree_rows`)."""
+    """A tree group's trajectories, flat, with the tree they form: `row.OwnCredit`, so
+    the batch builder trains it with `tree_rows` (the orchestrator hands the trainer
+    `group.trajectories`, the tree riding along)."""
 
     subtrees: Sequence[Subtree] = ()
+
+    def rows(self, first_chain: int) -> tuple[list[Row], int]:
+        return tree_rows(self.subtrees, first_chain), len(self.subtrees)
 
 
 def _centred(values: Sequence[float]) -> list[float]:

@@ -32,13 +32,15 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shadowrl.agent.summary import summary_metrics
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.rollout import Group
-from shadowrl.types import WeightSink
+from shadowrl.types import Trajectory, WeightSink
 
 # (task, prepared, current policy version) -> a graded group; see rollout.rollout_group.
 RolloutFn = Callable[[Any, Any, int], Awaitable[Group]]
+# An optional capability's own per-step metrics over the step's trajectories
+# (self-summarisation's: `agent.summary.summary_metrics`, wired by `capabilities.py`).
+EpisodeMetrics = Callable[[Sequence[Trajectory]], Mapping[str, float]]
 
 
 class TrainerService(Protocol):
@@ -166,12 +168,14 @@ class Orchestrator:
         tasks: TaskSource,
         on_step: Callable[[int, dict[str, Any]], None] = lambda step, m: None,
         on_error: Callable[[Group], None] = lambda g: None,
+        episode_metrics: EpisodeMetrics = lambda trajectories: {},
     ) -> None:
         if cfg.mode not in ("async", "sync"):
             raise ValueError(f"mode must be 'async' or 'sync', got {cfg.mode!r}")
         self.cfg, self.train, self.rollout, self.engine = cfg, train, rollout, engine
         self.trainer, self.store, self.tasks = trainer, store, tasks
         self.on_step, self.on_error = on_step, on_error
+        self.episode_metrics = episode_metrics  # an optional capability's, per step
         self.stats = LoopStats()
         self._started, self._tokens = time.perf_counter(), 0  # run-average throughput
         self._ready: asyncio.Queue[Group] = asyncio.Queue()
@@ -296,6 +300,6 @@ class Orchestrator:
             "groups_stale": self.stats.groups_stale,
             "episodes_lost": self.stats.episodes_lost,
             "version": self.trainer.version,
-            **summary_metrics([t for g in groups for t in g.trajectories]),
+            **self.episode_metrics([t for g in groups for t in g.trajectories]),
             **{f"sync_{k}": v for k, v in sync.items() if isinstance(v, int | float)},
         }

@@ -30,11 +30,18 @@ from shadowrl.episode import EpisodeSpec
 from shadowrl.inference.build import build_engine
 from shadowrl.inference.config import EngineConfig
 from shadowrl.metrics import MetricsLogger
+from shadowrl.rl.capabilities import (
+    GroupSink,
+    build_episode_metrics,
+    build_recorder,
+    build_rollouts,
+)
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.demos import append_trajectories
 from shadowrl.rl.mtp_rl import EngineAcceptance
 from shadowrl.rl.orchestrator import (
+    EpisodeMetrics,
     Orchestrator,
     OrchestratorConfig,
     RolloutFn,
@@ -42,8 +49,7 @@ from shadowrl.rl.orchestrator import (
     TaskSource,
     TrainerLost,
 )
-from shadowrl.rl.rollout import Group, rollout_group
-from shadowrl.rl.rollout_records import ROLLOUTS_DIR, RolloutRecorder
+from shadowrl.rl.rollout import Group
 from shadowrl.rl.roots import SandboxRoots
 from shadowrl.rl.services import Services
 from shadowrl.rl.trainer import Trainer
@@ -109,26 +115,7 @@ def local_services(
         ) as engine,
         closing(roots) if roots is not None else contextlib.nullcontext(),
     ):
-
-        async def rollout(task: Any, prep: Any, version: int) -> Group:
-            if train.branching.enabled:  # tree rollouts (rl/tree.py)
-                from shadowrl.rl.tree import rollout_tree
-
-                return await rollout_tree(
-                    engine, task, prep, branching=train.branching, tokenizer=tokenizer,
-                    spec=spec, version=version, roots=roots,
-                )  # fmt: skip
-            return await rollout_group(
-                engine,
-                task,
-                prep,
-                group_size=train.group_size,
-                tokenizer=tokenizer,
-                spec=spec,
-                version=version,
-                roots=roots,
-            )
-
+        rollout = build_rollouts(engine, train, tokenizer, spec, roots)
         accepted = EngineAcceptance(engine)  # the engine's own speculation, per step
         yield Services(
             trainer,
@@ -193,13 +180,11 @@ async def run_rl(
             )  # fmt: skip
         try:
             with services as s:
-                keep = None
-                if train.save_rollouts:
-                    url = train.weights.url or str(run_dir / "weights")
-                    keep = RolloutRecorder(run_dir / ROLLOUTS_DIR, spec, model_path, url)
+                keep = build_recorder(train, run_dir, spec, model_path)
                 await _train(
-                    s, tokenizer, tasks, run_dir, start, train, orchestrator, seed, rollout, keep
-                )
+                    s, tokenizer, tasks, run_dir, start, train, orchestrator, seed, rollout, keep,
+                    build_episode_metrics(spec.agent),
+                )  # fmt: skip
                 return s.final_model()
         except TrainerLost as e:
             if attempt == restarts:
@@ -218,7 +203,8 @@ async def _train(
     orchestrator: OrchestratorConfig,
     seed: int,
     replay: RolloutFn | None,
-    keep: RolloutRecorder | None = None,
+    keep: GroupSink | None = None,
+    episode_metrics: EpisodeMetrics = lambda trajectories: {},
 ) -> None:
     """The orchestrator over `services` from step `start`, with progress, metrics and saves."""
     trainer, ckpt_root = services.trainer, run_dir / "checkpoints"
@@ -264,6 +250,7 @@ async def _train(
             tasks=source,
             on_step=on_step,
             on_error=on_error,
+            episode_metrics=episode_metrics,
         )
         try:
             stats = await orch.run(start_step=start)

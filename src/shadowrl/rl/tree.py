@@ -66,8 +66,8 @@ def entropy_kept(cfg: BranchingConfig) -> Callable[[Generation], bool] | None:
 
 @dataclass
 class TreeGroup(Group):
-    """A flat `Group` of all leaves (`trajectories` is a `Leaves`: the batcher finds the
-    tree there, since the orchestrator hands the trainer `group.trajectories`)."""
+    """A flat `Group` of all leaves (`trajectories` is a `Leaves`, which carries the tree
+    and its credit assignment to the batch builder)."""
 
     subtrees: list[Subtree] = field(default_factory=list)
 

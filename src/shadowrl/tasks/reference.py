@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shadowrl.agent.config import AgentConfig
-from shadowrl.agent.policies import ScriptedPolicy, SummarisingScript
+from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.agent.prompt import format_tool_calls
 from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask, visible_test_command
@@ -181,6 +181,10 @@ def reference_policy(name: str, task: Task, prepared: PreparedTask, tokenizer: A
         raise ValueError(
             f"unknown reference policy {name!r}; choose from {sorted(REFERENCE_POLICIES)}"
         )
+    # every reference answers a summary request (self-summarisation's module loads here,
+    # not with the episode machinery that imports this one)
+    from shadowrl.agent.summary import SummarisingScript
+
     replies = REFERENCE_POLICIES[name](task, prepared)
     return ScriptedPolicy(tokenizer, SummarisingScript(replies, expert_summary(task, prepared)))
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shadowrl.episode import EpisodeSpec, graded_episode
 from shadowrl.inference.config import EngineConfig
 from shadowrl.rl.config import BranchingConfig, TrainConfig
-from shadowrl.rl.credit_tree import Subtree
 from shadowrl.rl.rollout import forked_episode
 from shadowrl.rl.roots import SandboxRoots
 from shadowrl.rl.trainer import Trainer
@@ -27,6 +26,9 @@ from shadowrl.tasks import PreparedTask, Task
 from shadowrl.tasks.reference import reference_policy
 from shadowrl.tasks.verify import Verdict
 from shadowrl.types import Generation, SamplingParams, Trajectory
+
+if TYPE_CHECKING:  # tree rollouts are imported only when a worker runs one
+    from shadowrl.rl.credit_tree import Subtree
 
 
 class EnginesUnavailable(RuntimeError):

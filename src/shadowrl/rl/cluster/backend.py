@@ -136,6 +136,15 @@ def start_env_pool(
     return WorkerPool(env_worker, cfg.env_workers, cfg.elastic)
 
 
+def _rollouts(pool: WorkerPool, train: TrainConfig, retries: int) -> ClusterRollouts:
+    """Flat groups, or subtrees with `train.branching` (`cluster/trees.py`, imported only then)."""
+    if not train.branching.enabled:
+        return ClusterRollouts(pool, train.group_size, retries)
+    from shadowrl.rl.cluster.trees import ClusterTreeRollouts
+
+    return ClusterTreeRollouts(pool, train.branching, retries)
+
+
 @contextmanager
 def ray_services(
     model: Any,
@@ -192,9 +201,7 @@ def ray_services(
         placed = ray.get([a.where.remote() for a in started]) + pool.wait_ready()
         log.info("ray actors: %s", [(p["ip"], p["pid"]) for p in placed])  # all up before step 0
         sink = EngineGroup(engines)
-        rollouts = ClusterRollouts(
-            pool, train.group_size, cfg.episode_retries, branching=train.branching
-        )
+        rollouts = _rollouts(pool, train, cfg.episode_retries)
 
         def extra_metrics() -> dict[str, Any]:
             return {

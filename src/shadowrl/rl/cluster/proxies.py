@@ -26,10 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from shadowrl.rl.cluster.workers import WorkerPool
-from shadowrl.rl.config import BranchingConfig
 from shadowrl.rl.orchestrator import TrainerLost
 from shadowrl.rl.rollout import Group, group_of
-from shadowrl.rl.tree import tree_group
 from shadowrl.types import Trajectory
 
 log = logging.getLogger(__name__)
@@ -141,15 +139,11 @@ LOST = object()  # an episode whose every try died with its worker or engines
 
 
 class ClusterRollouts:
-    """`RolloutFn`: a group's G episodes spread over the environment worker pool; with
-    `branching`, its `roots` subtrees (each one worker's: root episode and forks)."""
+    """`RolloutFn`: a group's G episodes spread over the environment worker pool (tree
+    rollouts: `trees.ClusterTreeRollouts`, which runs subtrees instead)."""
 
-    def __init__(
-        self, pool: WorkerPool, group_size: int, retries: int,
-        branching: BranchingConfig | None = None,
-    ) -> None:  # fmt: skip
+    def __init__(self, pool: WorkerPool, group_size: int, retries: int) -> None:
         self.pool, self.group_size, self.retries = pool, group_size, retries
-        self.branching = branching if branching is not None and branching.enabled else None
         self.retried = 0  # tries repeated elsewhere after a worker or its engines died
         self.lost = 0
 
@@ -159,27 +153,31 @@ class ClusterRollouts:
 
     async def __call__(self, task: Any, prepared: Any, version: int) -> Group:
         start = time.perf_counter()
-        tree = self.branching
         results = await asyncio.gather(
-            *(self._episode(task, prepared, tree) for _ in range(tree.roots if tree else self.group_size)),
+            *(self._episode(task, prepared) for _ in range(self.group_size)),
             return_exceptions=True,
-        )  # fmt: skip
+        )
         kept = [r for r in results if r is not LOST]
         lost = len(results) - len(kept)
         self.lost += lost
-        wall_s = time.perf_counter() - start
-        if tree is not None:  # a lost subtree is masked whole, like a lost episode
-            return tree_group(task.instance_id, kept, version, wall_s, lost)
-        return group_of(task.instance_id, kept, version, wall_s, lost)
+        return self.group(task.instance_id, kept, version, time.perf_counter() - start, lost)
 
-    async def _episode(self, task: Any, prepared: Any, tree: BranchingConfig | None) -> Any:
+    def group(
+        self, task_id: str, results: list[Any], version: int, wall_s: float, lost: int
+    ) -> Group:
+        """The group of one task's results; a lost episode is masked out of it."""
+        return group_of(task_id, results, version, wall_s, lost)
+
+    def run_on(self, worker: Any, task: Any, prepared: Any) -> Any:
+        """The remote call of one unit of the group on `worker`."""
+        return worker.episode.remote(task, prepared)
+
+    async def _episode(self, task: Any, prepared: Any) -> Any:
         """One episode (or subtree); on a dead worker (or no live engine) another worker
         tries it."""
 
         def call(w: Any) -> Any:
-            if tree is not None:
-                return w.subtree.remote(task, prepared, tree)
-            return w.episode.remote(task, prepared)
+            return self.run_on(w, task, prepared)
 
         return await retried(self.pool, call, self.retries, task.instance_id, self._count_retry)
 

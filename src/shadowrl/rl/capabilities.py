@@ -1,0 +1,78 @@
+"""The optional capabilities of an RL run, each built once from its config.
+
+`run.py` wires what these return and never asks about the capability again; a
+capability that is off is never imported:
+
+    train.branching     tree rollouts (`tree.py`, credit in `credit_tree.py`) instead of
+                        flat groups of `train.group_size` episodes
+    train.save_rollouts every scored group kept as replayable records
+                        (`rollout_records.py`, read by `shadowrl replay`)
+    agent.summary       self-summarisation's per-step metrics (`agent/summary.py`; in
+                        the episode itself it is the loop's `agent/compaction.py`)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from shadowrl.agent.config import AgentConfig
+from shadowrl.episode import EpisodeSpec
+from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.orchestrator import EpisodeMetrics, RolloutFn
+from shadowrl.rl.rollout import Group, rollout_group
+from shadowrl.rl.roots import SandboxRoots
+from shadowrl.tasks import Task
+
+
+class GroupSink(Protocol):
+    """Called with every scored group that will be trained on, off the event loop."""
+
+    def __call__(self, task: Task, group: Group, version: int) -> object: ...
+
+
+def build_rollouts(
+    policy: Any, train: TrainConfig, tokenizer: Any, spec: EpisodeSpec, roots: SandboxRoots | None
+) -> RolloutFn:
+    """Flat groups, or tree rollouts with `train.branching` (`rl/tree.py`, imported only then)."""
+    if train.branching.enabled:
+        from shadowrl.rl.tree import rollout_tree
+
+        async def tree(task: Any, prep: Any, version: int) -> Group:
+            return await rollout_tree(
+                policy, task, prep, branching=train.branching, tokenizer=tokenizer,
+                spec=spec, version=version, roots=roots,
+            )  # fmt: skip
+
+        return tree
+
+    async def flat(task: Any, prep: Any, version: int) -> Group:
+        return await rollout_group(
+            policy, task, prep, group_size=train.group_size, tokenizer=tokenizer,
+            spec=spec, version=version, roots=roots,
+        )  # fmt: skip
+
+    return flat
+
+
+def build_recorder(
+    train: TrainConfig, run_dir: Path, spec: EpisodeSpec, model_path: str
+) -> GroupSink | None:
+    """With `train.save_rollouts`, the recorder of every group's episodes (for `shadowrl
+    replay`; `rl/rollout_records.py`, imported only then); None when off."""
+    if not train.save_rollouts:
+        return None
+    from shadowrl.rl.rollout_records import ROLLOUTS_DIR, RolloutRecorder
+
+    url = train.weights.url or str(run_dir / "weights")
+    return RolloutRecorder(run_dir / ROLLOUTS_DIR, spec, model_path, url)
+
+
+def build_episode_metrics(agent: AgentConfig) -> EpisodeMetrics:
+    """Per-step summary metrics with `agent.summary` on (`agent/summary.py`, imported only
+    then); none when off, as no episode summarises."""
+    if not agent.summary.enabled:
+        return lambda trajectories: {}
+    from shadowrl.agent.summary import summary_metrics
+
+    return summary_metrics
