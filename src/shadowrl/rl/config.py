@@ -9,7 +9,7 @@ with a warning naming the new key (`commands/config.py`).
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shadowrl.rl.mtp_config import RLDistillConfig
 
@@ -190,6 +190,20 @@ class TrainConfig(BaseModel):
         "every batch's microbatches, and the ranks sum gradients before the one AdamW step. "
         "Each rank writes the weight-store shards of the tensors it owns.",
     )
+    parallel: Literal["replicate", "fsdp", "hsdp"] = Field(
+        "replicate",
+        description="How the `world_size` ranks hold the model (rl/parallel.py): 'replicate' = "
+        "a full replica and AdamW state per rank, gradients all-reduced; 'fsdp' = parameters, "
+        "gradients and AdamW state sharded over all ranks (PyTorch FSDP2, rl/fsdp.py); 'hsdp' = "
+        "sharded over groups of `shard_size` ranks, replicated across groups. Sharded "
+        "checkpoints are torch distributed checkpoints. CPU/gloo only is tested.",
+    )
+    shard_size: int = Field(
+        2,
+        ge=1,
+        description="'hsdp': ranks one copy of the model is sharded over; `world_size` must be "
+        "a multiple of it. Unused by the other strategies.",
+    )
     activation_checkpointing: bool = Field(
         True,
         description="Recompute each decoder layer's activations in backward instead of keeping "
@@ -226,6 +240,14 @@ class TrainConfig(BaseModel):
         default_factory=BranchingConfig,
         description="Tree rollouts (rl/tree.py): roots x branches per group instead of group_size.",
     )
+
+    @model_validator(mode="after")
+    def _parallel_fits(self) -> "TrainConfig":
+        if self.parallel == "hsdp" and self.world_size % self.shard_size:
+            raise ValueError("train.parallel 'hsdp' needs world_size a multiple of shard_size")
+        if self.parallel != "replicate" and self.world_size < 2:
+            raise ValueError(f"train.parallel {self.parallel!r} needs world_size >= 2")
+        return self
 
 
 # the flat `train:` keys before the split -> their sections (old YAML keeps loading)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import json
 import logging
 from collections.abc import Iterator
@@ -98,7 +97,7 @@ def local_services(
         )
     )
     store.publish(trainer.state_dict(), trainer.version)
-    policy = copy.deepcopy(trainer.model).eval()
+    policy = trainer.policy_copy(lambda: store.fetch(trainer.version))
     served = trainer.mtp.heads if trainer.mtp is not None else None  # the builder copies them
     # with warm pools, each task's root and pool outlive its groups (`rl/roots.py`)
     roots = SandboxRoots(spec) if spec.sandbox.pool.enabled else None
