@@ -13,7 +13,7 @@ import json
 import os
 import random
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -68,12 +68,14 @@ def save_checkpoint(
     tokenizer: Any = None,
     keep: int = 2,
     extra: Callable[[Path], Any] | None = None,
+    weights: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write checkpoint `state.step` atomically; keep only the newest `keep`. Returns its path.
 
-    `extra(directory)` writes more files into it (the MTP heads) before it is committed."""
+    `extra(directory)` writes more files into it (the MTP heads, LoRA adapters) before it
+    is committed; `weights`, if given, are saved instead of the model's own (merged LoRA)."""
     tmp = begin(root, state.step)
-    model.save_pretrained(tmp)
+    model.save_pretrained(tmp, state_dict=None if weights is None else dict(weights))
     if tokenizer is not None:
         tokenizer.save_pretrained(tmp)
     torch.save(optimizer.state_dict(), tmp / "optimizer.pt")

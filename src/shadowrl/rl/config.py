@@ -2,7 +2,7 @@
 
 `train:` holds the run's shape (steps, rollout groups, checkpoints, compute) and one
 sub-section per thing it configures: `optimizer`, `batch`, `loss`, `weights` (the
-weight store), `sft`, `mtp` and `branching`; any field is overridable as
+weight store), `sft`, `mtp`, `lora` and `branching`; any field is overridable as
 `--train.section.key=value`. Keys of the flat section before it was split still load,
 with a warning naming the new key (`commands/config.py`).
 """
@@ -153,6 +153,27 @@ class SFTConfig(BaseModel):
     )
 
 
+# every projection of a Llama/Qwen-style decoder layer
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+class LoRAConfig(BaseModel):
+    """`train.lora`: train low-rank adapters on a frozen base (`rl/lora.py`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(
+        False,
+        description="Train LoRA adapters only; the engine and checkpoints get merged weights.",
+    )
+    rank: int = Field(16, ge=1, description="r: the adapters' rank.")
+    alpha: float = Field(32.0, gt=0, description="α: the update is scaled by α/r.")
+    target_modules: list[str] = Field(
+        default_factory=lambda: list(LORA_TARGETS),
+        description="Names (last component) of the nn.Linear layers that get adapters.",
+    )
+
+
 class TrainConfig(BaseModel):
     """The run's shape and its trainer, batcher, weight store and orchestrator settings."""
 
@@ -236,6 +257,10 @@ class TrainConfig(BaseModel):
         default_factory=RLDistillConfig,
         description="Re-distilling the MTP draft heads after policy updates (rl/mtp_rl.py).",
     )
+    lora: LoRAConfig = Field(
+        default_factory=LoRAConfig,
+        description="LoRA RL (rl/lora.py): adapters on a frozen base instead of every weight.",
+    )
     branching: BranchingConfig = Field(
         default_factory=BranchingConfig,
         description="Tree rollouts (rl/tree.py): roots x branches per group instead of group_size.",
@@ -247,6 +272,8 @@ class TrainConfig(BaseModel):
             raise ValueError("train.parallel 'hsdp' needs world_size a multiple of shard_size")
         if self.parallel != "replicate" and self.world_size < 2:
             raise ValueError(f"train.parallel {self.parallel!r} needs world_size >= 2")
+        if self.parallel != "replicate" and self.lora.enabled:
+            raise ValueError("train.lora under a sharded train.parallel is not supported yet")
         return self
 
 

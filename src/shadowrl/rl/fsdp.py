@@ -112,11 +112,12 @@ class Sharded:
         tokenizer: Any = None,
         keep: int = 2,
         extra: Any = None,
+        weights: Any = None,
     ) -> Path:
         """All ranks: rank 0 prepares the directory and writes the config, RNG and
         counters; every rank writes its shards; rank 0 commits it (`checkpoint.py`)."""
-        if extra is not None:
-            raise ValueError("MTP heads are not saved with a sharded model yet")
+        if extra is not None or weights is not None:
+            raise ValueError("MTP heads and LoRA are not saved with a sharded model yet")
         rank = dist.get_rank()
         if rank == 0:
             tmp = begin(root, state.step)

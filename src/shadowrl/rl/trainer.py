@@ -10,9 +10,8 @@ Gradients are *accumulated* across microbatches without rescaling: every
 microbatch's loss is already divided by the batch-wide `token_budget`, so the sum
 of microbatch gradients is exactly the gradient of the batch loss. The same holds
 across data-parallel ranks (`train.world_size`, see `dp.py`): each rank runs its
-share of the microbatches and the ranks sum their gradients before the step. Where the
-weights live (a replica per rank, or FSDP shards) is the strategy's business
-(`train.parallel`, `parallel.py`), chosen once here.
+share of the microbatches and the ranks sum their gradients before the step. Whether
+ranks hold replicas or FSDP shards is `train.parallel`'s strategy (`parallel.py`).
 """
 
 from __future__ import annotations
@@ -33,7 +32,15 @@ from shadowrl.rl.batch import MicroBatch, TrainBatch, build_rl_batch
 from shadowrl.rl.checkpoint import TrainerState, checkpoint_path
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.dp import Leader, Ranks, ShardedPublisher
-from shadowrl.rl.loss import LossStats, linear_token_logprobs, policy_loss, sft_loss, sft_stats
+from shadowrl.rl.lora import Adapters
+from shadowrl.rl.loss import (
+    LossStats,
+    RolloutGap,
+    linear_token_logprobs,
+    policy_loss,
+    sft_loss,
+    sft_stats,
+)
 from shadowrl.rl.mtp_rl import HeadsTrainer, starting_heads
 from shadowrl.rl.parallel import build_parallel, starting_model
 from shadowrl.rl.weights import WeightStore
@@ -170,31 +177,6 @@ class PolicyLogprobs(torch.nn.Module):
         )
 
 
-class RolloutGap:
-    """Per-token log π_θ − log π_behaviour over the trained tokens of one step: the
-    train-vs-rollout mismatch (rollout precision, weights staleness) that the
-    loss's truncated importance ratio corrects. On N ranks: this rank's share.
-    Accumulated as 0-d tensors, read once at the end (no device sync per microbatch)."""
-
-    def __init__(self) -> None:
-        self.total, self.max_abs, self.tokens = torch.zeros(()), torch.zeros(()), torch.zeros(())
-
-    def add(self, logprobs: Tensor, mb: MicroBatch) -> None:
-        gap = torch.where(mb.loss_mask, logprobs.detach() - mb.behaviour_logprobs, 0.0)
-        self.total = self.total.to(gap.device) + gap.sum()
-        self.max_abs = torch.maximum(self.max_abs.to(gap.device), gap.abs().max())
-        self.tokens = self.tokens.to(gap.device) + mb.loss_mask.sum()
-
-    def to_metrics(self) -> dict[str, float]:
-        tokens = float(self.tokens)
-        if not tokens:
-            return {}
-        return {
-            "rollout_log_ratio_mean": float(self.total) / tokens,
-            "rollout_log_ratio_max_abs": float(self.max_abs),
-        }
-
-
 class Trainer:
     """Full-parameter AdamW on a Hugging Face causal LM (bf16 mode has no fp32 master copy)."""
 
@@ -220,6 +202,7 @@ class Trainer:
             raise ValueError(f"MTP heads are not trained under train.parallel {cfg.parallel!r} yet")
         self.cfg = cfg
         self.model = model.to(DTYPES[cfg.dtype])
+        self.lora = Adapters(self.model, cfg.lora) if cfg.lora.enabled else None
         if ranks is None and cfg.world_size > 1:
             ranks = Leader.start(self.model, cfg, objective, type(self))
         self.ranks = ranks
@@ -233,7 +216,7 @@ class Trainer:
         # the shared prefix runs the layers a data-dependent number of times: not under FSDP
         self.logprobs = PolicyLogprobs(self.model, cfg.logprob_chunk, not self.parallel.sharded)
         self.parallel.shard(self.logprobs, self.model, ranks)
-        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.params = [p for p in model.parameters() if p.requires_grad]  # LoRA: adapters only
         lr = cfg.sft.lr if objective == "sft" else cfg.optimizer.lr
         self.optimizer = torch.optim.AdamW(
             self.params,
@@ -244,8 +227,7 @@ class Trainer:
             fused=True,  # one kernel over all tensors: ~5x faster than the per-tensor loop on CPU
         )
         self.mtp = HeadsTrainer(heads, cfg.mtp, cfg.seed) if heads and cfg.mtp.every else None
-        self.step_count = 0
-        self.version = 0
+        self.step_count = self.version = 0
         self._saved: tuple[Path, int] | None = None  # (root, step) of the last checkpoint written
         torch.manual_seed(cfg.seed)
 
@@ -266,7 +248,7 @@ class Trainer:
             lp = self.logprobs(mb.input_ids, mb.loss_mask)
             loss, s = self.objective(lp, self._ref_logprobs(mb), mb, batch.token_budget, self.cfg)
             if self.objective is rl_objective:  # SFT rows have no behaviour policy
-                gap.add(lp, mb)
+                gap.add(lp, mb.behaviour_logprobs, mb.loss_mask)
             if loss.requires_grad:  # False when no row of the microbatch has a trainable token
                 loss.backward()
             stats, loss_sum = stats + s, loss_sum + loss.detach()
@@ -315,6 +297,7 @@ class Trainer:
         """The weights to publish to the engine (live tensors; the store copies them).
 
         Tied tensors (lm_head = embed_tokens) appear once: loading one name updates both.
+        Under LoRA, the merged weights under the base names.
         The MTP heads, if any, come along as `mtp.*`.
         Under FSDP the tensors are DTensor shards (`dp.owned` gathers them).
         """
@@ -325,6 +308,7 @@ class Trainer:
             if key not in seen:
                 seen.add(key)
                 out[name] = t
+        out = self.lora.merge(out) if self.lora is not None else out
         return out | (self.mtp.state_dict() if self.mtp is not None else {})
 
     def publisher(self, store: WeightStore) -> WeightStore | ShardedPublisher:
@@ -335,6 +319,8 @@ class Trainer:
     def policy_copy(self, fetch: Callable[[], Mapping[str, Tensor]]) -> Any:
         """A plain copy of the policy for the engine; `fetch` returns the published state
         of this version (what a sharded trainer starts its copy from)."""
+        if self.lora is not None:
+            return self.lora.plain_copy(self.model)
         return self.parallel.policy_copy(self.model, fetch)
 
     def close(self) -> None:
@@ -369,10 +355,17 @@ class Trainer:
             state,
             tokenizer=tokenizer,
             keep=self.cfg.keep_checkpoints,
-            extra=None if self.mtp is None else functools.partial(save_heads, self.mtp.heads),
+            extra=self._extra(),
+            weights=None if self.lora is None else self.lora.merge(self.model.state_dict()),
         )
         self._saved = (Path(root), self.step_count)
         return path
+
+    def _extra(self) -> Callable[[Path], Any] | None:
+        """What is saved beside the weights: the MTP heads, the LoRA adapters."""
+        heads = functools.partial(save_heads, self.mtp.heads) if self.mtp is not None else None
+        writers = [w for w in (heads, self.lora and self.lora.save) if w is not None]
+        return (lambda d: [w(d) for w in writers]) if writers else None
 
     def load_state(self, ckpt: str | Path) -> None:
         """Restore weights, optimizer, RNG and counters from a checkpoint directory."""
@@ -380,6 +373,8 @@ class Trainer:
             self.ranks.command("load", str(ckpt))
         hyper = [{k: g[k] for k in HYPER} for g in self.optimizer.param_groups]
         state = self.parallel.load(Path(ckpt), self.model, self.optimizer)
+        if self.lora is not None:
+            self.lora.load(Path(ckpt))
         # The moments carry over; the hyper-parameters are this run's config (a resumed run
         # may lower the lr), not the ones pickled with the optimizer.
         for group, own in zip(self.optimizer.param_groups, hyper, strict=True):
