@@ -26,9 +26,7 @@ def test_only_adapters_train_and_the_merged_policy_moves():
     trainer = lora_trainer()
     layers = [m for m in trainer.model.modules() if isinstance(m, LoRALinear)]
     assert len(layers) == 2 * 2  # q_proj and v_proj of both layers
-    assert {id(p) for p in trainer.params} == {
-        id(p) for m in layers for p in (m.lora_a, m.lora_b)
-    }
+    assert {id(p) for p in trainer.params} == {id(p) for m in layers for p in (m.lora_a, m.lora_b)}
     assert trainer.state_dict().keys() == base.keys()  # the base names, no lora_* entries
     assert all(torch.equal(trainer.state_dict()[k], v) for k, v in base.items())  # B = 0
     for _ in range(2):
@@ -78,5 +76,5 @@ def test_checkpoint_holds_the_merged_model_and_resumes_the_adapters(tmp_path: Pa
 
 
 def test_lora_targets_must_exist():
-    with pytest.raises(ValueError, match="match no nn.Linear"):
+    with pytest.raises(ValueError, match="match no nn"):
         Trainer(tiny(), cfg(lora={"enabled": True, "target_modules": ["nope"]}))

@@ -207,9 +207,10 @@ class TrainConfig(BaseModel):
         1,
         ge=1,
         description="Data-parallel ranks: this process is rank 0 and spawns the others "
-        "(torch.distributed over gloo, on CPU); each holds a full replica, runs its share of "
-        "every batch's microbatches, and the ranks sum gradients before the one AdamW step. "
-        "Each rank writes the weight-store shards of the tensors it owns.",
+        "(torch.distributed over gloo, on CPU); each runs its share of every batch's "
+        "microbatches, and the ranks sum gradients before the one AdamW step. How they hold "
+        "the model is `parallel`. Each rank writes the weight-store shards of the tensors it "
+        "owns.",
     )
     parallel: Literal["replicate", "fsdp", "hsdp"] = Field(
         "replicate",

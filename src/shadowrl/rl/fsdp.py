@@ -96,7 +96,7 @@ class Sharded:
         live = [p for p in params if p.grad is not None]
         if not live:
             return 0.0
-        norm = torch.nn.utils.get_total_norm([p.grad for p in live])
+        norm = torch.nn.utils.get_total_norm([g for p in live if (g := p.grad) is not None])
         if isinstance(norm, DTensor):  # this rank's partial norm -> the global one
             norm = norm.full_tensor()
         torch.nn.utils.clip_grads_with_norm_(live, max_norm or math.inf, norm)
@@ -111,8 +111,8 @@ class Sharded:
         *,
         tokenizer: Any = None,
         keep: int = 2,
-        extra: Any = None,
-        weights: Any = None,
+        extra: Callable[[Path], Any] | None = None,
+        weights: Mapping[str, Tensor] | None = None,
     ) -> Path:
         """All ranks: rank 0 prepares the directory and writes the config, RNG and
         counters; every rank writes its shards; rank 0 commits it (`checkpoint.py`)."""
@@ -136,7 +136,7 @@ class Sharded:
 
     def load(self, ckpt: Path, model: Any, optimizer: torch.optim.Optimizer) -> TrainerState:
         msd, osd = get_state_dict(model, optimizer)
-        sd = {"model": msd, "optim": osd}
+        sd: dict[str, Any] = {"model": msd, "optim": osd}
         dcp.load(sd, checkpoint_id=str(Path(ckpt) / DCP_DIR))
         set_state_dict(model, optimizer, model_state_dict=sd["model"], optim_state_dict=sd["optim"])
         return load_counters(ckpt)

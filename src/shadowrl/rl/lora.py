@@ -40,9 +40,9 @@ class LoRALinear(nn.Linear):
             self.register_parameter("bias", None)
         else:
             self.bias = nn.Parameter(base.bias.detach(), requires_grad=False)
-        like = {"dtype": base.weight.dtype, "device": base.weight.device}
-        self.lora_a = nn.Parameter(torch.empty(rank, self.in_features, **like))
-        self.lora_b = nn.Parameter(torch.zeros(self.out_features, rank, **like))
+        dtype, device = base.weight.dtype, base.weight.device
+        self.lora_a = nn.Parameter(torch.empty(rank, self.in_features, dtype=dtype, device=device))
+        self.lora_b = nn.Parameter(torch.zeros(self.out_features, rank, dtype=dtype, device=device))
         nn.init.kaiming_uniform_(self.lora_a, a=math.sqrt(5))
         self.scale = alpha / rank
 

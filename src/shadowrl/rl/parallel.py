@@ -64,8 +64,15 @@ class Parallel(Protocol):
         model: Any,
         optimizer: torch.optim.Optimizer,
         state: TrainerState,
-        **kw: Any,
-    ) -> Path: ...
+        *,
+        tokenizer: Any = None,
+        keep: int = 2,
+        extra: Callable[[Path], Any] | None = None,
+        weights: Mapping[str, Tensor] | None = None,
+    ) -> Path:
+        """Checkpoint `state.step` under `root` (`checkpoint.py`'s layout); `extra` writes
+        more files into it, `weights` replace the model's own (merged LoRA)."""
+        ...
 
     def load(self, ckpt: Path, model: Any, optimizer: torch.optim.Optimizer) -> TrainerState:
         """Weights, optimizer moments, RNG and counters from `ckpt` (all ranks)."""
@@ -107,9 +114,16 @@ class Replicate:
         model: Any,
         optimizer: torch.optim.Optimizer,
         state: TrainerState,
-        **kw: Any,
+        *,
+        tokenizer: Any = None,
+        keep: int = 2,
+        extra: Callable[[Path], Any] | None = None,
+        weights: Mapping[str, Tensor] | None = None,
     ) -> Path:
-        return save_checkpoint(root, model, optimizer, state, **kw)
+        return save_checkpoint(
+            root, model, optimizer, state, tokenizer=tokenizer, keep=keep, extra=extra,
+            weights=weights,
+        )  # fmt: skip
 
     def load(self, ckpt: Path, model: Any, optimizer: torch.optim.Optimizer) -> TrainerState:
         from safetensors.torch import load_model

@@ -363,8 +363,8 @@ class Trainer:
 
     def _extra(self) -> Callable[[Path], Any] | None:
         """What is saved beside the weights: the MTP heads, the LoRA adapters."""
-        heads = functools.partial(save_heads, self.mtp.heads) if self.mtp is not None else None
-        writers = [w for w in (heads, self.lora and self.lora.save) if w is not None]
+        writers: list[Callable[[Path], Any]] = [self.lora.save] if self.lora is not None else []
+        writers += [functools.partial(save_heads, self.mtp.heads)] if self.mtp is not None else []
         return (lambda d: [w(d) for w in writers]) if writers else None
 
     def load_state(self, ckpt: str | Path) -> None:
