@@ -51,7 +51,7 @@ def test_the_published_merge_scores_as_the_trainer():
         first = token_logprobs(tiny().eval(), IDS)
     assert float((ours - theirs).abs().max()) < 1e-5
     assert float((ours - first).abs().max()) > 1e-3  # the step changed the merged output
-    copy = trainer.policy_copy(dict)
+    copy = trainer.policy_copy()
     assert not any(isinstance(m, LoRALinear) for m in copy.modules())
     with torch.no_grad():
         assert float((token_logprobs(copy, IDS) - ours).abs().max()) < 1e-5

@@ -141,8 +141,8 @@ class Sharded:
         set_state_dict(model, optimizer, model_state_dict=sd["model"], optim_state_dict=sd["optim"])
         return load_counters(ckpt)
 
-    def policy_copy(self, model: Any, fetch: Callable[[], Mapping[str, Tensor]]) -> Any:
-        assert self.template is not None, "shard() first"
+    def policy_copy(self, model: Any, fetch: Callable[[], Mapping[str, Tensor]] | None) -> Any:
+        assert self.template is not None and fetch is not None, "a sharded copy needs fetch"
         cls, config = self.template
         state = dict(fetch())
         copy = cls(config).to(next(iter(state.values())).dtype)

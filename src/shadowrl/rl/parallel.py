@@ -78,7 +78,7 @@ class Parallel(Protocol):
         """Weights, optimizer moments, RNG and counters from `ckpt` (all ranks)."""
         ...
 
-    def policy_copy(self, model: Any, fetch: Callable[[], Mapping[str, Tensor]]) -> Any:
+    def policy_copy(self, model: Any, fetch: Callable[[], Mapping[str, Tensor]] | None) -> Any:
         """A plain model of the current weights for the engine; `fetch` returns the
         published full state (`WeightStore.fetch` of the current version)."""
         ...
@@ -131,7 +131,7 @@ class Replicate:
         load_model(model, str(ckpt / "model.safetensors"), strict=False)
         return load_training_state(ckpt, optimizer)
 
-    def policy_copy(self, model: Any, fetch: Callable[[], Mapping[str, Tensor]]) -> Any:
+    def policy_copy(self, model: Any, fetch: Callable[[], Mapping[str, Tensor]] | None) -> Any:
         return copy.deepcopy(model).eval()
 
 

@@ -136,7 +136,8 @@ def local_services(
             rollout,
             # prompt tokens not prefilled, and what speculation accepted per draft position
             lambda: {"prefix_hit_tokens": engine.prefix.hit_tokens, **accepted.read()},
-            lambda: trainer.model,
+            # a plain model: FSDP shards gathered, LoRA merged (a copy under `replicate`)
+            lambda: trainer.policy_copy(lambda: store.fetch(trainer.version)),
         )
 
 

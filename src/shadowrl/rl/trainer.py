@@ -316,9 +316,9 @@ class Trainer:
         on N ranks, one that has every rank write the shards it owns."""
         return ShardedPublisher(self.ranks, store) if isinstance(self.ranks, Leader) else store
 
-    def policy_copy(self, fetch: Callable[[], Mapping[str, Tensor]]) -> Any:
-        """A plain copy of the policy for the engine; `fetch` returns the published state
-        of this version (what a sharded trainer starts its copy from)."""
+    def policy_copy(self, fetch: Callable[[], Mapping[str, Tensor]] | None = None) -> Any:
+        """A plain copy of the policy (LoRA merged) for the engine or a later stage; `fetch`
+        returns the published state of this version, which a sharded trainer needs."""
         if self.lora is not None:
             return self.lora.plain_copy(self.model)
         return self.parallel.policy_copy(self.model, fetch)
