@@ -1,9 +1,9 @@
 """Sharded training with PyTorch FSDP2 (`fully_shard`): `train.parallel: fsdp | hsdp`.
 
-Each decoder layer is one FSDP unit; the trainer's forward module (the root) holds
-the rest: the embedding, the final norm and the LM head, tied or not, in one unit, so
-`token_logprobs`, which reads `lm_head.weight` outside any layer, runs inside the
-root's forward, where FSDP has gathered them. Outside a forward every parameter is a
+Each decoder layer is one FSDP unit, and so is an untied input embedding; the
+trainer's forward module (the root) holds the rest: the final norm and the LM head
+(with the embedding when tied), so `token_logprobs`, which reads `lm_head.weight`
+outside any layer, runs inside the root's forward, where FSDP has gathered them. Outside a forward every parameter is a
 DTensor shard, so everything that wants plain tensors gets them here: the weight store
 gathers one tensor at a time (`dp.owned`), checkpoints are torch distributed checkpoints
 (each rank writes its shards), the engine starts from the published full state.
@@ -72,6 +72,9 @@ class Sharded:
         mesh = self.mesh()
         for layer in model.get_decoder().layers:
             fully_shard(layer, mesh=mesh)
+        embed = model.get_input_embeddings()
+        if embed.weight is not model.get_output_embeddings().weight:  # tied: in the root
+            fully_shard(embed, mesh=mesh)  # gathered only while the decoder embeds
         fully_shard(root, mesh=mesh)
         for m in root.modules():
             if isinstance(m, FSDPModule):  # a sum over ranks, as the replicas' all-reduce
