@@ -11,7 +11,9 @@ built: rank 0 measures both itself; rank 1 (spawned by the trainer) is read as t
 largest finished child's peak minus rank 0's baseline (it imports the same modules).
 The default size is ~1.1B parameters (fp32 with AdamW: ~18 GB for a replica; not run
 on the 2-core, 24 GB dev box); `--quick` is a ~21M-parameter model for the smoke test.
-Ends with `ratio=<FSDP's largest rank peak / replicate's peak>`.
+Beside the peaks, `rank0_state_mb` counts the weights and AdamW moments rank 0 holds
+after the steps (its shards under FSDP). Ends with
+`ratio=<FSDP's largest rank peak / replicate's peak>`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,19 @@ OUT = Path(__file__).parent / "results" / "fsdp_memory.json"
 
 def _mb(kb: int) -> float:
     return kb / 1024  # Linux reports ru_maxrss in KiB
+
+
+def _state_mb(trainer: Any) -> float:
+    """MB of parameters and optimizer state rank 0 holds (its shards under FSDP)."""
+    import torch
+    from torch.distributed.tensor import DTensor
+
+    def local(t: Any) -> int:
+        return int((t.to_local() if isinstance(t, DTensor) else t).nbytes)
+
+    tensors = [*trainer.model.parameters()]
+    tensors += [v for st in trainer.optimizer.state.values() for v in st.values()]
+    return sum(local(t) for t in tensors if isinstance(t, torch.Tensor)) / 2**20
 
 
 def worker(parallel: str, size: str, steps: int) -> dict[str, Any]:
@@ -69,12 +84,14 @@ def worker(parallel: str, size: str, steps: int) -> dict[str, Any]:
     groups = [[traj(1.0, 2 * g), traj(0.0, 2 * g + 1)] for g in range(2)]
     trainer = Trainer(model, cfg)
     del model  # the trainer holds it (sharded under FSDP)
+    built = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # rank 0's peak so far
     times = []
     try:
         for _ in range(steps):
             t0 = time.perf_counter()
             metrics = trainer.train_groups(groups)
             times.append(time.perf_counter() - t0)
+        held = _state_mb(trainer)
     finally:
         trainer.close()
     peaks = [resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]
@@ -86,6 +103,8 @@ def worker(parallel: str, size: str, steps: int) -> dict[str, Any]:
         "params": params,
         "baseline_mb": _mb(base),
         "peak_mb_per_rank": [_mb(p - base) for p in peaks],
+        "rank0_peak_mb_before_training": _mb(built - base),
+        "rank0_state_mb": held,  # weights + AdamW moments this rank holds after the steps
         "step_s": times,
         "microbatches": metrics["microbatches"],
     }
