@@ -1,6 +1,6 @@
 """Per-rank peak memory of FSDP on 2 ranks against a full replica (`train.parallel`).
 
-    .venv/bin/python benchmarks/fsdp_memory.py [--quick] [--steps 2] [--out FILE]
+    .venv/bin/python benchmarks/fsdp_memory.py [--size 1b|20m] [--quick] [--steps 2] [--out FILE]
 
 A replica's per-rank peak does not depend on the world size (each rank holds the whole
 model, its gradients and AdamW state), so replicate is measured at world size 1; FSDP
@@ -10,7 +10,8 @@ peak RSS (`ru_maxrss`) minus the process's RSS after its imports, before the mod
 built: rank 0 measures both itself; rank 1 (spawned by the trainer) is read as the
 largest finished child's peak minus rank 0's baseline (it imports the same modules).
 The default size is ~1.1B parameters (fp32 with AdamW: ~18 GB for a replica; not run
-on the 2-core, 24 GB dev box); `--quick` is a ~21M-parameter model for the smoke test.
+on the 2-core, 24 GB dev box); `--size 20m` a 20M-parameter one; `--quick` a ~1M one
+for the smoke test (its figures mean nothing).
 Beside the peaks, `rank0_state_mb` counts the weights and AdamW moments rank 0 holds
 after the steps (its shards under FSDP). Ends with
 `ratio=<FSDP's largest rank peak / replicate's peak>`.
@@ -29,11 +30,13 @@ from typing import Any
 
 from _machine import machine
 
-SIZES: dict[str, dict[str, Any]] = {  # Llama shapes: a ~1.1B one (TinyLlama's) and a small one for --quick
+SIZES: dict[str, dict[str, Any]] = {  # Llama shapes: TinyLlama's (~1.1B) and two small ones
     "1b": {"hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 22,
            "num_attention_heads": 32, "num_key_value_heads": 4, "vocab_size": 32000},
-    "quick": {"hidden_size": 512, "intermediate_size": 1376, "num_hidden_layers": 4,
-              "num_attention_heads": 8, "num_key_value_heads": 4, "vocab_size": 8192},
+    "20m": {"hidden_size": 512, "intermediate_size": 1376, "num_hidden_layers": 4,
+            "num_attention_heads": 8, "num_key_value_heads": 4, "vocab_size": 8192},
+    "quick": {"hidden_size": 128, "intermediate_size": 256, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1024},
 }  # fmt: skip
 OUT = Path(__file__).parent / "results" / "fsdp_memory.json"
 
@@ -112,20 +115,21 @@ def worker(parallel: str, size: str, steps: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="A ~21M-parameter Llama (smoke test).")
+    ap.add_argument("--size", choices=["1b", "20m"], default="1b")
+    ap.add_argument("--quick", action="store_true", help="A ~1M-parameter Llama (smoke test).")
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--worker", choices=["replicate", "fsdp"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    size = "quick" if args.quick else "1b"
+    size = "quick" if args.quick else args.size
     if args.worker:
         print(json.dumps(worker(args.worker, size, args.steps)))
         return 0
     sides = {}
     for parallel in ("replicate", "fsdp"):
         cmd = [sys.executable, __file__, "--worker", parallel, "--steps", str(args.steps)]
-        proc = subprocess.run(cmd + (["--quick"] if args.quick else []), capture_output=True,
-                              text=True, check=False)  # fmt: skip
+        cmd += ["--quick"] if args.quick else ["--size", args.size]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode:
             print(proc.stderr[-4000:], file=sys.stderr)
             return proc.returncode
