@@ -306,3 +306,12 @@ def test_profile_alone(tmp_path: Path) -> None:
     result = json.loads(out.read_text())
     has_keys(result["decode"]["split_ms_per_step"], "products", "attention", "python_and_dispatch")
     assert result["floor_ms"] > 0 and out.with_suffix(".txt").read_text().count("aten::") > 5
+
+
+def test_fsdp_memory(tmp_path: Path) -> None:
+    result = run_benchmark("fsdp_memory.py", tmp_path, "--quick", "--steps", "1")
+    has_keys(result, "replicate", "fsdp", "ratio")
+    assert result["replicate"]["world_size"] == 1 and result["fsdp"]["world_size"] == 2
+    assert len(result["fsdp"]["peak_mb_per_rank"]) == 2 and result["ratio"] > 0
+    # the same batch: both sides packed it into the same microbatches
+    assert result["fsdp"]["microbatches"] == result["replicate"]["microbatches"] >= 2

@@ -79,8 +79,12 @@ def _train(
     model: Any, demos: list[Trajectory], dev: list[Trajectory], run: TrainRun, arm: str,
     *, epochs: int, budget_s: float | None = None,
 ) -> tuple[Trainer, SFTRun]:  # fmt: skip
-    """SFT of `model` on `demos`, logged under `arm`; the trainer holds the kept weights."""
-    trainer = Trainer(model, run.train, objective="sft")
+    """SFT of `model` on `demos`, logged under `arm`; the trainer holds the kept weights.
+
+    Always on replicas: `run_sft` keeps and restores its best weights on rank 0 alone and
+    saves after the ranks stop, which FSDP shards (`train.parallel`) do not allow yet."""
+    cfg = run.train.model_copy(update={"parallel": "replicate"})
+    trainer = Trainer(model, cfg, objective="sft")
     with closing(trainer), MetricsLogger(run.run_dir) as metrics:  # closing: stops DP ranks
         result = run_sft(
             trainer,
@@ -121,7 +125,7 @@ def sft_stage(
         metrics.log("sft_data", 0, counts)
     trainer, _ = _train(model, demos, dev, run, "sft", epochs=run.train.sft.epochs)
     trainer.save(run.run_dir / "sft", tokenizer)
-    return trainer.model
+    return trainer.policy_copy()  # LoRA: merged
 
 
 def rl_wall_s(run_dir: Path) -> float:
@@ -149,7 +153,7 @@ def sft_more_stage(tokenizer: Any, run: TrainRun, tasks: Sequence[Task]) -> Any:
     trainer, result = _train(model, demos, dev, run, "sft_more", epochs=1, budget_s=budget)
     log.info("SFT-more: %d steps, ended by %s", len(result.history), result.stopped)
     trainer.save(run.run_dir / "sft_more", tokenizer)
-    return trainer.model
+    return trainer.policy_copy()
 
 
 def score_policy(model: Any, policy: str, run: TrainRun) -> None:

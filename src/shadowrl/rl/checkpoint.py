@@ -13,7 +13,7 @@ import json
 import os
 import random
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -68,24 +68,47 @@ def save_checkpoint(
     tokenizer: Any = None,
     keep: int = 2,
     extra: Callable[[Path], Any] | None = None,
+    weights: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write checkpoint `state.step` atomically; keep only the newest `keep`. Returns its path.
 
-    `extra(directory)` writes more files into it (the MTP heads) before it is committed."""
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    final = checkpoint_path(root, state.step)
-    tmp = root / f"{TMP_PREFIX}{final.name}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
+    `extra(directory)` writes more files into it (the MTP heads, LoRA adapters) before it
+    is committed; `weights`, if given, are saved instead of the model's own (merged LoRA)."""
+    tmp = begin(root, state.step)
+    model.save_pretrained(tmp, state_dict=None if weights is None else dict(weights))
     if tokenizer is not None:
         tokenizer.save_pretrained(tmp)
     torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
+    write_counters(tmp, state)
+    if extra is not None:
+        extra(tmp)
+    return commit(root, state.step, keep)
+
+
+def tmp_path(root: str | Path, step: int) -> Path:
+    """Where step `step`'s checkpoint is written before `commit` renames it into place."""
+    return Path(root) / f"{TMP_PREFIX}{checkpoint_path(root, step).name}"
+
+
+def begin(root: str | Path, step: int) -> Path:
+    """A fresh `tmp_path` directory that `commit` later renames to step `step`'s checkpoint."""
+    tmp = tmp_path(root, step)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    return tmp
+
+
+def write_counters(tmp: Path, state: TrainerState) -> None:
+    """The RNG states and counters, beside the weights."""
     torch.save(_torch_rng(), tmp / "rng.pt")
     blob = {**asdict(state), "python_rng": _python_rng_json()}
     (tmp / "trainer_state.json").write_text(json.dumps(blob))
-    if extra is not None:
-        extra(tmp)
+
+
+def commit(root: str | Path, step: int, keep: int) -> Path:
+    """fsync `begin`'s directory, rename it into place and prune to the newest `keep`."""
+    root, final, tmp = Path(root), checkpoint_path(root, step), tmp_path(root, step)
     _fsync_tree(tmp)
     if final.exists():  # re-saving the same step (e.g. after a resume): replace it
         shutil.rmtree(final)
@@ -106,8 +129,13 @@ def latest_checkpoint(root: str | Path) -> Path | None:
 
 def load_training_state(ckpt: str | Path, optimizer: torch.optim.Optimizer) -> TrainerState:
     """Restore optimizer and RNG in place; return the saved counters (weights load separately)."""
+    optimizer.load_state_dict(torch.load(Path(ckpt) / "optimizer.pt", weights_only=True))
+    return load_counters(ckpt)
+
+
+def load_counters(ckpt: str | Path) -> TrainerState:
+    """Restore the RNG states in place; return the saved counters."""
     ckpt = Path(ckpt)
-    optimizer.load_state_dict(torch.load(ckpt / "optimizer.pt", weights_only=True))
     _set_torch_rng(torch.load(ckpt / "rng.pt", weights_only=True))
     blob = json.loads((ckpt / "trainer_state.json").read_text())
     _set_python_rng(blob.pop("python_rng"))

@@ -2,14 +2,14 @@
 
 `train:` holds the run's shape (steps, rollout groups, checkpoints, compute) and one
 sub-section per thing it configures: `optimizer`, `batch`, `loss`, `weights` (the
-weight store), `sft`, `mtp` and `branching`; any field is overridable as
+weight store), `sft`, `mtp`, `lora` and `branching`; any field is overridable as
 `--train.section.key=value`. Keys of the flat section before it was split still load,
 with a warning naming the new key (`commands/config.py`).
 """
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shadowrl.rl.mtp_config import RLDistillConfig
 
@@ -153,6 +153,27 @@ class SFTConfig(BaseModel):
     )
 
 
+# every projection of a Llama/Qwen-style decoder layer
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+class LoRAConfig(BaseModel):
+    """`train.lora`: train low-rank adapters on a frozen base (`rl/lora.py`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(
+        False,
+        description="Train LoRA adapters only; the engine and checkpoints get merged weights.",
+    )
+    rank: int = Field(16, ge=1, description="r: the adapters' rank.")
+    alpha: float = Field(32.0, gt=0, description="α: the update is scaled by α/r.")
+    target_modules: list[str] = Field(
+        default_factory=lambda: list(LORA_TARGETS),
+        description="Names (last component) of the nn.Linear layers that get adapters.",
+    )
+
+
 class TrainConfig(BaseModel):
     """The run's shape and its trainer, batcher, weight store and orchestrator settings."""
 
@@ -186,9 +207,24 @@ class TrainConfig(BaseModel):
         1,
         ge=1,
         description="Data-parallel ranks: this process is rank 0 and spawns the others "
-        "(torch.distributed over gloo, on CPU); each holds a full replica, runs its share of "
-        "every batch's microbatches, and the ranks sum gradients before the one AdamW step. "
-        "Each rank writes the weight-store shards of the tensors it owns.",
+        "(torch.distributed over gloo, on CPU); each runs its share of every batch's "
+        "microbatches, and the ranks sum gradients before the one AdamW step. How they hold "
+        "the model is `parallel`. Each rank writes the weight-store shards of the tensors it "
+        "owns.",
+    )
+    parallel: Literal["replicate", "fsdp", "hsdp"] = Field(
+        "replicate",
+        description="How the `world_size` ranks hold the model (rl/parallel.py): 'replicate' = "
+        "a full replica and AdamW state per rank, gradients all-reduced; 'fsdp' = parameters, "
+        "gradients and AdamW state sharded over all ranks (PyTorch FSDP2, rl/fsdp.py); 'hsdp' = "
+        "sharded over groups of `shard_size` ranks, replicated across groups. Sharded "
+        "checkpoints are torch distributed checkpoints. CPU/gloo only is tested.",
+    )
+    shard_size: int = Field(
+        2,
+        ge=1,
+        description="'hsdp': ranks one copy of the model is sharded over; `world_size` must be "
+        "a multiple of it. Unused by the other strategies.",
     )
     activation_checkpointing: bool = Field(
         True,
@@ -222,10 +258,24 @@ class TrainConfig(BaseModel):
         default_factory=RLDistillConfig,
         description="Re-distilling the MTP draft heads after policy updates (rl/mtp_rl.py).",
     )
+    lora: LoRAConfig = Field(
+        default_factory=LoRAConfig,
+        description="LoRA RL (rl/lora.py): adapters on a frozen base instead of every weight.",
+    )
     branching: BranchingConfig = Field(
         default_factory=BranchingConfig,
         description="Tree rollouts (rl/tree.py): roots x branches per group instead of group_size.",
     )
+
+    @model_validator(mode="after")
+    def _parallel_fits(self) -> "TrainConfig":
+        if self.parallel == "hsdp" and self.world_size % self.shard_size:
+            raise ValueError("train.parallel 'hsdp' needs world_size a multiple of shard_size")
+        if self.parallel != "replicate" and self.world_size < 2:
+            raise ValueError(f"train.parallel {self.parallel!r} needs world_size >= 2")
+        if self.parallel != "replicate" and self.lora.enabled:
+            raise ValueError("train.lora under a sharded train.parallel is not supported yet")
+        return self
 
 
 # the flat `train:` keys before the split -> their sections (old YAML keeps loading)

@@ -9,13 +9,11 @@ as on one rank, and every rank clips with the same norm and takes the same AdamW
 step. Replicas stay identical, so checkpoints are written by rank 0 alone. Rank 0
 drives the others with commands broadcast over the same process group.
 
-Why full replicas with a gradient all-reduce rather than FSDP: FSDP2 (`fully_shard`)
-does run on CPU over gloo, but it turns parameters into DTensors, which the rest of
-the trainer's consumers do not take (safetensors checkpoints, the engine's copy of
-the model, tied embeddings, the shared-prefix KV-cache repeat in `decoder_hidden`).
-Sharding pays when a replica plus its optimizer state does not fit a rank; for
-SmolLM2-135M that is ~2.2 GB. What is sharded is the weight sync: each rank writes
-the store shards of the tensors it owns (`weight_codec.owners`), in parallel.
+This file is the process group, the commands and the replicas' gradient all-reduce.
+Whether the ranks hold replicas or FSDP shards is `train.parallel` (`parallel.py`,
+`fsdp.py`); under FSDP, every rank also runs the "save" command (each writes its
+shards). In both, the weight sync is split: each rank writes the store shards of the
+tensors it owns (`weight_codec.owners`), in parallel.
 """
 
 from __future__ import annotations
@@ -33,6 +31,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch import Tensor
+from torch.distributed.tensor import DTensor
 
 from shadowrl.inference.mtp import PREFIX
 from shadowrl.rl.config import TrainConfig
@@ -105,9 +104,16 @@ def _grad(p: Tensor) -> Tensor:
 
 
 def owned(state: Mapping[str, Tensor], rank: int, world_size: int) -> dict[str, Tensor]:
-    """The tensors of `state` that `rank` publishes."""
+    """The tensors of `state` that `rank` publishes. A sharded tensor (a DTensor, under
+    `train.parallel: fsdp | hsdp`) is gathered whole, one at a time, by every rank in the
+    same order, and kept by its owner only."""
     owner = owners({k: t.numel() * t.element_size() for k, t in state.items()}, world_size)
-    return {k: t for k, t in state.items() if owner[k] == rank}
+    out = {}
+    for k, t in state.items():
+        whole = t.full_tensor() if isinstance(t, DTensor) else t
+        if owner[k] == rank:
+            out[k] = whole
+    return out
 
 
 class Leader(Ranks):
@@ -211,6 +217,8 @@ def _follow(
             ranks.gather(
                 store.write_part(owned(trainer.state_dict(), rank, world_size), version, rank)
             )
+        elif cmd == "save":  # sharded strategies only: every rank writes its shards
+            trainer.save(args[0])
         elif cmd == "load":
             trainer.load_state(args[0])
         elif cmd == "stop":

@@ -228,3 +228,28 @@ def sft_stats(logprobs: Tensor, loss_mask: Tensor) -> LossStats:
     nll = -(logprobs.detach() * loss_mask.to(logprobs.dtype)).sum()
     inf = torch.tensor(torch.inf, device=logprobs.device)
     return LossStats(loss_mask.sum().to(logprobs.dtype), z, -inf, inf, z, z, z, nll)
+
+
+class RolloutGap:
+    """Per-token log π_θ − log π_behaviour over the trained tokens of one step: the
+    train-vs-rollout mismatch (rollout precision, weights staleness) that the
+    loss's truncated importance ratio corrects. On N ranks: this rank's share.
+    Accumulated as 0-d tensors, read once at the end (no device sync per microbatch)."""
+
+    def __init__(self) -> None:
+        self.total, self.max_abs, self.tokens = torch.zeros(()), torch.zeros(()), torch.zeros(())
+
+    def add(self, logprobs: Tensor, behaviour: Tensor, mask: Tensor) -> None:
+        gap = torch.where(mask, logprobs.detach() - behaviour, 0.0)
+        self.total = self.total.to(gap.device) + gap.sum()
+        self.max_abs = torch.maximum(self.max_abs.to(gap.device), gap.abs().max())
+        self.tokens = self.tokens.to(gap.device) + mask.sum()
+
+    def to_metrics(self) -> dict[str, float]:
+        tokens = float(self.tokens)
+        if not tokens:
+            return {}
+        return {
+            "rollout_log_ratio_mean": float(self.total) / tokens,
+            "rollout_log_ratio_max_abs": float(self.max_abs),
+        }

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import json
 import logging
 from collections.abc import Iterator
@@ -104,7 +103,7 @@ def local_services(
         )
     )
     store.publish(trainer.state_dict(), trainer.version)
-    policy = copy.deepcopy(trainer.model).eval()
+    policy = trainer.policy_copy(lambda: store.fetch(trainer.version))
     served = trainer.mtp.heads if trainer.mtp is not None else None  # the builder copies them
     # with warm pools, each task's root and pool outlive its groups (`rl/roots.py`)
     roots = SandboxRoots(spec) if spec.sandbox.pool.enabled else None
@@ -124,7 +123,8 @@ def local_services(
             rollout,
             # prompt tokens not prefilled, and what speculation accepted per draft position
             lambda: {"prefix_hit_tokens": engine.prefix.hit_tokens, **accepted.read()},
-            lambda: trainer.model,
+            # a plain model: FSDP shards gathered, LoRA merged (a copy under `replicate`)
+            lambda: trainer.policy_copy(lambda: store.fetch(trainer.version)),
         )
 
 

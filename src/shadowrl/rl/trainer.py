@@ -10,7 +10,8 @@ Gradients are *accumulated* across microbatches without rescaling: every
 microbatch's loss is already divided by the batch-wide `token_budget`, so the sum
 of microbatch gradients is exactly the gradient of the batch loss. The same holds
 across data-parallel ranks (`train.world_size`, see `dp.py`): each rank runs its
-share of the microbatches and the ranks sum their gradients before the step.
+share of the microbatches and the ranks sum their gradients before the step. Whether
+ranks hold replicas or FSDP shards is `train.parallel`'s strategy (`parallel.py`).
 """
 
 from __future__ import annotations
@@ -18,26 +19,30 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import torch
 from torch import Tensor
+from torch.distributed.tensor import DTensor
 
 from shadowrl.inference.mtp import MTPHeads, save_heads
-from shadowrl.models import load_checkpoint
 from shadowrl.rl.batch import MicroBatch, TrainBatch, build_rl_batch
-from shadowrl.rl.checkpoint import (
-    TrainerState,
-    checkpoint_path,
-    load_training_state,
-    save_checkpoint,
-)
+from shadowrl.rl.checkpoint import TrainerState, checkpoint_path
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.dp import Leader, Ranks, ShardedPublisher
-from shadowrl.rl.loss import LossStats, linear_token_logprobs, policy_loss, sft_loss, sft_stats
+from shadowrl.rl.lora import Adapters
+from shadowrl.rl.loss import (
+    LossStats,
+    RolloutGap,
+    linear_token_logprobs,
+    policy_loss,
+    sft_loss,
+    sft_stats,
+)
 from shadowrl.rl.mtp_rl import HeadsTrainer, starting_heads
+from shadowrl.rl.parallel import build_parallel, starting_model
 from shadowrl.rl.weights import WeightStore
 from shadowrl.types import Trajectory
 
@@ -74,7 +79,12 @@ HYPER = ("lr", "betas", "eps", "weight_decay")  # AdamW settings that come from 
 
 
 def token_logprobs(
-    model: Any, input_ids: Tensor, loss_mask: Tensor | None = None, chunk: int = 1024
+    model: Any,
+    input_ids: Tensor,
+    loss_mask: Tensor | None = None,
+    chunk: int = 1024,
+    *,
+    share_prefix: bool = True,
 ) -> Tensor:
     """log π(token_t | tokens_<t) [B, T] at the positions in `loss_mask`, 0 elsewhere.
 
@@ -94,7 +104,7 @@ def token_logprobs(
     if cols.numel() == 0:
         return out
     last = int(cols[-1])  # hidden state at t predicts token t + 1: inputs [0, last) suffice
-    hidden = decoder_hidden(model, input_ids[:, :last])
+    hidden = decoder_hidden(model, input_ids[:, :last], share_prefix=share_prefix)
     picked = mask[:, 1 : last + 1]  # [B, last]: does hidden[:, j] predict a masked token?
     head = model.get_output_embeddings()
     lp = linear_token_logprobs(
@@ -103,7 +113,7 @@ def token_logprobs(
     return out.masked_scatter(mask, lp)
 
 
-def decoder_hidden(model: Any, input_ids: Tensor) -> Tensor:
+def decoder_hidden(model: Any, input_ids: Tensor, *, share_prefix: bool = True) -> Tensor:
     """input_ids [B, T] -> final hidden states [B, T, D]; a prefix all rows share runs once.
 
     Rollouts of one step share a long prefix (the system prompt and tool schemas; the
@@ -114,7 +124,7 @@ def decoder_hidden(model: Any, input_ids: Tensor) -> Tensor:
     decoder = model.get_decoder()
     b, t = input_ids.shape
     same = (input_ids == input_ids[:1]).all(0).cumprod(0)
-    shared = min(int(same.sum()), t - 1) if b > 1 else 0
+    shared = min(int(same.sum()), t - 1) if b > 1 and share_prefix else 0
     if decoder.training and torch.is_grad_enabled() and _checkpointed(decoder):
         shared = 0  # checkpointed layers drop the KV cache the shared prefix is passed in
     if shared == 0:
@@ -153,29 +163,18 @@ def _checkpointed(decoder: Any) -> bool:
     return any(getattr(layer, "gradient_checkpointing", False) for layer in decoder.layers)
 
 
-class RolloutGap:
-    """Per-token log π_θ − log π_behaviour over the trained tokens of one step: the
-    train-vs-rollout mismatch (rollout precision, weights staleness) that the
-    loss's truncated importance ratio corrects. On N ranks: this rank's share.
-    Accumulated as 0-d tensors, read once at the end (no device sync per microbatch)."""
+class PolicyLogprobs(torch.nn.Module):
+    """`token_logprobs` of the trained model as a module: under FSDP it is the root unit,
+    whose forward gathers the embedding, final norm and LM head (`fsdp.py`)."""
 
-    def __init__(self) -> None:
-        self.total, self.max_abs, self.tokens = torch.zeros(()), torch.zeros(()), torch.zeros(())
+    def __init__(self, model: Any, chunk: int, share_prefix: bool) -> None:
+        super().__init__()
+        self.model, self.chunk, self.share_prefix = model, chunk, share_prefix
 
-    def add(self, logprobs: Tensor, mb: MicroBatch) -> None:
-        gap = torch.where(mb.loss_mask, logprobs.detach() - mb.behaviour_logprobs, 0.0)
-        self.total = self.total.to(gap.device) + gap.sum()
-        self.max_abs = torch.maximum(self.max_abs.to(gap.device), gap.abs().max())
-        self.tokens = self.tokens.to(gap.device) + mb.loss_mask.sum()
-
-    def to_metrics(self) -> dict[str, float]:
-        tokens = float(self.tokens)
-        if not tokens:
-            return {}
-        return {
-            "rollout_log_ratio_mean": float(self.total) / tokens,
-            "rollout_log_ratio_max_abs": float(self.max_abs),
-        }
+    def forward(self, input_ids: Tensor, loss_mask: Tensor) -> Tensor:
+        return token_logprobs(
+            self.model, input_ids, loss_mask, self.chunk, share_prefix=self.share_prefix
+        )
 
 
 class Trainer:
@@ -198,8 +197,12 @@ class Trainer:
             raise ValueError("kl_coef > 0 needs a ref_model")
         if cfg.world_size > 1 and ref_model is not None:
             raise ValueError("train.world_size > 1 does not support a reference model yet")
+        self.parallel = build_parallel(cfg)
+        if self.parallel.sharded and heads is not None and cfg.mtp.every:
+            raise ValueError(f"MTP heads are not trained under train.parallel {cfg.parallel!r} yet")
         self.cfg = cfg
         self.model = model.to(DTYPES[cfg.dtype])
+        self.lora = Adapters(self.model, cfg.lora) if cfg.lora.enabled else None
         if ranks is None and cfg.world_size > 1:
             ranks = Leader.start(self.model, cfg, objective, type(self))
         self.ranks = ranks
@@ -208,9 +211,12 @@ class Trainer:
         self.ref_model = ref_model.eval().requires_grad_(False) if ref_model is not None else None
         self.objective = OBJECTIVES[objective]
         self.device = next(model.parameters()).device
-        self.params = [p for p in model.parameters() if p.requires_grad]
         if cfg.activation_checkpointing:
             enable_checkpointing(model)
+        # the shared prefix runs the layers a data-dependent number of times: not under FSDP
+        self.logprobs = PolicyLogprobs(self.model, cfg.logprob_chunk, not self.parallel.sharded)
+        self.parallel.shard(self.logprobs, self.model, ranks)
+        self.params = [p for p in model.parameters() if p.requires_grad]  # LoRA: adapters only
         lr = cfg.sft.lr if objective == "sft" else cfg.optimizer.lr
         self.optimizer = torch.optim.AdamW(
             self.params,
@@ -221,8 +227,7 @@ class Trainer:
             fused=True,  # one kernel over all tensors: ~5x faster than the per-tensor loop on CPU
         )
         self.mtp = HeadsTrainer(heads, cfg.mtp, cfg.seed) if heads and cfg.mtp.every else None
-        self.step_count = 0
-        self.version = 0
+        self.step_count = self.version = 0
         self._saved: tuple[Path, int] | None = None  # (root, step) of the last checkpoint written
         torch.manual_seed(cfg.seed)
 
@@ -232,23 +237,26 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         if isinstance(self.ranks, Leader):
             self.ranks.command("step", batch)
-        mine = self.ranks.share(batch.microbatches) if self.ranks else batch.microbatches
+        mine = self.parallel.share(self.ranks, batch.microbatches)
         stats, loss_sum = LossStats.zero(), torch.zeros((), device=self.device)
         gap = RolloutGap()
         for mb in mine:
+            if mb is None:  # nothing to learn here, but the other shards' collectives need us
+                self.parallel.idle(self.logprobs)
+                continue
             mb = mb.to(self.device)
-            lp = token_logprobs(self.model, mb.input_ids, mb.loss_mask, self.cfg.logprob_chunk)
+            lp = self.logprobs(mb.input_ids, mb.loss_mask)
             loss, s = self.objective(lp, self._ref_logprobs(mb), mb, batch.token_budget, self.cfg)
             if self.objective is rl_objective:  # SFT rows have no behaviour policy
-                gap.add(lp, mb)
+                gap.add(lp, mb.behaviour_logprobs, mb.loss_mask)
             if loss.requires_grad:  # False when no row of the microbatch has a trainable token
                 loss.backward()
             stats, loss_sum = stats + s, loss_sum + loss.detach()
+        self.parallel.reduce_grads(self.ranks, self.params)
         if self.ranks is not None:
-            self.ranks.all_reduce_grads(self.params)
             stats, loss_sum = self.ranks.all_reduce_stats(stats, loss_sum)
         has_grads = any(p.grad is not None for p in self.params)  # some token was trainable
-        grad_norm = self._clip()
+        grad_norm = self.parallel.clip(self.params, self.cfg.optimizer.grad_clip)
         applied = has_grads and math.isfinite(grad_norm)
         if applied:  # never let one non-finite batch poison the weights
             self.optimizer.step()
@@ -289,20 +297,31 @@ class Trainer:
         """The weights to publish to the engine (live tensors; the store copies them).
 
         Tied tensors (lm_head = embed_tokens) appear once: loading one name updates both.
+        Under LoRA, the merged weights under the base names.
         The MTP heads, if any, come along as `mtp.*`.
+        Under FSDP the tensors are DTensor shards (`dp.owned` gathers them).
         """
         out, seen = {}, set()
         for name, t in self.model.state_dict().items():
-            key = (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape))
+            local = t.to_local() if isinstance(t, DTensor) else t
+            key = (local.untyped_storage().data_ptr(), local.storage_offset(), tuple(t.shape))
             if key not in seen:
                 seen.add(key)
                 out[name] = t
+        out = self.lora.merge(out) if self.lora is not None else out
         return out | (self.mtp.state_dict() if self.mtp is not None else {})
 
     def publisher(self, store: WeightStore) -> WeightStore | ShardedPublisher:
         """What publishes this trainer's weights to `store`: the store itself on one rank;
         on N ranks, one that has every rank write the shards it owns."""
         return ShardedPublisher(self.ranks, store) if isinstance(self.ranks, Leader) else store
+
+    def policy_copy(self, fetch: Callable[[], Mapping[str, Tensor]] | None = None) -> Any:
+        """A plain copy of the policy (LoRA merged) for the engine or a later stage; `fetch`
+        returns the published state of this version, which a sharded trainer needs."""
+        if self.lora is not None:
+            return self.lora.plain_copy(self.model)
+        return self.parallel.policy_copy(self.model, fetch)
 
     def close(self) -> None:
         """Stop the other data-parallel ranks (nothing to do on one rank)."""
@@ -318,13 +337,6 @@ class Trainer:
                 self.ref_model, mb.input_ids, mb.loss_mask, self.cfg.logprob_chunk
             )
 
-    def _clip(self) -> float:
-        grads = [p for p in self.params if p.grad is not None]
-        if not grads:
-            return 0.0
-        max_norm = self.cfg.optimizer.grad_clip or math.inf
-        return float(torch.nn.utils.clip_grad_norm_(grads, max_norm))
-
     # -- checkpoints -------------------------------------------------------------
     def save(self, root: str | Path, tokenizer: Any = None) -> Path:
         """Atomic checkpoint of weights (HF dir), optimizer, RNG and counters under `root`."""
@@ -333,28 +345,36 @@ class Trainer:
             # rewriting the same directory would leave a window where a kill -9 finds it
             # half-deleted while loop_state.json still names it.
             return checkpoint_path(root, self.step_count)
+        if isinstance(self.ranks, Leader) and self.parallel.sharded:
+            self.ranks.command("save", str(root))  # every rank writes its shards
         state = TrainerState(step=self.step_count, version=self.version)
-        path = save_checkpoint(
-            root,
+        path = self.parallel.save(
+            Path(root),
             self.model,
             self.optimizer,
             state,
             tokenizer=tokenizer,
             keep=self.cfg.keep_checkpoints,
-            extra=None if self.mtp is None else functools.partial(save_heads, self.mtp.heads),
+            extra=self._extra(),
+            weights=None if self.lora is None else self.lora.merge(self.model.state_dict()),
         )
         self._saved = (Path(root), self.step_count)
         return path
 
+    def _extra(self) -> Callable[[Path], Any] | None:
+        """What is saved beside the weights: the MTP heads, the LoRA adapters."""
+        writers: list[Callable[[Path], Any]] = [self.lora.save] if self.lora is not None else []
+        writers += [functools.partial(save_heads, self.mtp.heads)] if self.mtp is not None else []
+        return (lambda d: [w(d) for w in writers]) if writers else None
+
     def load_state(self, ckpt: str | Path) -> None:
         """Restore weights, optimizer, RNG and counters from a checkpoint directory."""
-        from safetensors.torch import load_model
-
         if isinstance(self.ranks, Leader):
             self.ranks.command("load", str(ckpt))
-        load_model(self.model, str(Path(ckpt) / "model.safetensors"), strict=False)
         hyper = [{k: g[k] for k in HYPER} for g in self.optimizer.param_groups]
-        state = load_training_state(ckpt, self.optimizer)
+        state = self.parallel.load(Path(ckpt), self.model, self.optimizer)
+        if self.lora is not None:
+            self.lora.load(Path(ckpt))
         # The moments carry over; the hyper-parameters are this run's config (a resumed run
         # may lower the lr), not the ones pickled with the optimizer.
         for group, own in zip(self.optimizer.param_groups, hyper, strict=True):
@@ -372,7 +392,7 @@ class Trainer:
         **kw: Any,
     ) -> Trainer:
         """Rebuild model and trainer from a checkpoint written by `save`."""
-        model = load_checkpoint(ckpt, cfg.dtype)
+        model = starting_model(ckpt, cfg.dtype)
         kw.setdefault("heads", starting_heads(cfg.mtp, ckpt, resumed=True))  # saved with it
         trainer = cls(model, cfg, objective=objective, **kw)
         trainer.load_state(ckpt)

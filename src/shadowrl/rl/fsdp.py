@@ -1,0 +1,166 @@
+"""Sharded training with PyTorch FSDP2 (`fully_shard`): `train.parallel: fsdp | hsdp`.
+
+Each decoder layer is one FSDP unit, and so is an untied input embedding; the
+trainer's forward module (the root) holds the rest: the final norm and the LM head
+(with the embedding when tied), so `token_logprobs`, which reads `lm_head.weight`
+outside any layer, runs inside the root's forward, where FSDP has gathered them. Outside a forward every parameter is a
+DTensor shard, so everything that wants plain tensors gets them here: the weight store
+gathers one tensor at a time (`dp.owned`), checkpoints are torch distributed checkpoints
+(each rank writes its shards), the engine starts from the published full state.
+
+FSDP's collectives run inside forward and backward, so every rank runs the same
+number of them: a rank short of microbatches (or handed one with no trainable token)
+runs a two-token forward/backward whose loss is multiplied by 0. The shared-prefix KV
+repeat of `decoder_hidden` would run the layers a data-dependent number of times, so
+it is off here. Gradients are reduced as a sum (divide factor 1), as `dp.py` does:
+each microbatch's loss is already divided by the batch-wide token budget.
+
+`hsdp` shards over groups of `shard_size` ranks and replicates across groups (a 2-D
+device mesh: replicate x shard); FSDP all-reduces the shard-group gradients across
+the replicas.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+from torch import Tensor, nn
+from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
+from torch.distributed.fsdp import FSDPModule, fully_shard
+from torch.distributed.tensor import DTensor
+
+from shadowrl.rl.batch import MicroBatch
+from shadowrl.rl.checkpoint import (
+    TrainerState,
+    begin,
+    checkpoint_path,
+    commit,
+    load_counters,
+    tmp_path,
+    write_counters,
+)
+from shadowrl.rl.dp import Ranks
+
+DCP_DIR = "dcp"  # the sharded model and optimizer state inside a checkpoint directory
+
+
+class Sharded:
+    """FSDP2 over all ranks (`shard_size == world_size`) or HSDP over groups of them."""
+
+    sharded = True
+
+    def __init__(self, world_size: int, shard_size: int) -> None:
+        self.world_size, self.shard_size = world_size, shard_size
+        self.template: tuple[type, Any] | None = None  # the unsharded model's class, config
+
+    def mesh(self) -> DeviceMesh:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        if self.shard_size == self.world_size:
+            return init_device_mesh(device, (self.world_size,), mesh_dim_names=("shard",))
+        shape = (self.world_size // self.shard_size, self.shard_size)
+        return init_device_mesh(device, shape, mesh_dim_names=("replicate", "shard"))
+
+    def shard(self, root: nn.Module, model: Any, ranks: Ranks | None) -> None:
+        self.template = (type(model), model.config)
+        mesh = self.mesh()
+        for layer in model.get_decoder().layers:
+            fully_shard(layer, mesh=mesh)
+        embed = model.get_input_embeddings()
+        if embed.weight is not model.get_output_embeddings().weight:  # tied: in the root
+            fully_shard(embed, mesh=mesh)  # gathered only while the decoder embeds
+        fully_shard(root, mesh=mesh)
+        for m in root.modules():
+            if isinstance(m, FSDPModule):  # a sum over ranks, as the replicas' all-reduce
+                m.set_gradient_divide_factor(1.0)
+                m.set_force_sum_reduction_for_comms(True)  # gloo has no PREMUL_SUM
+
+    def share(self, ranks: Ranks | None, mbs: Sequence[MicroBatch]) -> list[MicroBatch | None]:
+        n = ranks.world_size if ranks is not None else 1
+        mine = list(ranks.share(mbs) if ranks is not None else mbs)
+        padded: list[MicroBatch | None] = [m if _trainable(m) else None for m in mine]
+        return padded + [None] * (math.ceil(len(mbs) / n) - len(mine))
+
+    def idle(self, forward: Callable[[Tensor, Tensor], Tensor]) -> None:
+        ids = torch.zeros(1, 2, dtype=torch.long)
+        lp = forward(ids, torch.tensor([[False, True]]))
+        (lp.sum() * 0).backward()
+
+    def reduce_grads(self, ranks: Ranks | None, params: Sequence[Tensor]) -> None:
+        return None  # FSDP reduce-scattered them in backward
+
+    def clip(self, params: Sequence[Tensor], max_norm: float) -> float:
+        live = [p for p in params if p.grad is not None]
+        if not live:
+            return 0.0
+        norm = torch.nn.utils.get_total_norm([g for p in live if (g := p.grad) is not None])
+        if isinstance(norm, DTensor):  # this rank's partial norm -> the global one
+            norm = norm.full_tensor()
+        torch.nn.utils.clip_grads_with_norm_(live, max_norm or math.inf, norm)
+        return float(norm)
+
+    def save(
+        self,
+        root: Path,
+        model: Any,
+        optimizer: torch.optim.Optimizer,
+        state: TrainerState,
+        *,
+        tokenizer: Any = None,
+        keep: int = 2,
+        extra: Callable[[Path], Any] | None = None,
+        weights: Mapping[str, Tensor] | None = None,
+    ) -> Path:
+        """All ranks: rank 0 prepares the directory and writes the config, RNG and
+        counters; every rank writes its shards; rank 0 commits it (`checkpoint.py`)."""
+        if extra is not None or weights is not None:
+            raise ValueError("MTP heads and LoRA are not saved with a sharded model yet")
+        rank = dist.get_rank()
+        if rank == 0:
+            tmp = begin(root, state.step)
+            model.config.save_pretrained(tmp)
+            if tokenizer is not None:
+                tokenizer.save_pretrained(tmp)
+            write_counters(tmp, state)
+        dist.barrier()
+        tmp = tmp_path(root, state.step)
+        msd, osd = get_state_dict(model, optimizer)
+        dcp.save({"model": msd, "optim": osd}, checkpoint_id=str(tmp / DCP_DIR))
+        dist.barrier()
+        path = commit(root, state.step, keep) if rank == 0 else checkpoint_path(root, state.step)
+        dist.barrier()  # no rank returns before the checkpoint is in place
+        return path
+
+    def load(self, ckpt: Path, model: Any, optimizer: torch.optim.Optimizer) -> TrainerState:
+        msd, osd = get_state_dict(model, optimizer)
+        sd: dict[str, Any] = {"model": msd, "optim": osd}
+        dcp.load(sd, checkpoint_id=str(Path(ckpt) / DCP_DIR))
+        set_state_dict(model, optimizer, model_state_dict=sd["model"], optim_state_dict=sd["optim"])
+        return load_counters(ckpt)
+
+    def policy_copy(self, model: Any, fetch: Callable[[], Mapping[str, Tensor]] | None) -> Any:
+        assert self.template is not None and fetch is not None, "a sharded copy needs fetch"
+        cls, config = self.template
+        state = dict(fetch())
+        copy = cls(config).to(next(iter(state.values())).dtype)
+        copy.load_state_dict(state, strict=False)  # tied tensors are published once
+        return copy.eval()
+
+
+def _trainable(mb: MicroBatch) -> bool:
+    """Does `token_logprobs` run the decoder for `mb` (a masked token after position 0)?"""
+    return bool(mb.loss_mask[:, 1:].any())
+
+
+def empty_model(ckpt: str | Path, dtype: str) -> Any:
+    """The architecture saved in `ckpt` with random weights, for a sharded load to fill."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained(Path(ckpt), local_files_only=True)
+    return AutoModelForCausalLM.from_config(config, dtype=getattr(torch, dtype))
