@@ -83,6 +83,10 @@ class Generation:
     `entropies[i]` is that distribution's entropy in nats (the plain softmax's for greedy
     decoding), computed in float32 on the logits that drew the token; empty from a policy
     that does not report it (scripted, remote). Tree rollouts branch on it.
+    `routes[p]` (mixture-of-experts models only, else empty) holds the experts that routed
+    position p of prompt + token_ids, MoE layer by layer, top-k per layer, flattened: one
+    entry per position the engine ran through the model (the prompt, prefix-cache hits
+    included, and every generated token but the last), so the trainer can replay them.
     """
 
     token_ids: tuple[int, ...]
@@ -91,6 +95,7 @@ class Generation:
     finish_reason: FinishReason = "stop"
     top_logprobs: tuple[TopLogprobs, ...] = ()
     entropies: tuple[float, ...] = ()
+    routes: tuple[tuple[int, ...], ...] = ()
 
 
 @runtime_checkable

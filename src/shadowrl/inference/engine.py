@@ -14,6 +14,7 @@ no request is dropped or restarted. Identical prompts (a GRPO group) are prefill
 their KV is copied; a finished request's KV is parked in a prefix cache (`prefix.py`), so
 an agent's next turn prefills only its new tokens. Drafts (MTP heads, n-grams) are verified
 k per row in one forward, exactly; `engine.weights` may run Linears in int8/FP8 (`precision.py`).
+A mixture of experts also records each position's experts (`route_log.py`), for replay.
 
 Callers: `await engine.generate(ids, sampling)` (the `Policy` protocol, safe from many
 asyncio tasks), `engine.generate_stream(...)`, or the blocking `engine.generate_batch`."""
@@ -39,6 +40,7 @@ from shadowrl.inference.kv import KVCache
 from shadowrl.inference.mtp import MTPHeads
 from shadowrl.inference.precision import build_precision
 from shadowrl.inference.prefix import PrefixCache
+from shadowrl.inference.route_log import route_log
 from shadowrl.inference.requests import (
     Done,
     OnDelta,
@@ -75,10 +77,11 @@ class Engine:
         self.precision = build_precision(model, self.config.weights)
         self.tokenizer = tokenizer  # only needed for stop strings
         self.decoder = Decoder(model)
+        self.routes = route_log(model)  # MoE: eager, plain decoding (route_log.py says why)
         self.version = version
         param = next(model.parameters())
         self.device = param.device
-        graphs = self.device.type == "cuda" and self.config.cuda_graphs
+        graphs = self.device.type == "cuda" and self.config.cuda_graphs and not self.routes.active
         self.cache = KVCache.for_engine(self.decoder.shape, self.config, param, graphs=graphs)
         self.stepper: DecodeStep = STEPS["cuda_graphs" if graphs else "eager"](
             self.decoder, self.cache, self.config
@@ -86,7 +89,11 @@ class Engine:
         self.prefix = PrefixCache(self.cache, self.config.prefix_cache_tokens)
         self.default_stop_ids = eos_ids(model, tokenizer)
         self._tensors = dict(model.state_dict(keep_vars=True))
-        self.speculator = speculator(self.decoder, heads, self.cache, self.config, self._tensors)
+        self.speculator = (
+            None
+            if self.routes.active
+            else speculator(self.decoder, heads, self.cache, self.config, self._tensors)
+        )
         self._rng = torch.Generator()  # seeds the requests that bring none
         self._rng.manual_seed(seed if seed is not None else self._rng.seed())
         self._cv = threading.Condition()
@@ -300,9 +307,12 @@ class Engine:
         fresh = [i for i, source in enumerate(sources) if source < 0]
         if fresh:
             hits = [self.prefix.restore_longest(groups[i][0].prompt, starts[i]) for i in fresh]
-            prompts = [groups[i][0].prompt[hit:] for i, hit in zip(fresh, hits, strict=True)]
+            cached = [hit.length for hit in hits]
+            prompts = [groups[i][0].prompt[n:] for i, n in zip(fresh, cached, strict=True)]
             slots = [starts[i] for i in fresh]
-            logits = self.decoder.prefill(prompts, slots, self.cache, hits if any(hits) else None)
+            logits = self.decoder.prefill(prompts, slots, self.cache, cached if any(cached) else None)
+            leads = [groups[i][0] for i in fresh]
+            self.routes.prefilled(leads, [hit.routes for hit in hits], [len(p) for p in prompts])
             for row, i in enumerate(fresh):
                 sources[i], groups[i][0].prompt_logits = starts[i], logits[row]
         rows: list[Tensor] = []
@@ -312,6 +322,7 @@ class Engine:
                 self.cache.move(source, start, length)
                 lead.prompt_logits = self._running[source].prompt_logits
             self.cache.broadcast(start, list(range(start + 1, start + len(group))), length)
+            self.routes.shared(self._running[source], group, length)
             assert lead.prompt_logits is not None
             for request in group:  # each holds the prompt's KV: shareable, and parked when done
                 request.prompt_logits, request.prompt_version = lead.prompt_logits, self.version
@@ -355,7 +366,9 @@ class Engine:
         else:  # timed: what plain decoding costs, for `speculative.auto`
             with spec.timing_plain(len(running)) if spec else contextlib.nullcontext():
                 self.cache.reserve(span)
-                self._append(running, self.stepper.decode(running, span))
+                picks = self.stepper.decode(running, span)
+                self.routes.decoded(running)
+                self._append(running, picks)
         self._retire_done(range(len(running)))
 
     def _append(self, requests: Sequence[Request], picks: Picks) -> None:
@@ -375,7 +388,8 @@ class Engine:
         for slot, reason in sorted(finished, reverse=True):
             request = self._running[slot]
             if reason != "abort" and request.prompt_version == self.version:
-                self.prefix.park(slot, (request.prompt + tuple(request.tokens))[: request.cached])
+                tokens = (request.prompt + tuple(request.tokens))[: request.cached]
+                self.prefix.park(slot, tokens, self.routes.of(request))
             last = len(self._running) - 1
             if slot != last:
                 mover = self._running[last]
@@ -393,6 +407,7 @@ class Engine:
             if self.config.recompute_kv_on_swap and self._running:
                 ids = [(r.prompt + tuple(r.tokens))[: r.cached] for r in self._running]
                 self.decoder.prefill(ids, range(len(ids)), self.cache)
+                self.routes.discard()  # tokens keep the routes they were sampled under
         except Exception as error:
             swap.error = error
         swap.pause_s = time.perf_counter() - start

@@ -23,7 +23,7 @@ from torch import Tensor, nn
 
 from shadowrl.inference.kv import KVCache, Shape
 
-SUPPORTED = ("llama", "qwen2", "qwen3")
+SUPPORTED = ("llama", "qwen2", "qwen3", "qwen3_moe")  # MoE: HF's own sparse MLP block
 # On CPU, a decode step whose span reaches this attends row by row over each row's own
 # length: a mask over the shared span reads (and multiplies) every row's KV up to the
 # longest row's (32 rows of 300-1,300 tokens: 7.6 vs 3.7 ms a layer, one thread; at
@@ -48,7 +48,7 @@ def _attend_rows(q: Tensor, keys: Tensor, values: Tensor, ends: list[int]) -> Te
 
 
 class Decoder:
-    """Runs a Llama/Qwen causal LM step by step against a `KVCache`."""
+    """Runs a Llama/Qwen (dense or Qwen3-MoE) causal LM step by step against a `KVCache`."""
 
     def __init__(self, model: nn.Module) -> None:
         cfg: Any = model.config

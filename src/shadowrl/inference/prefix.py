@@ -11,7 +11,8 @@ system prompt and tool schemas, identical across tasks, are shared the same way.
 
 Exactness: an entry is reused only under the weights version that computed all of it,
 and a weight swap clears the cache, so a cache hit changes no logprob beyond float noise.
-Entries are evicted least recently used to stay under a token budget.
+Entries are evicted least recently used to stay under a token budget. A mixture of
+experts parks each position's routes with its KV, and a hit hands them back (`Hit`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,15 @@ from shadowrl.inference.kv import KVCache
 class _Entry:
     tokens: Tensor  # [L] int64 (CPU): the token ids whose KV is held
     kv: Tensor  # [layers, 2, kv_heads, L, head_dim] on the cache's device
+    routes: Tensor | None = None  # [L, moe layers, k] (CPU) for a mixture of experts
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A prompt's cached prefix: `length` positions restored, and their routes (MoE)."""
+
+    length: int
+    routes: Tensor | None = None
 
 
 def common_prefix(a: Tensor, b: Tensor) -> int:
@@ -54,8 +64,11 @@ class PrefixCache:
         self._entries.clear()
         self.tokens_held = 0
 
-    def park(self, slot: int, tokens: list[int] | tuple[int, ...]) -> None:
-        """Copy slot `slot`'s KV for `tokens` (its first len(tokens) positions) into the cache."""
+    def park(
+        self, slot: int, tokens: list[int] | tuple[int, ...], routes: Tensor | None = None
+    ) -> None:
+        """Copy slot `slot`'s KV for `tokens` (its first len(tokens) positions) into the cache,
+        with their `routes` if the model routes."""
         n = len(tokens)
         if self.max_tokens <= 0 or n == 0 or n > self.max_tokens:
             return
@@ -72,7 +85,7 @@ class PrefixCache:
                 for k, v in zip(self.cache.keys, self.cache.values, strict=True)
             ]
         )
-        self._entries[self._next_id] = _Entry(ids, kv)
+        self._entries[self._next_id] = _Entry(ids, kv, routes)
         self._next_id += 1
         self.tokens_held += n
         while self.tokens_held > self.max_tokens:
@@ -94,8 +107,8 @@ class PrefixCache:
                 best, best_len = key, length
         return best, best_len
 
-    def restore(self, key: int, length: int, slot: int) -> int:
-        """Copy the first `length` positions of entry `key` into `slot` (returns `length`).
+    def restore(self, key: int, length: int, slot: int) -> Hit:
+        """Copy the first `length` positions of entry `key` into `slot`.
 
         An entry restored in full is dropped: the request that extends it parks the longer
         sequence when it finishes.
@@ -110,12 +123,12 @@ class PrefixCache:
             self._drop(key)
         else:
             self._entries.move_to_end(key)
-        return length
+        return Hit(length, None if entry.routes is None else entry.routes[:length])
 
-    def restore_longest(self, prompt: tuple[int, ...], slot: int) -> int:
-        """Copy the longest cached prefix of `prompt` into `slot`; returns its length."""
+    def restore_longest(self, prompt: tuple[int, ...], slot: int) -> Hit:
+        """Copy the longest cached prefix of `prompt` into `slot` (length 0: none)."""
         key, length = self.match(prompt)
-        return self.restore(key, length, slot) if length else 0
+        return self.restore(key, length, slot) if length else Hit(0)
 
     def _drop(self, key: int) -> None:
         entry = self._entries.pop(key)
