@@ -15,6 +15,7 @@ share of the microbatches and the ranks sum their gradients before the step.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import math
@@ -26,6 +27,7 @@ import torch
 from torch import Tensor
 
 from shadowrl.inference.mtp import MTPHeads, save_heads
+from shadowrl.inference.routing import replaying
 from shadowrl.models import load_checkpoint
 from shadowrl.rl.batch import MicroBatch, TrainBatch, build_rl_batch
 from shadowrl.rl.checkpoint import (
@@ -74,7 +76,11 @@ HYPER = ("lr", "betas", "eps", "weight_decay")  # AdamW settings that come from 
 
 
 def token_logprobs(
-    model: Any, input_ids: Tensor, loss_mask: Tensor | None = None, chunk: int = 1024
+    model: Any,
+    input_ids: Tensor,
+    loss_mask: Tensor | None = None,
+    chunk: int = 1024,
+    routes: Tensor | None = None,
 ) -> Tensor:
     """log π(token_t | tokens_<t) [B, T] at the positions in `loss_mask`, 0 elsewhere.
 
@@ -83,7 +89,8 @@ def token_logprobs(
     log-softmax run on the hidden states that predict a masked token, in chunks.
     In agentic rollouts most tokens are prompt and tool output, so this skips most
     of the [B, T, V] logits a plain `model(...).logits` would build. No mask = every
-    position but the first (it has no prefix).
+    position but the first (it has no prefix). `routes` [B, T, MoE layers, k] replays the
+    rollout's experts (`inference/routing.py`; -1 = the router's own choice).
     """
     b, t = input_ids.shape
     mask = torch.ones_like(input_ids, dtype=torch.bool) if loss_mask is None else loss_mask
@@ -94,7 +101,8 @@ def token_logprobs(
     if cols.numel() == 0:
         return out
     last = int(cols[-1])  # hidden state at t predicts token t + 1: inputs [0, last) suffice
-    hidden = decoder_hidden(model, input_ids[:, :last])
+    with replaying(model, routes) if routes is not None else contextlib.nullcontext():
+        hidden = decoder_hidden(model, input_ids[:, :last], share=routes is None)
     picked = mask[:, 1 : last + 1]  # [B, last]: does hidden[:, j] predict a masked token?
     head = model.get_output_embeddings()
     lp = linear_token_logprobs(
@@ -103,18 +111,19 @@ def token_logprobs(
     return out.masked_scatter(mask, lp)
 
 
-def decoder_hidden(model: Any, input_ids: Tensor) -> Tensor:
+def decoder_hidden(model: Any, input_ids: Tensor, *, share: bool = True) -> Tensor:
     """input_ids [B, T] -> final hidden states [B, T, D]; a prefix all rows share runs once.
 
     Rollouts of one step share a long prefix (the system prompt and tool schemas; the
     whole task prompt within a group), so it is encoded for one row and its KV cache
     repeated to every row: exact (causal attention, same positions), and the prefix's
-    gradient is the sum over rows, which the repeat's backward computes.
+    gradient is the sum over rows, which the repeat's backward computes. `share=False`
+    runs every row in full (routing replay wants one router call per layer for the batch).
     """
     decoder = model.get_decoder()
     b, t = input_ids.shape
     same = (input_ids == input_ids[:1]).all(0).cumprod(0)
-    shared = min(int(same.sum()), t - 1) if b > 1 else 0
+    shared = min(int(same.sum()), t - 1) if b > 1 and share else 0
     if decoder.training and torch.is_grad_enabled() and _checkpointed(decoder):
         shared = 0  # checkpointed layers drop the KV cache the shared prefix is passed in
     if shared == 0:
