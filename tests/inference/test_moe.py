@@ -24,7 +24,9 @@ def prompts(*lengths: int, seed: int = 0) -> list[list[int]]:
     return [torch.randint(3, 49152, (n,), generator=g).tolist() for n in lengths]
 
 
-def hf_truth(model: torch.nn.Module, prompt: list[int], gen: Generation) -> tuple[torch.Tensor, ...]:
+def hf_truth(
+    model: torch.nn.Module, prompt: list[int], gen: Generation
+) -> tuple[torch.Tensor, ...]:
     """HF's logprobs of the generated tokens and the routes [positions, layers, k] of every
     position the engine fed (all but the last token), from one fresh forward."""
     ids = torch.tensor([prompt + list(gen.token_ids)])

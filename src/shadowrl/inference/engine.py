@@ -40,7 +40,6 @@ from shadowrl.inference.kv import KVCache
 from shadowrl.inference.mtp import MTPHeads
 from shadowrl.inference.precision import build_precision
 from shadowrl.inference.prefix import PrefixCache
-from shadowrl.inference.route_log import route_log
 from shadowrl.inference.requests import (
     Done,
     OnDelta,
@@ -49,6 +48,7 @@ from shadowrl.inference.requests import (
     future_setter,
     resolve_future,
 )
+from shadowrl.inference.route_log import route_log
 from shadowrl.inference.spec_step import speculator
 from shadowrl.inference.step import DecodeStep, EagerStep, Picks
 from shadowrl.inference.weights import Swap, apply_state, eos_ids
@@ -310,7 +310,9 @@ class Engine:
             cached = [hit.length for hit in hits]
             prompts = [groups[i][0].prompt[n:] for i, n in zip(fresh, cached, strict=True)]
             slots = [starts[i] for i in fresh]
-            logits = self.decoder.prefill(prompts, slots, self.cache, cached if any(cached) else None)
+            logits = self.decoder.prefill(
+                prompts, slots, self.cache, cached if any(cached) else None
+            )
             leads = [groups[i][0] for i in fresh]
             self.routes.prefilled(leads, [hit.routes for hit in hits], [len(p) for p in prompts])
             for row, i in enumerate(fresh):

@@ -66,7 +66,9 @@ def _one(model: Any, prompt: Sequence[int], gen: Generation) -> tuple[Tensor, ..
     return (own - recorded).abs(), (replayed - recorded).abs(), rollout, computed
 
 
-def routing_gap(model: Any, prompts: Sequence[Sequence[int]], gens: Sequence[Generation]) -> RoutingGap:
+def routing_gap(
+    model: Any, prompts: Sequence[Sequence[int]], gens: Sequence[Generation]
+) -> RoutingGap:
     """Teacher-force each prompt + generation through `model` (the trainer's)."""
     parts = [_one(model, p, g) for p, g in zip(prompts, gens, strict=True)]
     own = torch.cat([p[0] for p in parts])
