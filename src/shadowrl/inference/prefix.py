@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -29,7 +30,7 @@ from shadowrl.inference.kv import KVCache
 @dataclass(eq=False)
 class _Entry:
     tokens: Tensor  # [L] int64 (CPU): the token ids whose KV is held
-    kv: Tensor  # [layers, 2, kv_heads, L, head_dim] on the cache's device
+    kv: Any  # the cache's handle on the L positions (`KVCache.park`: a copy, or shared blocks)
     routes: Tensor | None = None  # [L, moe layers, k] (CPU) for a mixture of experts
 
 
@@ -61,8 +62,8 @@ class PrefixCache:
 
     def clear(self) -> None:
         """Drop everything (after a weight swap the parked KV is from old weights)."""
-        self._entries.clear()
-        self.tokens_held = 0
+        for key in list(self._entries):
+            self._drop(key)
 
     def park(
         self, slot: int, tokens: list[int] | tuple[int, ...], routes: Tensor | None = None
@@ -79,13 +80,7 @@ class PrefixCache:
                 and common_prefix(entry.tokens, ids) == entry.tokens.numel()
             ):
                 self._drop(key)
-        kv = torch.stack(
-            [
-                torch.stack((k[slot, :, :n], v[slot, :, :n]))
-                for k, v in zip(self.cache.keys, self.cache.values, strict=True)
-            ]
-        )
-        self._entries[self._next_id] = _Entry(ids, kv, routes)
+        self._entries[self._next_id] = _Entry(ids, self.cache.park(slot, n), routes)
         self._next_id += 1
         self.tokens_held += n
         while self.tokens_held > self.max_tokens:
@@ -114,10 +109,7 @@ class PrefixCache:
         sequence when it finishes.
         """
         entry = self._entries[key]
-        self.cache.reserve(length + 1)
-        for layer, (k, v) in enumerate(zip(self.cache.keys, self.cache.values, strict=True)):
-            k[slot, :, :length] = entry.kv[layer, 0, :, :length]
-            v[slot, :, :length] = entry.kv[layer, 1, :, :length]
+        self.cache.restore(entry.kv, length, slot)
         self.hit_tokens += length
         if length >= entry.tokens.numel() - 1:
             self._drop(key)
@@ -133,3 +125,4 @@ class PrefixCache:
     def _drop(self, key: int) -> None:
         entry = self._entries.pop(key)
         self.tokens_held -= entry.tokens.numel()
+        self.cache.drop(entry.kv)
