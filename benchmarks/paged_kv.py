@@ -55,8 +55,10 @@ def memory(model: Any, kv: str, args: argparse.Namespace) -> dict[str, float]:
     engine = Engine(model, None, config)
     ratios: list[tuple[float, float, float]] = []
 
-    def sample(_: Any) -> None:  # on the engine thread, after each token
+    def sample(delta: Any) -> None:  # on the engine thread, after each token
         active = sum(r.cached + 1 for r in engine._running)
+        if not delta.token_ids or not active:  # a finish: nothing new to count
+            return
         cache = engine.cache
         used = cache.blocks_used * cache.block_size if isinstance(cache, PagedKV) else 0
         ratios.append((cache.held_positions() / active, used / active, active))
