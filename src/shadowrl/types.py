@@ -155,18 +155,23 @@ class Segment:
     `loss_mask[i]` is True only for tokens the model generated; prompt, tool output
     and template tokens are False. `logprobs` and `versions` are meaningful where the
     mask is True (0.0 and -1 elsewhere). A self-summarised trajectory is a chain of
-    several segments that all share the chain's reward.
+    several segments that all share the chain's reward. `routes` (mixture of experts
+    only) holds the rollout's experts for the first len(routes) positions, as in
+    `Generation.routes`, for the trainer to replay.
     """
 
     token_ids: tuple[int, ...]
     loss_mask: tuple[bool, ...]
     logprobs: tuple[float, ...]
     versions: tuple[int, ...]
+    routes: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.token_ids)
         if not (len(self.loss_mask) == len(self.logprobs) == len(self.versions) == n):
             raise ValueError("Segment fields must all have the same length")
+        if len(self.routes) > n:
+            raise ValueError("Segment routes cover more positions than it has tokens")
 
     @property
     def num_generated(self) -> int:

@@ -93,26 +93,30 @@ def _forced(logits: Tensor, chosen: Tensor, forced: Tensor, normalise: bool) -> 
 
 
 @contextmanager
-def replaying(model: Any, routes: Tensor) -> Iterator[None]:
-    """Within the block, force each MoE layer's experts to `routes` [B, T, layers, k].
+def replaying(model: Any, routes: Tensor | None) -> Iterator[None]:
+    """Within the block, force each MoE layer's experts to `routes` [B, T, layers, k]
+    (None: change nothing). With `rl.trainer.token_logprobs`, pass it `share=False`.
 
     Every router call must route B x T' tokens (rows of one padded batch, positions
     0..T'-1, T' <= T): a forward over the whole batch at once. A row position whose
     indices are negative (padding, a token the engine never routed) keeps the router's
     own choice.
     """
-    layers = routers(model)
-    if routes.shape[2] != len(layers):
-        raise ValueError(f"routes cover {routes.shape[2]} MoE layers, the model has {len(layers)}")
-    b = routes.shape[0]
+    if routes is None:
+        yield
+        return
+    layers, table = routers(model), routes
+    if table.shape[2] != len(layers):
+        raise ValueError(f"routes cover {table.shape[2]} MoE layers, the model has {len(layers)}")
+    b = table.shape[0]
 
     def hook_for(layer: int) -> Any:
         def hook(module: nn.Module, _args: Any, output: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
             logits, _, chosen = output
             t = logits.shape[0] // b
-            if t * b != logits.shape[0] or t > routes.shape[1]:
+            if t * b != logits.shape[0] or t > table.shape[1]:
                 raise ValueError(f"a router call of {logits.shape[0]} tokens is not {b} rows")
-            forced = routes[:, :t, layer].reshape(b * t, -1).to(chosen.device)
+            forced = table[:, :t, layer].reshape(b * t, -1).to(chosen.device)
             return _forced(logits, chosen, forced, bool(getattr(module, "norm_topk_prob", False)))
 
         return hook

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from shadowrl.inference.routing import RouteRecorder, flip_share, routers
+from shadowrl.inference.routing import RouteRecorder, flip_share, replaying, routers
 from shadowrl.rl.trainer import token_logprobs
 from shadowrl.types import Generation
 
@@ -60,8 +60,8 @@ def _one(model: Any, prompt: Sequence[int], gen: Generation) -> tuple[Tensor, ..
     finally:
         recorder.close()
     routes = route_rows([gen], model, ids.shape[1])
-    with torch.no_grad():
-        replayed = token_logprobs(model, ids, mask, routes=routes)[0, len(prompt) :]
+    with torch.no_grad(), replaying(model, routes):
+        replayed = token_logprobs(model, ids, mask, share=False)[0, len(prompt) :]
     rollout = routes[0, : computed.shape[0]]
     return (own - recorded).abs(), (replayed - recorded).abs(), rollout, computed
 

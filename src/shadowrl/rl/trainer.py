@@ -15,7 +15,6 @@ share of the microbatches and the ranks sum their gradients before the step.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import math
@@ -27,7 +26,7 @@ import torch
 from torch import Tensor
 
 from shadowrl.inference.mtp import MTPHeads, save_heads
-from shadowrl.inference.routing import replaying
+from shadowrl.inference.routing import replaying, routers
 from shadowrl.models import load_checkpoint
 from shadowrl.rl.batch import MicroBatch, TrainBatch, build_rl_batch
 from shadowrl.rl.checkpoint import (
@@ -80,7 +79,8 @@ def token_logprobs(
     input_ids: Tensor,
     loss_mask: Tensor | None = None,
     chunk: int = 1024,
-    routes: Tensor | None = None,
+    *,
+    share: bool = True,
 ) -> Tensor:
     """log π(token_t | tokens_<t) [B, T] at the positions in `loss_mask`, 0 elsewhere.
 
@@ -89,8 +89,8 @@ def token_logprobs(
     log-softmax run on the hidden states that predict a masked token, in chunks.
     In agentic rollouts most tokens are prompt and tool output, so this skips most
     of the [B, T, V] logits a plain `model(...).logits` would build. No mask = every
-    position but the first (it has no prefix). `routes` [B, T, MoE layers, k] replays the
-    rollout's experts (`inference/routing.py`; -1 = the router's own choice).
+    position but the first (it has no prefix). Under `routing.replaying` pass
+    `share=False`: replay wants one router call per layer for the whole batch.
     """
     b, t = input_ids.shape
     mask = torch.ones_like(input_ids, dtype=torch.bool) if loss_mask is None else loss_mask
@@ -101,8 +101,7 @@ def token_logprobs(
     if cols.numel() == 0:
         return out
     last = int(cols[-1])  # hidden state at t predicts token t + 1: inputs [0, last) suffice
-    with replaying(model, routes) if routes is not None else contextlib.nullcontext():
-        hidden = decoder_hidden(model, input_ids[:, :last], share=routes is None)
+    hidden = decoder_hidden(model, input_ids[:, :last], share=share)
     picked = mask[:, 1 : last + 1]  # [B, last]: does hidden[:, j] predict a masked token?
     head = model.get_output_embeddings()
     lp = linear_token_logprobs(
@@ -218,6 +217,7 @@ class Trainer:
         self.objective = OBJECTIVES[objective]
         self.device = next(model.parameters()).device
         self.params = [p for p in model.parameters() if p.requires_grad]
+        self.moe_layers = len(routers(model))
         if cfg.activation_checkpointing:
             enable_checkpointing(model)
         lr = cfg.sft.lr if objective == "sft" else cfg.optimizer.lr
@@ -246,12 +246,15 @@ class Trainer:
         gap = RolloutGap()
         for mb in mine:
             mb = mb.to(self.device)
-            lp = token_logprobs(self.model, mb.input_ids, mb.loss_mask, self.cfg.logprob_chunk)
-            loss, s = self.objective(lp, self._ref_logprobs(mb), mb, batch.token_budget, self.cfg)
-            if self.objective is rl_objective:  # SFT rows have no behaviour policy
-                gap.add(lp, mb)
-            if loss.requires_grad:  # False when no row of the microbatch has a trainable token
-                loss.backward()
+            routes, ref = self._routes(mb), self._ref_logprobs(mb)
+            with replaying(self.model, routes):  # MoE: the rollout's experts, backward too
+                chunk, share = self.cfg.logprob_chunk, routes is None
+                lp = token_logprobs(self.model, mb.input_ids, mb.loss_mask, chunk, share=share)
+                loss, s = self.objective(lp, ref, mb, batch.token_budget, self.cfg)
+                if self.objective is rl_objective:  # SFT rows have no behaviour policy
+                    gap.add(lp, mb)
+                if loss.requires_grad:  # False when no row of the microbatch has a trainable token
+                    loss.backward()  # (checkpointed layers re-run their routers here)
             stats, loss_sum = stats + s, loss_sum + loss.detach()
         if self.ranks is not None:
             self.ranks.all_reduce_grads(self.params)
@@ -318,6 +321,12 @@ class Trainer:
         if isinstance(self.ranks, Leader):
             self.ranks.close()
             self.ranks = None
+
+    def _routes(self, mb: MicroBatch) -> Tensor | None:
+        """[B, T, MoE layers, k] routes to replay (`train.routing_replay`), or None."""
+        if mb.routes is None or not self.cfg.routing_replay or not self.moe_layers:
+            return None
+        return mb.routes.view(*mb.routes.shape[:2], self.moe_layers, -1).long()
 
     def _ref_logprobs(self, mb: MicroBatch) -> Tensor | None:
         if self.ref_model is None or self.cfg.loss.kl_coef == 0:
