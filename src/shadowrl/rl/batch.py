@@ -45,9 +45,9 @@ class MicroBatch:
     routes: Tensor | None = None
 
     def to(self, device: torch.device | str) -> MicroBatch:
-        moved = (t.to(device, non_blocking=True) for t in self._tensors())
+        ids, mask, blp, adv, ver = (t.to(device, non_blocking=True) for t in self._tensors())
         routes = None if self.routes is None else self.routes.to(device, non_blocking=True)
-        return MicroBatch(*moved, routes=routes)
+        return MicroBatch(ids, mask, blp, adv, ver, routes)
 
     def _tensors(self) -> tuple[Tensor, ...]:
         return (
