@@ -306,3 +306,21 @@ def test_profile_alone(tmp_path: Path) -> None:
     result = json.loads(out.read_text())
     has_keys(result["decode"]["split_ms_per_step"], "products", "attention", "python_and_dispatch")
     assert result["floor_ms"] > 0 and out.with_suffix(".txt").read_text().count("aten::") > 5
+
+
+def test_paged_kv(tmp_path: Path) -> None:
+    result = run_benchmark(
+        "paged_kv.py", tmp_path, "--quick", "--long", "64", "--short", "16", "--budget", "65536",
+        "--batch", "2", "--span", "32", "--repeats", "1",
+    )  # fmt: skip
+    has_keys(result, "memory", "budget_sequences", "step_s", "step_ratio_paged", "machine")
+    paged, contiguous = result["memory"]["paged"], result["memory"]["contiguous"]
+    assert paged["per_active"] < contiguous["per_active"]  # a counted fact, not a timing
+
+
+def test_moe_replay(tmp_path: Path) -> None:
+    result = run_benchmark(
+        "moe_replay.py", tmp_path, "--quick", "--prompts", "8", "12", "--new", "4"
+    )
+    has_keys(result, "tiny-moe", "machine")
+    assert result["tiny-moe"]["float32"]["flips"] == 0.0  # fp32 engine and trainer agree
