@@ -148,7 +148,7 @@ class _Episode:
         self.messages.append(Message("user", user))
         t, end = self.tokens, self.gen_end
         current = Tokens(t.ids[:end], t.mask[:end], t.logprobs[:end], t.versions[:end])
-        current.num_generated = sum(current.mask)
+        current.num_generated, current.routes = sum(current.mask), t.routes[:end]
         self.chain.current = current
         replies = [i for i, m in enumerate(self.messages) if m.role == "assistant"]
         self.segment_turns = len(replies)
