@@ -4,10 +4,11 @@ An agent episode is a chain of requests whose prompts extend each other token fo
 turn k+1's prompt is turn k's prompt, the tokens generated in turn k and the tool
 results. Without a cache every turn re-prefills the whole conversation, which on a CPU
 is most of the rollout time (prefill of a 2k-token context costs ~4 s on SmolLM2 where a
-decode step costs ~0.1 s). So when a request finishes, its KV is copied out of its slot
-and parked here; an admitted request looks for the parked sequence sharing the longest
-token prefix with its prompt, copies that much KV back and prefills only the rest. The
-system prompt and tool schemas, identical across tasks, are shared the same way.
+decode step costs ~0.1 s). So when a request finishes, its KV is parked here (a copy out
+of its slot in the contiguous cache, its shared blocks in the paged one); an admitted
+request looks for the parked sequence sharing the longest token prefix with its prompt,
+restores that much KV and prefills only the rest. The system prompt and tool schemas,
+identical across tasks, are shared the same way.
 
 Exactness: an entry is reused only under the weights version that computed all of it,
 and a weight swap clears the cache, so a cache hit changes no logprob beyond float noise.
