@@ -105,7 +105,7 @@ def timed(f: Any, repeats: int) -> float:
 def step_costs(model: Any, heads: Any, k: int, b: int, repeats: int) -> dict[str, float]:
     """One batch size's draft (draft vocabulary vs full), decode and verify costs in ms."""
     from shadowrl.inference.forward import Decoder
-    from shadowrl.inference.kv import KVCache
+    from shadowrl.inference.kv import ContiguousKV
     from shadowrl.inference.sampling import BatchSampling
     from shadowrl.inference.speculative import draft
 
@@ -118,7 +118,7 @@ def step_costs(model: Any, heads: Any, k: int, b: int, repeats: int) -> dict[str
                            torch.arange(b), torch.zeros(b, dtype=long), filtered=False)  # fmt: skip
     hidden, token = torch.randn(b, model.config.hidden_size), torch.zeros(b, dtype=long)
     sh = decoder.shape
-    cache = KVCache(layers=sh.layers, slots=b, kv_heads=sh.kv_heads, head_dim=sh.head_dim,
+    cache = ContiguousKV(layers=sh.layers, slots=b, kv_heads=sh.kv_heads, head_dim=sh.head_dim,
                     capacity=256, max_capacity=256, dtype=full_rows.dtype,
                     device=full_rows.device)  # fmt: skip
     lengths, verify = torch.full((b,), 200, dtype=long), torch.zeros(b, k + 1, dtype=long)

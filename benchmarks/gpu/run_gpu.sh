@@ -71,4 +71,8 @@ if wanted decode_profile; then  # diagnostic, not in the default PARTS
 section decode_profile
 timeout 150 "$PY" benchmarks/gpu/decode_profile.py ${PROFILE_ARGS:-} 2>&1 | tee "$OUT/decode_profile.log"
 fi
+if wanted moe_paged; then  # issue 37, not in the default PARTS: PARTS=moe_paged (~8 min, untried)
+section moe_paged
+timeout 540 "$PY" benchmarks/gpu/moe_paged.py --out "$OUT" 2>&1 | tee "$OUT/moe_paged.log"
+fi
 section done

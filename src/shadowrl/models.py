@@ -38,8 +38,9 @@ class ModelConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     path: str = Field(
         "smollm2",
-        description="'smollm2' (bundled SmolLM2-135M-Instruct), 'tiny' (random, for tests), "
-        "a Hugging Face directory or a .gguf file.",
+        description="'smollm2' (bundled SmolLM2-135M-Instruct), 'tiny' (random Llama, for "
+        "tests), 'tiny-moe' (random Qwen3-MoE, for tests), a Hugging Face directory or a "
+        ".gguf file.",
     )
     dtype: Literal["float32", "bfloat16", "float16"] = Field(
         "float32", description="Weights dtype of the loaded policy."
@@ -47,7 +48,7 @@ class ModelConfig(BaseModel):
     device: str = Field(
         "cpu", pattern=r"^(cpu|cuda(:\d+)?)$", description="'cpu', 'cuda' or 'cuda:N'."
     )
-    seed: int = Field(0, description="Initialisation seed, used only by the 'tiny' model.")
+    seed: int = Field(0, description="Initialisation seed, used only by the tiny models.")
 
 
 # ---------------------------------------------------------------------------- paths
@@ -118,7 +119,8 @@ def check_model_path(path: str) -> None:
     )
 
 
-NAMED_MODELS = ("smollm2", "tiny")
+NAMED_MODELS = ("smollm2", "tiny", "tiny-moe")
+TINY = ("tiny", "tiny-moe")  # random models built from a config, with SmolLM2's tokenizer
 
 
 def _resolve_gguf(path: str) -> Path | None:
@@ -138,11 +140,11 @@ def _offline() -> None:
 
 
 def load_tokenizer(path: str = "smollm2") -> PreTrainedTokenizerBase:
-    """The tokenizer for a model path ('tiny' shares SmolLM2's)."""
+    """The tokenizer for a model path (the tiny models share SmolLM2's)."""
     from transformers import AutoTokenizer
 
     _offline()
-    if path == "tiny":
+    if path in TINY:
         path = "smollm2"
     gguf = _resolve_gguf(path)
     if gguf is None:
@@ -222,6 +224,47 @@ def random_llama(seed: int = 0, **overrides: Any) -> PreTrainedModel:
     return model.eval()
 
 
+def tiny_moe_config(**overrides: Any) -> Any:
+    """A 2-layer Qwen3-MoE config (the real architecture: 8 experts, top-2 routing, q/k
+    norms) with SmolLM2's vocabulary and special-token ids."""
+    from transformers import Qwen3MoeConfig
+
+    fields: dict[str, Any] = dict(
+        vocab_size=49152,
+        hidden_size=64,
+        intermediate_size=128,
+        moe_intermediate_size=32,
+        num_experts=8,
+        num_experts_per_tok=2,
+        norm_topk_prob=True,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        max_position_embeddings=4096,
+        rope_theta=100000.0,
+        tie_word_embeddings=True,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=2,
+        initializer_range=0.1,
+    )
+    fields.update(overrides)
+    return Qwen3MoeConfig(**fields)
+
+
+def random_qwen3_moe(seed: int = 0, **overrides: Any) -> PreTrainedModel:
+    """A random Qwen3-MoE of `tiny_moe_config(**overrides)`; the same seed, the same weights."""
+    import torch
+    from transformers import GenerationConfig, Qwen3MoeForCausalLM
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = Qwen3MoeForCausalLM(tiny_moe_config(**overrides))
+    model.generation_config = GenerationConfig(bos_token_id=1, eos_token_id=2, pad_token_id=2)
+    return model.eval()
+
+
 def tiny_model(seed: int = 0, **overrides: Any) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """A tiny random Llama with SmolLM2's tokenizer; the same seed gives the same weights."""
     return random_llama(seed, **overrides), load_tokenizer("tiny")
@@ -232,9 +275,9 @@ def load_model(cfg: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBa
     check_model_path(cfg.path)
     _offline()
     dtype = _torch_dtype(cfg.dtype)
-    if cfg.path == "tiny":
-        model, tok = tiny_model(cfg.seed)
-        return _place(model, cfg.device, dtype), tok
+    if cfg.path in TINY:
+        build = random_qwen3_moe if cfg.path == "tiny-moe" else random_llama
+        return _place(build(cfg.seed), cfg.device, dtype), load_tokenizer("tiny")
     gguf = _resolve_gguf(cfg.path)
     directory = _converted_gguf(gguf) if gguf is not None else Path(cfg.path).expanduser()
     model = load_checkpoint(directory, cfg.dtype)
@@ -255,9 +298,10 @@ def load_checkpoint(directory: str | Path, dtype: str = "float32") -> PreTrained
 
 
 def checkpoint_dir(path: str) -> Path | None:
-    """The Hugging Face directory `path` loads from (a GGUF's converted copy); None for 'tiny'."""
+    """The Hugging Face directory `path` loads from (a GGUF's converted copy); None for the
+    tiny models."""
     check_model_path(path)
-    if path == "tiny":
+    if path in TINY:
         return None
     gguf = _resolve_gguf(path)
     return _converted_gguf(gguf) if gguf is not None else Path(path).expanduser()

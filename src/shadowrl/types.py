@@ -83,6 +83,10 @@ class Generation:
     `entropies[i]` is that distribution's entropy in nats (the plain softmax's for greedy
     decoding), computed in float32 on the logits that drew the token; empty from a policy
     that does not report it (scripted, remote). Tree rollouts branch on it.
+    `routes[p]` (mixture-of-experts models only, else empty) holds the experts that routed
+    position p of prompt + token_ids, MoE layer by layer, top-k per layer, flattened: one
+    entry per position the engine ran through the model (the prompt, prefix-cache hits
+    included, and every generated token but the last), so the trainer can replay them.
     """
 
     token_ids: tuple[int, ...]
@@ -91,6 +95,7 @@ class Generation:
     finish_reason: FinishReason = "stop"
     top_logprobs: tuple[TopLogprobs, ...] = ()
     entropies: tuple[float, ...] = ()
+    routes: tuple[tuple[int, ...], ...] = ()
 
 
 @runtime_checkable
@@ -150,18 +155,23 @@ class Segment:
     `loss_mask[i]` is True only for tokens the model generated; prompt, tool output
     and template tokens are False. `logprobs` and `versions` are meaningful where the
     mask is True (0.0 and -1 elsewhere). A self-summarised trajectory is a chain of
-    several segments that all share the chain's reward.
+    several segments that all share the chain's reward. `routes` (mixture of experts
+    only) holds the rollout's experts for the first len(routes) positions, as in
+    `Generation.routes`, for the trainer to replay.
     """
 
     token_ids: tuple[int, ...]
     loss_mask: tuple[bool, ...]
     logprobs: tuple[float, ...]
     versions: tuple[int, ...]
+    routes: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.token_ids)
         if not (len(self.loss_mask) == len(self.logprobs) == len(self.versions) == n):
             raise ValueError("Segment fields must all have the same length")
+        if len(self.routes) > n:
+            raise ValueError("Segment routes cover more positions than it has tokens")
 
     @property
     def num_generated(self) -> int:

@@ -315,3 +315,21 @@ def test_fsdp_memory(tmp_path: Path) -> None:
     assert len(result["fsdp"]["peak_mb_per_rank"]) == 2 and result["ratio"] > 0
     # the same batch: both sides packed it into the same microbatches
     assert result["fsdp"]["microbatches"] == result["replicate"]["microbatches"] >= 2
+
+
+def test_paged_kv(tmp_path: Path) -> None:
+    result = run_benchmark(
+        "paged_kv.py", tmp_path, "--quick", "--long", "64", "--short", "16", "--budget", "65536",
+        "--batch", "2", "--span", "32", "--repeats", "1",
+    )  # fmt: skip
+    has_keys(result, "memory", "budget_sequences", "step_s", "step_ratio_paged", "machine")
+    paged, contiguous = result["memory"]["paged"], result["memory"]["contiguous"]
+    assert paged["per_active"] < contiguous["per_active"]  # a counted fact, not a timing
+
+
+def test_moe_replay(tmp_path: Path) -> None:
+    result = run_benchmark(
+        "moe_replay.py", tmp_path, "--quick", "--prompts", "8", "12", "--new", "4"
+    )
+    has_keys(result, "tiny-moe", "machine")
+    assert result["tiny-moe"]["float32"]["flips"] == 0.0  # fp32 engine and trainer agree

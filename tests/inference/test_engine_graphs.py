@@ -16,7 +16,7 @@ from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.cuda_graphs import BucketedStep, GraphStep, buckets
 from shadowrl.inference.engine import Engine
 from shadowrl.inference.forward import Decoder
-from shadowrl.inference.kv import KVCache
+from shadowrl.inference.kv import ContiguousKV
 from shadowrl.inference.sampling import BatchSampling, select_tokens, uniform
 from shadowrl.inference.step import StepBuffers, decode_and_sample
 from shadowrl.models import tiny_config
@@ -84,7 +84,7 @@ def test_decode_step_never_reads_the_device(filtered: bool) -> None:
         model = LlamaForCausalLM(tiny_config()).eval()
     decoder = Decoder(model)
     shape = decoder.shape
-    cache = KVCache(
+    cache = ContiguousKV(
         layers=shape.layers,
         slots=4,
         kv_heads=shape.kv_heads,

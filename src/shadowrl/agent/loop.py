@@ -150,7 +150,7 @@ class _Episode:
         """The current segment's tokens up to the last generation, then the new messages."""
         t, end = self.tokens, self.gen_end
         current = Tokens(t.ids[:end], t.mask[:end], t.logprobs[:end], t.versions[:end])
-        current.num_generated = sum(current.mask)
+        current.num_generated, current.routes = sum(current.mask), t.routes[:end]
         self.chain.current = current
         replies = [i for i, m in enumerate(self.messages) if m.role == "assistant"]
         if not replies:  # the segment ended before the model said anything in it

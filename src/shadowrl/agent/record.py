@@ -113,7 +113,7 @@ def _tokens(seg: Segment, end: int) -> Tokens:
         list(seg.token_ids[:end]), list(seg.loss_mask[:end]),
         list(seg.logprobs[:end]), list(seg.versions[:end]),
     )  # fmt: skip
-    t.num_generated = sum(t.mask)
+    t.num_generated, t.routes = sum(t.mask), [tuple(r) for r in seg.routes[:end]]
     return t
 
 

@@ -26,6 +26,9 @@ class Tokens:
     logprobs: list[float] = field(default_factory=list)
     versions: list[int] = field(default_factory=list)
     num_generated: int = 0
+    # MoE: each position's experts, the first routing the engine reported for it (a
+    # later call that recomputed a position does not replace the one its tokens saw).
+    routes: list[tuple[int, ...]] = field(default_factory=list)
 
     def add_context(self, ids: Sequence[int]) -> None:
         self.ids += ids
@@ -39,16 +42,19 @@ class Tokens:
         self.logprobs += gen.logprobs
         self.versions += gen.versions
         self.num_generated += len(gen.token_ids)
+        self.routes += gen.routes[len(self.routes) :]
 
     def segment(self) -> Segment:
         return Segment(
-            tuple(self.ids), tuple(self.mask), tuple(self.logprobs), tuple(self.versions)
-        )
+            tuple(self.ids), tuple(self.mask), tuple(self.logprobs), tuple(self.versions),
+            tuple(self.routes),
+        )  # fmt: skip
 
     def copy(self) -> Tokens:
         return Tokens(
-            [*self.ids], [*self.mask], [*self.logprobs], [*self.versions], self.num_generated
-        )
+            [*self.ids], [*self.mask], [*self.logprobs], [*self.versions], self.num_generated,
+            [*self.routes],
+        )  # fmt: skip
 
 
 @dataclass

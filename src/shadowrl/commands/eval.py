@@ -37,7 +37,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--policy",
-        help="model path | smollm2 | tiny | gold | noop | http(s)://server/v1 (default: model.path)",
+        help="model path | smollm2 | tiny | tiny-moe | gold | noop | http(s)://server/v1 (default: model.path)",
     )
     p.add_argument("--samples", type=int, help="episodes per task (default: eval.samples)")
     p.add_argument("--concurrency", type=int, help="episodes at once (default: eval.concurrency)")

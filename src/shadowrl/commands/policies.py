@@ -3,7 +3,7 @@
     gold | noop | scripted      scripted reference policies, made fresh per episode
                                 (scripted = the expert whose episodes SFT learns from)
     http(s)://host:port/v1      a served model, through its OpenAI-compatible endpoint
-    smollm2 | tiny | <HF dir> | <file.gguf>
+    smollm2 | tiny | tiny-moe | <HF dir> | <file.gguf>
                                 weights loaded here and served by the batched engine
 
 Every command that takes a policy name (`run --model`, `eval --policy`, `replay --model`,

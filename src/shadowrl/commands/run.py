@@ -38,7 +38,7 @@ def add_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--id", help="which task of a JSONL file")
     parser.add_argument(
         "--model", default=None,
-        help="scripted | gold | noop | smollm2 | tiny | <HF dir> | <.gguf> | http(s)://... "
+        help="scripted | gold | noop | smollm2 | tiny | tiny-moe | <HF dir> | <.gguf> | http(s)://... "
         "(default: config model.path)",
     )  # fmt: skip
     parser.add_argument("--greedy", action="store_true", help="decode greedily (temperature 0)")

@@ -98,6 +98,22 @@ class EngineConfig(BaseModel):
         description="Starting KV capacity per slot; it doubles on demand up to max_seq_len, "
         "so short workloads do not reserve max_batch * max_seq_len of memory.",
     )
+    kv: Literal["contiguous", "paged"] = Field(
+        default="contiguous",
+        description="KV cache layout (`inference/kv.py`, `inference/paged.py`). 'contiguous': "
+        "one buffer per slot, its capacity the longest sequence's (doubling). 'paged': "
+        "fixed-size blocks from one pool and a block table per slot, so memory follows the "
+        "tokens actually held; GRPO groups, repeated prompts and the prefix cache share "
+        "blocks, copied only on write. Same tokens and logprobs; a decode step gathers blocks.",
+    )
+    kv_block_size: int = Field(default=16, ge=1, description="'paged': positions per KV block.")
+    kv_blocks: int = Field(
+        default=0,
+        ge=0,
+        description="'paged': the most blocks the pool may hold (the KV memory budget; "
+        "block 0 is scratch). 0 = max_batch x max_seq_len plus prefix_cache_tokens, as "
+        "much as 'contiguous' at its largest. Running out is an error (no preemption).",
+    )
     prefill_tokens_per_step: int = Field(
         default=4096,
         ge=1,

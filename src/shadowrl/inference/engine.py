@@ -14,6 +14,7 @@ no request is dropped or restarted. Identical prompts (a GRPO group) are prefill
 their KV is copied; a finished request's KV is parked in a prefix cache (`prefix.py`), so
 an agent's next turn prefills only its new tokens. Drafts (MTP heads, n-grams) are verified
 k per row in one forward, exactly; `engine.weights` may run Linears in int8/FP8 (`precision.py`).
+A mixture of experts also records each position's experts (`route_log.py`), for replay.
 
 Callers: `await engine.generate(ids, sampling)` (the `Policy` protocol, safe from many
 asyncio tasks), `engine.generate_stream(...)`, or the blocking `engine.generate_batch`."""
@@ -32,10 +33,11 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from shadowrl.inference.admission import shared_prompt, take_groups
+from shadowrl.inference.caches import build_kv
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.cuda_graphs import GraphStep
 from shadowrl.inference.forward import Decoder
-from shadowrl.inference.kv import KVCache
 from shadowrl.inference.mtp import MTPHeads
 from shadowrl.inference.precision import build_precision
 from shadowrl.inference.prefix import PrefixCache
@@ -47,6 +49,7 @@ from shadowrl.inference.requests import (
     future_setter,
     resolve_future,
 )
+from shadowrl.inference.route_log import route_log
 from shadowrl.inference.spec_step import speculator
 from shadowrl.inference.step import DecodeStep, EagerStep, Picks
 from shadowrl.inference.weights import Swap, apply_state, eos_ids
@@ -75,18 +78,25 @@ class Engine:
         self.precision = build_precision(model, self.config.weights)
         self.tokenizer = tokenizer  # only needed for stop strings
         self.decoder = Decoder(model)
+        self.routes = route_log(model)
+        plain = self.routes.active  # MoE: no graphs, no speculation (route_log.py says why)
         self.version = version
         param = next(model.parameters())
         self.device = param.device
-        graphs = self.device.type == "cuda" and self.config.cuda_graphs
-        self.cache = KVCache.for_engine(self.decoder.shape, self.config, param, graphs=graphs)
+        graphs = self.device.type == "cuda" and self.config.cuda_graphs and not plain
+        self.cache = build_kv(self.decoder.shape, self.config, param, graphs=graphs)
         self.stepper: DecodeStep = STEPS["cuda_graphs" if graphs else "eager"](
             self.decoder, self.cache, self.config
         )
         self.prefix = PrefixCache(self.cache, self.config.prefix_cache_tokens)
         self.default_stop_ids = eos_ids(model, tokenizer)
         self._tensors = dict(model.state_dict(keep_vars=True))
-        self.speculator = speculator(self.decoder, heads, self.cache, self.config, self._tensors)
+        spec = (
+            None
+            if plain
+            else speculator(self.decoder, heads, self.cache, self.config, self._tensors)
+        )
+        self.speculator = spec
         self._rng = torch.Generator()  # seeds the requests that bring none
         self._rng.manual_seed(seed if seed is not None else self._rng.seed())
         self._cv = threading.Condition()
@@ -291,18 +301,24 @@ class Engine:
         KV of a running request with that prompt under the current weights.
         """
         first = len(self._running)
-        groups = self._take_groups(self.config.max_batch - first)
+        free, budget = self.config.max_batch - first, self.config.prefill_tokens_per_step
+        groups = take_groups(self._pending, self._running, free, self.version, self.prefix, budget)
         if not groups:
             return
         starts = list(accumulate((len(g) for g in groups), initial=first))[:-1]
-        sources = [self._shared_prompt(g[0].prompt) for g in groups]
+        sources = [shared_prompt(self._running, g[0].prompt, self.version) for g in groups]
         self._running += [r for g in groups for r in g]
         fresh = [i for i, source in enumerate(sources) if source < 0]
         if fresh:
             hits = [self.prefix.restore_longest(groups[i][0].prompt, starts[i]) for i in fresh]
-            prompts = [groups[i][0].prompt[hit:] for i, hit in zip(fresh, hits, strict=True)]
+            cached = [hit.length for hit in hits]
+            prompts = [groups[i][0].prompt[n:] for i, n in zip(fresh, cached, strict=True)]
             slots = [starts[i] for i in fresh]
-            logits = self.decoder.prefill(prompts, slots, self.cache, hits if any(hits) else None)
+            logits = self.decoder.prefill(
+                prompts, slots, self.cache, cached if any(cached) else None
+            )
+            leads = [groups[i][0] for i in fresh]
+            self.routes.prefilled(leads, [hit.routes for hit in hits], [len(p) for p in prompts])
             for row, i in enumerate(fresh):
                 sources[i], groups[i][0].prompt_logits = starts[i], logits[row]
         rows: list[Tensor] = []
@@ -312,6 +328,7 @@ class Engine:
                 self.cache.move(source, start, length)
                 lead.prompt_logits = self._running[source].prompt_logits
             self.cache.broadcast(start, list(range(start + 1, start + len(group))), length)
+            self.routes.shared(self._running[source], group, length)
             assert lead.prompt_logits is not None
             for request in group:  # each holds the prompt's KV: shareable, and parked when done
                 request.prompt_logits, request.prompt_version = lead.prompt_logits, self.version
@@ -319,32 +336,6 @@ class Engine:
         admitted = self._running[first:]
         self._append(admitted, self.stepper.sample(admitted, torch.stack(rows)))
         self._retire_done(range(first, len(self._running)))
-
-    def _take_groups(self, free: int) -> list[list[Request]]:
-        """Waiting requests for `free` slots, identical prompts together, while the padded
-        prefill (new prompts x the longest) fits the budget; the first always fits."""
-        groups: list[list[Request]] = []
-        fresh, longest = 0, 0
-        while self._pending and free > 0:
-            prompt = self._pending[0].prompt
-            if self._shared_prompt(prompt) < 0:
-                new_tokens = len(prompt) - self.prefix.match(prompt)[1]
-                fresh, longest = fresh + 1, max(longest, new_tokens)
-                if fresh > 1 and fresh * longest > self.config.prefill_tokens_per_step:
-                    break
-            group = [r for r in self._pending if r.prompt == prompt][:free]
-            for request in group:
-                self._pending.remove(request)
-            groups.append(group)
-            free -= len(group)
-        return groups
-
-    def _shared_prompt(self, prompt: tuple[int, ...]) -> int:
-        """The slot of a request holding `prompt`'s KV under the current weights, or -1."""
-        for slot, request in enumerate(self._running):
-            if request.prompt_version == self.version and request.prompt == prompt:
-                return slot
-        return -1
 
     def _decode(self) -> None:
         running = self._running
@@ -354,8 +345,9 @@ class Engine:
             spec.decode(running, span, self.version, self.tokenizer)
         else:  # timed: what plain decoding costs, for `speculative.auto`
             with spec.timing_plain(len(running)) if spec else contextlib.nullcontext():
-                self.cache.reserve(span)
-                self._append(running, self.stepper.decode(running, span))
+                picks = self.stepper.decode(running, span)  # it prepares the cache
+                self.routes.decoded(running)
+                self._append(running, picks)
         self._retire_done(range(len(running)))
 
     def _append(self, requests: Sequence[Request], picks: Picks) -> None:
@@ -375,11 +367,14 @@ class Engine:
         for slot, reason in sorted(finished, reverse=True):
             request = self._running[slot]
             if reason != "abort" and request.prompt_version == self.version:
-                self.prefix.park(slot, (request.prompt + tuple(request.tokens))[: request.cached])
+                tokens = (request.prompt + tuple(request.tokens))[: request.cached]
+                self.prefix.park(slot, tokens, self.routes.of(request))
             last = len(self._running) - 1
+            self.cache.free(slot)
             if slot != last:
                 mover = self._running[last]
                 self.cache.move(last, slot, mover.cached + 1)
+                self.cache.free(last)
                 self._running[slot] = mover
             self._running.pop()
             request.finish(reason)
@@ -393,6 +388,7 @@ class Engine:
             if self.config.recompute_kv_on_swap and self._running:
                 ids = [(r.prompt + tuple(r.tokens))[: r.cached] for r in self._running]
                 self.decoder.prefill(ids, range(len(ids)), self.cache)
+                self.routes.discard()  # tokens keep the routes they were sampled under
         except Exception as error:
             swap.error = error
         swap.pause_s = time.perf_counter() - start

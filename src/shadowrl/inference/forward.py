@@ -23,7 +23,7 @@ from torch import Tensor, nn
 
 from shadowrl.inference.kv import KVCache, Shape
 
-SUPPORTED = ("llama", "qwen2", "qwen3")
+SUPPORTED = ("llama", "qwen2", "qwen3", "qwen3_moe")  # MoE: HF's own sparse MLP block
 # On CPU, a decode step whose span reaches this attends row by row over each row's own
 # length: a mask over the shared span reads (and multiplies) every row's KV up to the
 # longest row's (32 rows of 300-1,300 tokens: 7.6 vs 3.7 ms a layer, one thread; at
@@ -48,7 +48,7 @@ def _attend_rows(q: Tensor, keys: Tensor, values: Tensor, ends: list[int]) -> Te
 
 
 class Decoder:
-    """Runs a Llama/Qwen causal LM step by step against a `KVCache`."""
+    """Runs a Llama/Qwen (dense or Qwen3-MoE) causal LM step by step against a `KVCache`."""
 
     def __init__(self, model: nn.Module) -> None:
         cfg: Any = model.config
@@ -109,7 +109,7 @@ class Decoder:
         n, t = len(prompts), max(len(p) for p in prompts)
         offsets = list(starts) if starts is not None else [0] * n
         ends = [s + len(p) for s, p in zip(offsets, prompts, strict=True)]
-        cache.reserve(max(ends) + 1)
+        cache.prepare(slots, offsets, [e + 1 for e in ends])  # + 1: the padding's spill
         device = self.embed.weight.device
         ids = torch.tensor([[*p, *[0] * (t - len(p))] for p in prompts], device=device)
         index = torch.tensor(list(slots), device=device)
@@ -126,16 +126,14 @@ class Decoder:
         for i, layer in enumerate(self.layers):
             attn = layer.self_attn
             q, k, v = self._qkv(attn, layer.input_layernorm(h), cos, sin)
-            keys, values = cache.keys[i], cache.values[i]
-            keys[index[:, None], :, positions] = k.transpose(1, 2)
-            values[index[:, None], :, positions] = v.transpose(1, 2)
+            cache.write(i, index, positions, k.transpose(1, 2), v.transpose(1, 2))
             if mask is None:
                 out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
             else:
+                keys, values = cache.read(i, index, span)
                 out = F.scaled_dot_product_attention(
-                    q, keys[index, :, :span], values[index, :, :span], attn_mask=mask,
-                    enable_gqa=True,
-                )  # fmt: skip
+                    q, keys, values, attn_mask=mask, enable_gqa=True
+                )
             h = h + attn.o_proj(out.transpose(1, 2).reshape(n, t, -1))
             h = self._mlp(layer, h)
         return self.lm_head(self.norm(h[torch.arange(n, device=device), last]))
@@ -162,17 +160,14 @@ class Decoder:
         for i, layer in enumerate(self.layers):
             attn = layer.self_attn
             q, k, v = self._qkv(attn, layer.input_layernorm(h), cos, sin)
-            keys, values = cache.keys[i], cache.values[i]
-            keys[rows, :, lengths] = k[:, :, 0]
-            values[rows, :, lengths] = v[:, :, 0]
+            cache.write(i, rows, lengths[:, None], k.transpose(1, 2), v.transpose(1, 2))
+            keys, values = cache.read(i, b, span)
             # GQA without repeating KV: each kv head's query group acts as a short query.
             grouped = q.view(b, s.kv_heads, s.heads // s.kv_heads, s.head_dim)
             if ends:
                 out = _attend_rows(grouped, keys, values, ends)
             else:
-                out = F.scaled_dot_product_attention(
-                    grouped, keys[:b, :, :span], values[:b, :, :span], attn_mask=mask
-                )
+                out = F.scaled_dot_product_attention(grouped, keys, values, attn_mask=mask)
             h = h + attn.o_proj(out.reshape(b, 1, -1))
             h = self._mlp(layer, h)
         return self.lm_head(self.norm(h[:, 0]))
@@ -187,7 +182,7 @@ class Decoder:
         """
         b, t = tokens.shape
         device = tokens.device
-        rows = torch.arange(b, device=device)[:, None]
+        rows = torch.arange(b, device=device)
         positions = lengths[:, None] + torch.arange(t, device=device)[None]
         mask = (torch.arange(span, device=device)[None, None] <= positions[:, :, None])[:, None]
         h = self.embed(tokens)
@@ -195,12 +190,9 @@ class Decoder:
         for i, layer in enumerate(self.layers):
             attn = layer.self_attn
             q, k, v = self._qkv(attn, layer.input_layernorm(h), cos, sin)
-            keys, values = cache.keys[i], cache.values[i]
-            keys[rows, :, positions] = k.transpose(1, 2)
-            values[rows, :, positions] = v.transpose(1, 2)
-            out = F.scaled_dot_product_attention(
-                q, keys[:b, :, :span], values[:b, :, :span], attn_mask=mask, enable_gqa=True
-            )
+            cache.write(i, rows, positions, k.transpose(1, 2), v.transpose(1, 2))
+            keys, values = cache.read(i, b, span)
+            out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, enable_gqa=True)
             h = h + attn.o_proj(out.transpose(1, 2).reshape(b, t, -1))
             h = self._mlp(layer, h)
         return self.norm(h)

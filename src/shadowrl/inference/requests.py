@@ -60,6 +60,9 @@ class Request:
     # distributions [k, V] they were drawn from. Empty: the next verify has no real drafts.
     draft: tuple[int, ...] = ()
     draft_logq: torch.Tensor | None = None
+    # Mixture of experts: [positions, layers, k] chunks of the experts that routed each
+    # position fed so far (prompt first); together they cover `cached` positions.
+    routes: list[torch.Tensor] = field(default_factory=list)
 
     @property
     def cached(self) -> int:
@@ -104,9 +107,10 @@ class Request:
     def finish(self, reason: FinishReason) -> None:
         if self.on_delta is not None:
             self.on_delta(TokenDelta((), (), (), reason))
+        routes = torch.cat(self.routes).flatten(1).tolist() if self.routes else []
         gen = Generation(
             tuple(self.tokens), tuple(self.logprobs), tuple(self.versions), reason,
-            tuple(self.top), tuple(self.entropies),
+            tuple(self.top), tuple(self.entropies), tuple(map(tuple, routes)),
         )  # fmt: skip
         self.on_done(gen)
 

@@ -116,7 +116,8 @@ class SpeculativeStep:
     def decode(self, requests: Sequence[Request], span: int, version: int, tokenizer: Any) -> None:
         """One step for the running requests: their tokens appended (1..k+1 each)."""
         start = time.perf_counter()
-        self.cache.reserve(span + self.k)
+        cached = [r.cached for r in requests]
+        self.cache.prepare(range(len(requests)), cached, [n + 1 + self.k for n in cached])
         results = self.run(requests, span + self.k, version)
         for request, result in zip(requests, results, strict=True):
             append_accepted(request, result, version, self.max_seq_len, tokenizer)
@@ -135,7 +136,7 @@ class SpeculativeStep:
     def run(self, requests: Sequence[Request], span: int, version: int = -1) -> list[RowResult]:
         """One step for the requests in slots 0..n-1; `span` > every cached length + k."""
         n, top = len(requests), top_count(requests)
-        device = self.cache.keys[0].device
+        device = self.cache.device
         self.host.fill(requests, n)
         ints, floats = self.host.ints[:n].to(device), self.host.floats[:n].to(device)
         buffers = StepBuffers(ints, floats)

@@ -150,7 +150,7 @@ class EagerStep:
 
     def __init__(self, decoder: Decoder, cache: KVCache, config: EngineConfig) -> None:
         self.decoder, self.cache = decoder, cache
-        device = cache.keys[0].device
+        device = cache.device
         cuda = device.type == "cuda"
         self.host = StepBuffers.allocate(config.max_batch, torch.device("cpu"), pin=cuda)
         self.buffers = StepBuffers.allocate(config.max_batch, device) if cuda else self.host
@@ -159,6 +159,8 @@ class EagerStep:
         pass
 
     def decode(self, requests: Sequence[Request], span: int) -> Picks:
+        cached = [r.cached for r in requests]  # each row writes one position: room, unshared
+        self.cache.prepare(range(len(requests)), cached, [n + 1 for n in cached])
         rows, span, top = self._rows(len(requests)), self._span(span), top_count(requests)
         self._load(requests, rows)
         return picks(self._run(rows, span, *flags(requests), top), len(requests), top)

@@ -29,7 +29,7 @@ from torch import Tensor
 
 from shadowrl.rl.loss import group_advantages, zero_advantage_groups
 from shadowrl.rl.row import OwnCredit, Row
-from shadowrl.types import Trajectory
+from shadowrl.types import Segment, Trajectory
 
 
 @dataclass(frozen=True)
@@ -41,9 +41,13 @@ class MicroBatch:
     behaviour_logprobs: Tensor  # [B, T] float32, 0 where mask is False
     advantages: Tensor  # [B] float32
     versions: Tensor  # [B, T] long, -1 where mask is False
+    # Mixture of experts: [B, T, MoE layers x k] rollout experts to replay, -1 = none.
+    routes: Tensor | None = None
 
     def to(self, device: torch.device | str) -> MicroBatch:
-        return MicroBatch(*(t.to(device, non_blocking=True) for t in self._tensors()))
+        ids, mask, blp, adv, ver = (t.to(device, non_blocking=True) for t in self._tensors())
+        routes = None if self.routes is None else self.routes.to(device, non_blocking=True)
+        return MicroBatch(ids, mask, blp, adv, ver, routes)
 
     def _tensors(self) -> tuple[Tensor, ...]:
         return (
@@ -133,7 +137,20 @@ def collate(rows: Sequence[Row], pad_id: int = 0, pad_to_multiple: int = 8) -> M
         ver[i, :n] = torch.tensor(s.versions, dtype=torch.long)
     mask[:, 0] = False  # the first token has no prefix to predict it from
     adv = torch.tensor([r.advantage for r in rows], dtype=torch.float32)
-    return MicroBatch(ids, mask, torch.where(mask, blp, 0.0), adv, torch.where(mask, ver, -1))
+    blp, ver = torch.where(mask, blp, 0.0), torch.where(mask, ver, -1)
+    return MicroBatch(ids, mask, blp, adv, ver, _routes([r.segment for r in rows], t))
+
+
+def _routes(segments: Sequence[Segment], t: int) -> Tensor | None:
+    """[B, t, MoE layers x k] of the segments' recorded routes (-1 where none), or None."""
+    width = max((len(s.routes[0]) for s in segments if s.routes), default=0)
+    if not width:
+        return None
+    out = torch.full((len(segments), t, width), -1, dtype=torch.int16)
+    for i, s in enumerate(segments):
+        if s.routes:
+            out[i, : len(s.routes)] = torch.tensor(s.routes, dtype=torch.int16)
+    return out
 
 
 def build_rl_batch(

@@ -236,6 +236,13 @@ class TrainConfig(BaseModel):
     logprob_chunk: int = Field(
         1024, ge=1, description="Positions per chunk when turning logits into token logprobs."
     )
+    routing_replay: bool = Field(
+        True,
+        description="Mixture of experts: force each token through the experts the rollout "
+        "engine recorded for it (R3, `inference/routing.py`), so the trainer's logprobs "
+        "are those of the function that sampled. No effect on dense models or on rows "
+        "without recorded routes (production traces keep none yet).",
+    )
 
     # -- what the trainer is made of
     optimizer: OptimizerConfig = Field(

@@ -28,6 +28,7 @@ from torch import Tensor
 from torch.distributed.tensor import DTensor
 
 from shadowrl.inference.mtp import MTPHeads, save_heads
+from shadowrl.inference.routing import replaying, routers
 from shadowrl.rl.batch import MicroBatch, TrainBatch, build_rl_batch
 from shadowrl.rl.checkpoint import TrainerState, checkpoint_path
 from shadowrl.rl.config import TrainConfig
@@ -84,7 +85,7 @@ def token_logprobs(
     loss_mask: Tensor | None = None,
     chunk: int = 1024,
     *,
-    share_prefix: bool = True,
+    share: bool = True,
 ) -> Tensor:
     """log π(token_t | tokens_<t) [B, T] at the positions in `loss_mask`, 0 elsewhere.
 
@@ -93,7 +94,8 @@ def token_logprobs(
     log-softmax run on the hidden states that predict a masked token, in chunks.
     In agentic rollouts most tokens are prompt and tool output, so this skips most
     of the [B, T, V] logits a plain `model(...).logits` would build. No mask = every
-    position but the first (it has no prefix).
+    position but the first (it has no prefix). Under `routing.replaying` pass
+    `share=False`: replay wants one router call per layer for the whole batch.
     """
     b, t = input_ids.shape
     mask = torch.ones_like(input_ids, dtype=torch.bool) if loss_mask is None else loss_mask
@@ -104,7 +106,7 @@ def token_logprobs(
     if cols.numel() == 0:
         return out
     last = int(cols[-1])  # hidden state at t predicts token t + 1: inputs [0, last) suffice
-    hidden = decoder_hidden(model, input_ids[:, :last], share_prefix=share_prefix)
+    hidden = decoder_hidden(model, input_ids[:, :last], share=share)
     picked = mask[:, 1 : last + 1]  # [B, last]: does hidden[:, j] predict a masked token?
     head = model.get_output_embeddings()
     lp = linear_token_logprobs(
@@ -113,18 +115,19 @@ def token_logprobs(
     return out.masked_scatter(mask, lp)
 
 
-def decoder_hidden(model: Any, input_ids: Tensor, *, share_prefix: bool = True) -> Tensor:
+def decoder_hidden(model: Any, input_ids: Tensor, *, share: bool = True) -> Tensor:
     """input_ids [B, T] -> final hidden states [B, T, D]; a prefix all rows share runs once.
 
     Rollouts of one step share a long prefix (the system prompt and tool schemas; the
     whole task prompt within a group), so it is encoded for one row and its KV cache
     repeated to every row: exact (causal attention, same positions), and the prefix's
-    gradient is the sum over rows, which the repeat's backward computes.
+    gradient is the sum over rows, which the repeat's backward computes. `share=False`
+    runs every row in full (routing replay wants one router call per layer for the batch).
     """
     decoder = model.get_decoder()
     b, t = input_ids.shape
     same = (input_ids == input_ids[:1]).all(0).cumprod(0)
-    shared = min(int(same.sum()), t - 1) if b > 1 and share_prefix else 0
+    shared = min(int(same.sum()), t - 1) if b > 1 and share else 0
     if decoder.training and torch.is_grad_enabled() and _checkpointed(decoder):
         shared = 0  # checkpointed layers drop the KV cache the shared prefix is passed in
     if shared == 0:
@@ -167,13 +170,14 @@ class PolicyLogprobs(torch.nn.Module):
     """`token_logprobs` of the trained model as a module: under FSDP it is the root unit,
     whose forward gathers the embedding, final norm and LM head (`fsdp.py`)."""
 
-    def __init__(self, model: Any, chunk: int, share_prefix: bool) -> None:
+    def __init__(self, model: Any, chunk: int, share: bool) -> None:
         super().__init__()
-        self.model, self.chunk, self.share_prefix = model, chunk, share_prefix
+        self.model, self.chunk, self.share = model, chunk, share
 
-    def forward(self, input_ids: Tensor, loss_mask: Tensor) -> Tensor:
+    def forward(self, input_ids: Tensor, loss_mask: Tensor, share: bool = True) -> Tensor:
+        """`share=False`: run every row's prefix itself (routing replay needs each row's)."""
         return token_logprobs(
-            self.model, input_ids, loss_mask, self.chunk, share_prefix=self.share_prefix
+            self.model, input_ids, loss_mask, self.chunk, share=self.share and share
         )
 
 
@@ -211,6 +215,7 @@ class Trainer:
         self.ref_model = ref_model.eval().requires_grad_(False) if ref_model is not None else None
         self.objective = OBJECTIVES[objective]
         self.device = next(model.parameters()).device
+        self.moe_layers = len(routers(model))
         if cfg.activation_checkpointing:
             enable_checkpointing(model)
         # the shared prefix runs the layers a data-dependent number of times: not under FSDP
@@ -245,12 +250,14 @@ class Trainer:
                 self.parallel.idle(self.logprobs)
                 continue
             mb = mb.to(self.device)
-            lp = self.logprobs(mb.input_ids, mb.loss_mask)
-            loss, s = self.objective(lp, self._ref_logprobs(mb), mb, batch.token_budget, self.cfg)
-            if self.objective is rl_objective:  # SFT rows have no behaviour policy
-                gap.add(lp, mb.behaviour_logprobs, mb.loss_mask)
-            if loss.requires_grad:  # False when no row of the microbatch has a trainable token
-                loss.backward()
+            routes, ref = self._routes(mb), self._ref_logprobs(mb)
+            with replaying(self.model, routes):  # MoE: the rollout's experts, backward too
+                lp = self.logprobs(mb.input_ids, mb.loss_mask, share=routes is None)
+                loss, s = self.objective(lp, ref, mb, batch.token_budget, self.cfg)
+                if self.objective is rl_objective:  # SFT rows have no behaviour policy
+                    gap.add(lp, mb.behaviour_logprobs, mb.loss_mask)
+                if loss.requires_grad:  # False when no row of the microbatch has a trainable token
+                    loss.backward()  # (checkpointed layers re-run their routers here)
             stats, loss_sum = stats + s, loss_sum + loss.detach()
         self.parallel.reduce_grads(self.ranks, self.params)
         if self.ranks is not None:
@@ -328,6 +335,12 @@ class Trainer:
         if isinstance(self.ranks, Leader):
             self.ranks.close()
             self.ranks = None
+
+    def _routes(self, mb: MicroBatch) -> Tensor | None:
+        """[B, T, MoE layers, k] routes to replay (`train.routing_replay`), or None."""
+        if mb.routes is None or not self.cfg.routing_replay or not self.moe_layers:
+            return None
+        return mb.routes.view(*mb.routes.shape[:2], self.moe_layers, -1).long()
 
     def _ref_logprobs(self, mb: MicroBatch) -> Tensor | None:
         if self.ref_model is None or self.cfg.loss.kl_coef == 0:
