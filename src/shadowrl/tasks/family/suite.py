@@ -81,7 +81,7 @@ def generate(part: Part, n: int, python: Path, *, seed: int = 0, workers: int = 
     tasks: list[Task] = []
     for i, found in enumerate(firsts):
         fresh = found is not None and found.bug_key not in seen
-        inst = found if fresh else _redraw(part, i, seed, python, seen, spent)
+        inst = found if found is not None and fresh else _redraw(part, i, seed, python, seen, spent)
         seen.add(inst.bug_key)
         tasks.append(inst.task)
     return tasks
