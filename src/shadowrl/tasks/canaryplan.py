@@ -149,19 +149,30 @@ def _cache_path(prepared: PreparedTask) -> Path:
     return cache / f"{PurePosixPath(t.instance_id).name}-{key}.json"
 
 
-def canary_plan(prepared: PreparedTask) -> CanaryPlan:
-    """The task's plan, built once (one builder at a time across threads and processes, under
-    a lock file) and then read from the prepare cache."""
+def _saved_or_built(prepared: PreparedTask) -> tuple[int, tuple[str, ...], CanaryPlan | None]:
+    """The plan's salt and ids, built once (one builder at a time across threads and
+    processes, under a lock file) and then read from the prepare cache; the built plan
+    too when this call built it (its files are made already)."""
     path = _cache_path(prepared)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if path.is_file():
             saved = json.loads(path.read_text())
-            salt = int(saved["salt"])
-            return CanaryPlan(salt, canary_files(prepared, salt), tuple(map(str, saved["ids"])))
+            return int(saved["salt"]), tuple(map(str, saved["ids"])), None
         plan = build_plan(prepared)
         tmp = path.with_suffix(f".{os.urandom(4).hex()}.tmp")
         tmp.write_text(json.dumps({"salt": plan.salt, "ids": list(plan.ids)}))
         tmp.replace(path)
-    return plan
+    return plan.salt, plan.ids, plan
+
+
+def canary_ids(prepared: PreparedTask) -> tuple[str, ...]:
+    """The ids that are canaries, without making the canary files (a cached plan's read is cheap)."""
+    return _saved_or_built(prepared)[1]
+
+
+def canary_plan(prepared: PreparedTask) -> CanaryPlan:
+    """The task's plan: its canary files and ids."""
+    salt, ids, built = _saved_or_built(prepared)
+    return built or CanaryPlan(salt, canary_files(prepared, salt), ids)

@@ -45,7 +45,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from shadowrl.sandbox import Sandbox, Snapshot
-from shadowrl.tasks.canaryplan import canary_plan
+from shadowrl.tasks.canaryplan import canary_ids, canary_plan
 from shadowrl.tasks.config import ShapingConfig
 from shadowrl.tasks.diffrules import Violation, check_changes
 from shadowrl.tasks.env import env_modules
@@ -291,12 +291,16 @@ def verify(
             _set_up(prepared, fork, current)
             if links := new_links(fork, pristine_links(prepared.workspace)):
                 return _void(task, zero, "workspace", links)
-            graded = run_graded_tests(task, prepared, fork, blame)
+            # Where every FAIL_TO_PASS id is a canary, a lying comparison passes its canary:
+            # the watch then leaves comparisons decided by the agent's dunders to them, so
+            # an honest fix of `__eq__` or `__contains__` is not voided (README, layer 2).
+            canaried = set(task.FAIL_TO_PASS) <= set(canary_ids(prepared))
+            graded = run_graded_tests(task, prepared, fork, blame, canaried=canaried)
         finally:
             fork.close()
         verdict = _verdict(task, graded, _shaped(1.0, trajectory, shaping), zero)
         if verdict.resolved:
-            verdict = _canaries(task, prepared, snap, current, blame, verdict, zero)
+            verdict = _canaries(task, prepared, snap, current, blame, verdict, zero, canaried)
     finally:
         snap.release()
     return verdict
@@ -331,6 +335,7 @@ def _canaries(
     blame: Mapping[str, list[tuple[int, int]]],
     passed: Verdict,
     zero: float,
+    canaried: bool,
 ) -> Verdict:
     """Run the task's canaries in a fresh fork of the same final state: any that passes (or
     any tampering there) voids the real run's pass."""
@@ -340,7 +345,7 @@ def _canaries(
     fork = snap.fork()
     try:
         _set_up(prepared, fork, current, plan.files)
-        graded = run_graded_tests(task, prepared, fork, blame)
+        graded = run_graded_tests(task, prepared, fork, blame, canaried=canaried)
     finally:
         fork.close()
     canary = _verdict(task, graded, 1.0, 0.0)
