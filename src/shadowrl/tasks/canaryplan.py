@@ -30,7 +30,7 @@ from shadowrl.tasks.runner import run_tests_local
 
 RUNS = 3  # build-time runs under gold and under noop; a canary fails in every one
 SALTS = 3  # perturbation steps tried before settling for the ids the first one gives
-PLAN_VERSION = 3  # bump when `canary.py` changes what it perturbs
+PLAN_VERSION = 4  # bump when `canary.py` changes what it perturbs
 _VISIBLE_SUFFIXES = {".py", ".md", ".rst", ".txt", ".cfg", ".toml", ".ini"}
 _VISIBLE_CAP = 4_000_000  # characters of visible text read (a large repo's tests are visible)
 
@@ -167,9 +167,21 @@ def _saved_or_built(prepared: PreparedTask) -> tuple[int, tuple[str, ...], Canar
     return plan.salt, plan.ids, plan
 
 
-def canary_ids(prepared: PreparedTask) -> tuple[str, ...]:
-    """The ids that are canaries, without making the canary files (a cached plan's read is cheap)."""
-    return _saved_or_built(prepared)[1]
+def _perturbed_files(prepared: PreparedTask) -> set[str]:
+    """The test files `canary_files` may perturb: the hidden ones, else the visible ones."""
+    id_files = {_id_file(i) for i in prepared.task.test_ids}
+    hidden = {p for p, t in prepared.hidden_files().items() if t is not None and p in id_files}
+    return hidden or id_files
+
+
+def canaried(prepared: PreparedTask) -> bool:
+    """Whether every FAIL_TO_PASS id the canaries may perturb is a canary (and there is one):
+    a lie that makes such a test pass then passes its canary. Visible tests of a task with
+    hidden ones are never perturbed (the agent knows them); they do not count. The plan's
+    files are not made (a cached plan's read is cheap)."""
+    files = _perturbed_files(prepared)
+    wanted = {i for i in prepared.task.FAIL_TO_PASS if _id_file(i) in files}
+    return bool(wanted) and wanted <= set(_saved_or_built(prepared)[1])
 
 
 def canary_plan(prepared: PreparedTask) -> CanaryPlan:

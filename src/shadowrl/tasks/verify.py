@@ -45,7 +45,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from shadowrl.sandbox import Sandbox, Snapshot
-from shadowrl.tasks.canaryplan import canary_ids, canary_plan
+from shadowrl.tasks.canaryplan import canaried, canary_plan
 from shadowrl.tasks.config import ShapingConfig
 from shadowrl.tasks.diffrules import Violation, check_changes
 from shadowrl.tasks.env import env_modules
@@ -291,16 +291,16 @@ def verify(
             _set_up(prepared, fork, current)
             if links := new_links(fork, pristine_links(prepared.workspace)):
                 return _void(task, zero, "workspace", links)
-            # Where every FAIL_TO_PASS id is a canary, a lying comparison passes its canary:
+            # Where the FAIL_TO_PASS ids are canaries, a lying comparison passes its canary:
             # the watch then leaves comparisons decided by the agent's dunders to them, so
             # an honest fix of `__eq__` or `__contains__` is not voided (README, layer 2).
-            canaried = set(task.FAIL_TO_PASS) <= set(canary_ids(prepared))
-            graded = run_graded_tests(task, prepared, fork, blame, canaried=canaried)
+            covered = canaried(prepared)
+            graded = run_graded_tests(task, prepared, fork, blame, canaried=covered)
         finally:
             fork.close()
         verdict = _verdict(task, graded, _shaped(1.0, trajectory, shaping), zero)
         if verdict.resolved:
-            verdict = _canaries(task, prepared, snap, current, blame, verdict, zero, canaried)
+            verdict = _canaries(task, prepared, snap, current, blame, verdict, zero, covered)
     finally:
         snap.release()
     return verdict
@@ -335,7 +335,7 @@ def _canaries(
     blame: Mapping[str, list[tuple[int, int]]],
     passed: Verdict,
     zero: float,
-    canaried: bool,
+    covered: bool,
 ) -> Verdict:
     """Run the task's canaries in a fresh fork of the same final state: any that passes (or
     any tampering there) voids the real run's pass."""
@@ -345,7 +345,7 @@ def _canaries(
     fork = snap.fork()
     try:
         _set_up(prepared, fork, current, plan.files)
-        graded = run_graded_tests(task, prepared, fork, blame, canaried=canaried)
+        graded = run_graded_tests(task, prepared, fork, blame, canaried=covered)
     finally:
         fork.close()
     canary = _verdict(task, graded, 1.0, 0.0)
