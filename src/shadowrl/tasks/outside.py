@@ -129,11 +129,13 @@ def _check(test: ast.expr, param: str, source: str) -> Check | None:
 
 def _distance(node: ast.expr, param: str, source: str, expect: Expect, tol: object) -> Check | None:
     """`abs(candidate(x) - y) < tol` (or `y - candidate(x)`, `math.fabs`)."""
-    func = node.func if isinstance(node, ast.Call) else None
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    if name not in ("abs", "fabs") or len(node.args) != 1:  # type: ignore[union-attr]
+    if not isinstance(node, ast.Call) or len(node.args) != 1:
         return None
-    sub = node.args[0]  # type: ignore[union-attr]
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    sub = node.args[0]
+    if name not in ("abs", "fabs"):
+        return None
     if not (isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub)):
         return None
     for call, other in ((sub.left, sub.right), (sub.right, sub.left)):
