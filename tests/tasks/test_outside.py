@@ -21,6 +21,7 @@ def check(candidate):
     assert [4] == candidate([1], 3)
     assert candidate(1, 0)
     assert not candidate(0, 0)
+    assert candidate(5, 5) is False
     assert abs(candidate(0.1, 0.2) - 0.3) < 1e-9
     assert candidate(x, 1) == 2
     assert candidate(1, b=2) == 3
@@ -40,6 +41,7 @@ def test_the_plan_holds_the_calls_of_literals_and_their_expected_values() -> Non
         Check("([1], 3, )", "eq", [4]),
         Check("(1, 0, )", "truthy"),
         Check("(0, 0, )", "falsy"),
+        Check("(5, 5, )", "is", False),
         Check("(0.1, 0.2, )", "lt", 0.3, 1e-9),
     )  # a name, a keyword and any other shape are the test run's
     assert outside_plan({"test_x.py": "def test_x():\n    assert 1 == 1\n"}) is None
@@ -70,7 +72,10 @@ def test_an_honest_function_holds_and_a_lying_value_does_not(tmp_path: Path) -> 
     plan = outside_plan({"test_hidden.py": HIDDEN})
     assert plan is not None
     calls = [c.args for c in plan.checks]
-    honest = "def add(a, b):\n    return [a[0] + b] if isinstance(a, list) else a + b\n"
+    honest = (
+        "def add(a, b):\n    if a == b == 5:\n        return False\n"
+        "    return [a[0] + b] if isinstance(a, list) else a + b\n"
+    )
     assert mismatches(plan, "noise\n" + _answers(tmp_path, honest, calls), "N0NCE") == []
     liar = (
         "class Any(int):\n    def __eq__(self, other):\n        return True\n\n"

@@ -2,7 +2,7 @@
 
 A HumanEval-style hidden test is a `check(candidate)` of assertions on calls of the
 function under test with literal arguments (`candidate([1, 2], 3) == [4]`,
-`candidate(x)`, `not candidate(x)`, `abs(candidate(x) - 0.5) < 1e-6`). Nothing in those
+`candidate(x) is True`, `candidate(x)`, `not candidate(x)`, `abs(candidate(x) - 0.5) < 1e-6`). Nothing in those
 assertions needs the test interpreter: the grader reads each call's arguments and
 expected value from the hidden test (`outside_plan`), and a driver run in a fresh
 interpreter of a fork of the final state imports the function and calls it on each
@@ -31,7 +31,7 @@ from typing import Literal
 from shadowrl.sandbox import Sandbox
 from shadowrl.tasks.workspace import freeze, thaw
 
-Expect = Literal["eq", "truthy", "falsy", "lt", "le"]
+Expect = Literal["eq", "is", "truthy", "falsy", "lt", "le"]
 _INT = re.compile(r"-?\d{1,4300}")
 _DEPTH = 64  # nesting an honest answer stays under; deeper is refused, not recursed into
 _MAX_OUTPUT = 16 << 20  # bytes of driver output read
@@ -75,7 +75,9 @@ class Check:
 
     args: str
     expect: Expect
-    value: object = None  # the expected value ("eq"), the target ("lt"/"le")
+    value: object = (
+        None  # the expected value ("eq"; "is": True, False, None), the target ("lt"/"le")
+    )
     tolerance: float = 0.0  # "lt"/"le": abs(answer - value) < (<=) tolerance
 
 
@@ -115,6 +117,9 @@ def _check(test: ast.expr, param: str, source: str) -> Check | None:
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     op, left, right = test.ops[0], test.left, test.comparators[0]
+    singleton = isinstance(right, ast.Constant) and right.value in (True, False, None)
+    if isinstance(op, ast.Is) and singleton and (args := _call_args(left, param, source)):
+        return Check(args, "is", right.value)  # type: ignore[attr-defined]
     if isinstance(op, ast.Eq):
         for call, other in ((left, right), (right, left)):
             ok, value = _literal(other)
@@ -219,6 +224,8 @@ def decode(node: object, depth: int = 0) -> object:
 def _holds(check: Check, answer: object) -> bool:
     if check.expect == "eq":
         return bool(answer == check.value)  # both builtins: no code of the agent's runs
+    if check.expect == "is":
+        return answer is check.value
     if check.expect in ("truthy", "falsy"):
         return bool(answer) is (check.expect == "truthy")
     if type(answer) not in (int, float) or type(check.value) not in (int, float):
