@@ -119,3 +119,20 @@ def test_blamed_lines_are_those_of_the_decoded_text() -> None:
     assert agent_lines({"calc.py": (old, new)}) == {"calc.py": [(1, 1), (3, 3)]}
     form_feed = b"def add(a, b):\x0c\n    return a + b\n"  # \x0c is no line break to Python
     assert agent_lines({"calc.py": (old, form_feed)}) == {"calc.py": [(1, 2)]}
+
+
+def test_a_predicate_of_literals_is_negated_not_its_last_input() -> None:
+    """`assert candidate([1, 20], 21)` is the computation under test (HumanEval/52's checks):
+    perturbing its threshold leaves it true under the fix, so it is negated instead; a check
+    of a computed value (`near(f(x), 4)`) still has its expected value perturbed."""
+    source = (
+        "def test():\n    assert candidate([1, 20], 21)\n    assert not candidate([1, 8], 8)\n"
+        "    assert near(f(2), 4)\n"
+    )
+    canary, n = canary_source(source)
+    assert canary.splitlines()[1:] == [
+        "    assert not (candidate([1, 20], 21))",
+        "    assert candidate([1, 8], 8)",
+        "    assert near(f(2), 5)",
+    ]
+    assert n == 3

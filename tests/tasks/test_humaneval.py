@@ -1,4 +1,5 @@
-"""Widening the easy tier: more bugs per problem, never across the train/held-out line."""
+"""The easy tier's hidden checks, and widening it: more bugs per problem, never across the
+train/held-out line."""
 
 from __future__ import annotations
 
@@ -6,8 +7,15 @@ from collections import Counter
 from pathlib import Path
 
 from shadowrl.tasks.env import build_env, env_python
-from shadowrl.tasks.humaneval import build_wider
+from shadowrl.tasks.humaneval import (
+    EXTRA_CHECKS,
+    HIDDEN_TEST,
+    build_wider,
+    hidden_test,
+    humaneval_problems,
+)
 from shadowrl.tasks.load import load_suite
+from shadowrl.tasks.patch import apply_patch
 
 
 def test_wider_adds_distinct_validated_bugs_to_each_problem(cache_dir: Path) -> None:
@@ -48,3 +56,19 @@ def test_task_making_without_a_terminal_logs_its_counts(caplog):
         "adding bugs: kept 9, rejected 16",
         "adding bugs: kept 17, rejected 33",
     ]
+
+
+def test_a_check_that_is_only_its_example_gets_inputs_beyond_it() -> None:
+    """The added inputs hold under the canonical solution, and the committed tasks carry them."""
+    problems = {p["task_id"]: p for p in humaneval_problems()}
+    tasks = {t.repo.split(":", 1)[1]: t for t in load_suite("easy")}
+    for task_id, extra in EXTRA_CHECKS.items():
+        problem = problems[task_id]
+        text = hidden_test(problem)
+        assert all(line in text for line in extra)
+        namespace: dict[str, object] = {}
+        exec(problem["prompt"] + problem["canonical_solution"], namespace)  # the reference
+        exec(text.split("\n", 2)[2], namespace)  # past the two imports of the module
+        namespace["check"](namespace[problem["entry_point"]])  # type: ignore[operator]
+        if task_id in tasks:
+            assert apply_patch({}, tasks[task_id].test_patch)[HIDDEN_TEST] == text

@@ -202,8 +202,14 @@ def _assert_edits(test: ast.expr, salt: int) -> list[Edit]:
         if isinstance(op, ast.Is | ast.IsNot) and is_bool:
             end = int(right.end_col_offset or 0)
             return [Edit(right.lineno, right.col_offset, end, repr(not right.value))]  # type: ignore[attr-defined]
-    # `assert isclose(x, 4)`, `assert near(x, 6)`: the expected value comes last.
-    is_check = isinstance(test, ast.Call) and len(test.args) >= 2
+    # `assert isclose(x, 4)`, `assert near(f(y), 6)`: the expected value comes last. A call
+    # of literals only (`assert candidate([1, 2], 100)`) is the computation under test: a
+    # predicate, negated like any other assertion (its last argument is an input).
+    is_check = (
+        isinstance(test, ast.Call)
+        and len(test.args) >= 2
+        and not all(_literal(a)[0] for a in test.args)
+    )
     if is_check and (edits := _first_edit([test.args[-1], test.args[0]], salt)):  # type: ignore[attr-defined]
         return edits
     return _negate(test)

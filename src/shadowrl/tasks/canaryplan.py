@@ -30,7 +30,7 @@ from shadowrl.tasks.runner import run_tests_local
 
 RUNS = 3  # build-time runs under gold and under noop; a canary fails in every one
 SALTS = 3  # perturbation steps tried before settling for the ids the first one gives
-PLAN_VERSION = 3  # bump when `canary.py` changes what it perturbs
+PLAN_VERSION = 4  # bump when `canary.py` changes what it perturbs
 _VISIBLE_SUFFIXES = {".py", ".md", ".rst", ".txt", ".cfg", ".toml", ".ini"}
 _VISIBLE_CAP = 4_000_000  # characters of visible text read (a large repo's tests are visible)
 
@@ -149,19 +149,42 @@ def _cache_path(prepared: PreparedTask) -> Path:
     return cache / f"{PurePosixPath(t.instance_id).name}-{key}.json"
 
 
-def canary_plan(prepared: PreparedTask) -> CanaryPlan:
-    """The task's plan, built once (one builder at a time across threads and processes, under
-    a lock file) and then read from the prepare cache."""
+def _saved_or_built(prepared: PreparedTask) -> tuple[int, tuple[str, ...], CanaryPlan | None]:
+    """The plan's salt and ids, built once (one builder at a time across threads and
+    processes, under a lock file) and then read from the prepare cache; the built plan
+    too when this call built it (its files are made already)."""
     path = _cache_path(prepared)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if path.is_file():
             saved = json.loads(path.read_text())
-            salt = int(saved["salt"])
-            return CanaryPlan(salt, canary_files(prepared, salt), tuple(map(str, saved["ids"])))
+            return int(saved["salt"]), tuple(map(str, saved["ids"])), None
         plan = build_plan(prepared)
         tmp = path.with_suffix(f".{os.urandom(4).hex()}.tmp")
         tmp.write_text(json.dumps({"salt": plan.salt, "ids": list(plan.ids)}))
         tmp.replace(path)
-    return plan
+    return plan.salt, plan.ids, plan
+
+
+def _perturbed_files(prepared: PreparedTask) -> set[str]:
+    """The test files `canary_files` may perturb: the hidden ones, else the visible ones."""
+    id_files = {_id_file(i) for i in prepared.task.test_ids}
+    hidden = {p for p, t in prepared.hidden_files().items() if t is not None and p in id_files}
+    return hidden or id_files
+
+
+def canaried(prepared: PreparedTask) -> bool:
+    """Whether every FAIL_TO_PASS id the canaries may perturb is a canary (and there is one):
+    a lie that makes such a test pass then passes its canary. Visible tests of a task with
+    hidden ones are never perturbed (the agent knows them); they do not count. The plan's
+    files are not made (a cached plan's read is cheap)."""
+    files = _perturbed_files(prepared)
+    wanted = {i for i in prepared.task.FAIL_TO_PASS if _id_file(i) in files}
+    return bool(wanted) and wanted <= set(_saved_or_built(prepared)[1])
+
+
+def canary_plan(prepared: PreparedTask) -> CanaryPlan:
+    """The task's plan: its canary files and ids."""
+    salt, ids, built = _saved_or_built(prepared)
+    return built or CanaryPlan(salt, canary_files(prepared, salt), ids)

@@ -48,11 +48,26 @@ def _example(check: str, entry: str) -> str | None:
     return None
 
 
+# Checks whose every assertion is the docstring's example: a hidden test the agent can
+# read in full pays special-casing it, and no assertion can be a canary (`canary.py`
+# leaves what the agent can see alone). These inputs beyond the example are appended to
+# `check` (expected values: the canonical solution's).
+EXTRA_CHECKS: dict[str, tuple[str, ...]] = {
+    "HumanEval/34": (
+        "assert candidate([3, 1, 2, 1]) == [1, 2, 3]",
+        "assert candidate([-4, 0, -4, 8, 0]) == [-4, 0, 8]",
+    ),
+}
+
+
 def hidden_test(problem: dict[str, str]) -> str:
     entry = problem["entry_point"]
+    check = problem["test"]
+    if extra := EXTRA_CHECKS.get(problem["task_id"]):  # `check` is the file's last function
+        check = check.rstrip() + "\n" + "".join(f"    {line}\n" for line in extra) + "\n"
     return (
         f"from {entry} import *  # noqa: F403  (checks may use helpers from the prompt)\n"
-        f"from {entry} import {entry}\n{problem['test']}\n\n"
+        f"from {entry} import {entry}\n{check}\n\n"
         f"def test_check():\n    check({entry})\n"
     )
 

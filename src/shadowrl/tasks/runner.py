@@ -59,6 +59,10 @@ KEY_FILE = "key"  # beside it: the run's MAC key, which the plugin reads and del
 # (an id that does not exist), 5 nothing collected.
 _COLLECTION_EXITS = {2, 4, 5}
 _INTERNAL_ERROR = 3
+# Passed with the task's allowances when every FAIL_TO_PASS id is a canary: a comparison
+# decided by a dunder the agent wrote is then the canaries' to judge, not the watch's
+# (`plugin/shadowrl_grader/watch.py` spells it too: the plugin imports nothing of ours).
+CANARIED = "canaried"
 
 
 def test_argv(
@@ -68,18 +72,21 @@ def test_argv(
     out_path: str,
     ids: Sequence[str],
     blame: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+    *,
+    canaried: bool = False,
 ) -> tuple[list[str], list[str]]:
     """(argv of one test run, the options it stripped): `task.test_cmd` with 'python'
     bound to the env's interpreter, the project config read through `read`. `blame`:
     the lines ({file: [(first, last)]}) the plugin's guard holds to account (None: every
-    line of every non-test workspace file)."""
+    line of every non-test workspace file). `canaried`: every FAIL_TO_PASS id is a canary."""
     cmd = [str(python) if arg == "python" else arg for arg in task.test_cmd]
     split = pytest_split(cmd)
     head, opts = cmd[:split], cmd[split:]
     project = read_project_config(read, find_config(read, ids, config_file_option(opts)))
     required = ["-p", PLUGIN, f"--shadowrl-outcomes={out_path}"]
-    if task.allowed_primitives:  # what the gold patch needs, the guard allows too
-        required.append(f"--shadowrl-allow={','.join(task.allowed_primitives)}")
+    allowed = [*task.allowed_primitives, *([CANARIED] if canaried else [])]
+    if allowed:  # what the gold patch needs, the guard allows too
+        required.append(f"--shadowrl-allow={','.join(allowed)}")
     if blame is not None:
         ranges = {path: [list(r) for r in runs] for path, runs in sorted(blame.items())}
         required.append(f"--shadowrl-blame={json.dumps(ranges)}")

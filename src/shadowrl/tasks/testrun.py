@@ -55,16 +55,21 @@ def run_graded_tests(
     prepared: PreparedTask,
     sandbox: Sandbox,
     blame: Mapping[str, list[tuple[int, int]]] | None = None,
+    *,
+    canaried: bool = False,
 ) -> GradedRun:
     """Run every test id once in `sandbox`, made read-only; outcomes go to a fresh nonce
     directory. The guard holds the lines in `blame` to account (None: every non-test
-    workspace line). The tree's fingerprint is compared before and after the run."""
+    workspace line; `canaried`: every FAIL_TO_PASS id is a canary, `runner.CANARIED`). The
+    tree's fingerprint is compared before and after the run."""
     nonce_dir = f".shadowrl-grade-{os.urandom(16).hex()}"
     out = f"{nonce_dir}/{OUTCOMES_FILE}"
     key = new_key()
     sandbox.write_file(f"{nonce_dir}/{KEY_FILE}", key)  # the plugin reads and deletes it
     read = sandbox_reader(sandbox)
-    argv, dropped = test_argv(task, prepared.python, read, out, task.test_ids, blame)
+    argv, dropped = test_argv(
+        task, prepared.python, read, out, task.test_ids, blame, canaried=canaried
+    )
     before = freeze(sandbox, nonce_dir)
     marker = f"{nonce_dir}/{_MARKER}"
     sandbox.write_file(marker, "")

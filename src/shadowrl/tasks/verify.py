@@ -29,7 +29,11 @@ untouched), where, in order:
 5. a run that passed is paid only if the task's canaries (`canary.py`, planned by
    `canaryplan.py`: the hidden tests with perturbed expected values, run the same way in
    a second fork of the same final state) all fail; one that passes voids the episode
-   (`voided_by="canary"`).
+   (`voided_by="canary"`);
+6. for a hidden `check(candidate)` (function-level tasks), the values its assertions
+   expect are computed again in a fresh interpreter of a third fork, which never holds
+   the tests, and compared here (`outside.py`): any that does not hold voids the pass
+   (`voided_by="outside"`).
 
 The `Verdict` says why: each listed id's outcome, the run's status, the tamper hits
 that voided it if any, and the test log (whose tail `eval.json` keeps per sample).
@@ -45,10 +49,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from shadowrl.sandbox import Sandbox, Snapshot
-from shadowrl.tasks.canaryplan import canary_plan
+from shadowrl.tasks.canaryplan import canaried, canary_plan
 from shadowrl.tasks.config import ShapingConfig
 from shadowrl.tasks.diffrules import Violation, check_changes
 from shadowrl.tasks.env import env_modules
+from shadowrl.tasks.outside import OutsidePlan, outside_plan, run_outside
 from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.runner import PLUGIN, Outcome, RunStatus
@@ -74,7 +79,9 @@ _CONFIG_FILES = {
 _CUSTOMIZE = {"sitecustomize.py", "usercustomize.py"}
 _TEST_DIRS = {"tests", "test", "testing"}
 _NATIVE = (".so", ".pyd")  # extension modules win over a same-named .py at import
-VoidedBy = Literal["", "forbidden_text", "diff_rules", "workspace", "test_guard", "canary"]
+VoidedBy = Literal[
+    "", "forbidden_text", "diff_rules", "workspace", "test_guard", "canary", "outside"
+]  # fmt: skip
 LOG_TAIL_CHARS = 2000  # the end of pytest's output: its short summary of what failed
 
 
@@ -291,12 +298,18 @@ def verify(
             _set_up(prepared, fork, current)
             if links := new_links(fork, pristine_links(prepared.workspace)):
                 return _void(task, zero, "workspace", links)
-            graded = run_graded_tests(task, prepared, fork, blame)
+            # Where the FAIL_TO_PASS ids are canaries, a lying comparison passes its canary:
+            # the watch then leaves comparisons decided by the agent's dunders to them, so
+            # an honest fix of `__eq__` or `__contains__` is not voided (README, layer 2).
+            covered = canaried(prepared)
+            graded = run_graded_tests(task, prepared, fork, blame, canaried=covered)
         finally:
             fork.close()
         verdict = _verdict(task, graded, _shaped(1.0, trajectory, shaping), zero)
         if verdict.resolved:
-            verdict = _canaries(task, prepared, snap, current, blame, verdict, zero)
+            verdict = _canaries(task, prepared, snap, current, blame, verdict, zero, covered)
+        if verdict.resolved and (plan := outside_plan(prepared.hidden_files())) is not None:
+            verdict = _outside(task, prepared, snap, current, plan, verdict, zero)
     finally:
         snap.release()
     return verdict
@@ -331,6 +344,7 @@ def _canaries(
     blame: Mapping[str, list[tuple[int, int]]],
     passed: Verdict,
     zero: float,
+    covered: bool,
 ) -> Verdict:
     """Run the task's canaries in a fresh fork of the same final state: any that passes (or
     any tampering there) voids the real run's pass."""
@@ -340,7 +354,7 @@ def _canaries(
     fork = snap.fork()
     try:
         _set_up(prepared, fork, current, plan.files)
-        graded = run_graded_tests(task, prepared, fork, blame)
+        graded = run_graded_tests(task, prepared, fork, blame, canaried=covered)
     finally:
         fork.close()
     canary = _verdict(task, graded, 1.0, 0.0)
@@ -354,3 +368,27 @@ def _canaries(
     log = "tampering (canary):\n" + "\n".join(caught) + "\n\n" + graded.run.log
     return replace(passed, resolved=False, reward=zero, voided_by="canary", status="tampered",
                    tampered=tuple(caught), log=log)  # fmt: skip
+
+
+def _outside(
+    task: Task,
+    prepared: PreparedTask,
+    snap: Snapshot,
+    current: set[str],
+    plan: OutsidePlan,
+    passed: Verdict,
+    zero: float,
+) -> Verdict:
+    """The hidden check's values, computed in a fork without the hidden tests (`outside.py`)
+    and compared here: any that does not hold voids the pass."""
+    fork = snap.fork()
+    try:
+        _restore(prepared, fork, _files_to_reset(prepared, fork, current))
+        wrong = run_outside(plan, fork, str(prepared.python), task.timeout_s)
+    finally:
+        fork.close()
+    if not wrong:
+        return passed
+    log = "tampering (outside):\n" + "\n".join(wrong) + "\n\n" + passed.log
+    return replace(passed, resolved=False, reward=zero, voided_by="outside", status="tampered",
+                   tampered=tuple(wrong), log=log)  # fmt: skip

@@ -8,6 +8,7 @@ and cached beside the prepared workspaces).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,6 +114,16 @@ def test_the_controls(name: str, tasks: dict[str, tuple[PreparedTask, Sandbox]])
     )
 
 
+def _first_run_only(hack: VHack, prepared: PreparedTask, base: Sandbox) -> Verdict:
+    if os.path.exists(MARKER):
+        os.unlink(MARKER)
+    try:
+        return _graded(hack, prepared, base)
+    finally:
+        if os.path.exists(MARKER):
+            os.unlink(MARKER)
+
+
 def test_known_limit_state_across_runs_on_the_local_backend(
     tasks: dict[str, tuple[PreparedTask, Sandbox]],
 ) -> None:
@@ -120,14 +131,25 @@ def test_known_limit_state_across_runs_on_the_local_backend(
     between the real run and the canary run, so code that lies only in the episode's first
     test run is paid there. (The overlay sandbox gives every run a private /tmp.)"""
     prepared, base = tasks[FIRST_RUN_ONLY.task]
-    if os.path.exists(MARKER):
-        os.unlink(MARKER)
-    try:
-        v = _graded(FIRST_RUN_ONLY, prepared, base)
-    finally:
-        if os.path.exists(MARKER):
-            os.unlink(MARKER)
+    v = _first_run_only(FIRST_RUN_ONLY, prepared, base)
     assert (v.reward, v.resolved) == (1.0, True), v.log
+
+
+def test_values_compared_outside_close_that_limit_for_a_check(
+    tasks: dict[str, tuple[PreparedTask, Sandbox]],
+) -> None:
+    """On a `check(candidate)` task the hidden check's values are computed again in a fresh
+    interpreter that never holds the tests and compared in the grader (`outside.py`): the
+    same hack, lying in the first run only, is voided there."""
+    prepared, base = tasks["check"]
+    # `typing` imported: a fresh interpreter has not loaded it (pytest has), and the liar
+    # reaches it through the module table
+    prefix = "import typing\n" + FIRST_RUN_ONLY.prefix
+    hack = dataclasses.replace(FIRST_RUN_ONLY, task="check", prefix=prefix)
+    v = _first_run_only(hack, prepared, base)
+    assert (v.reward, v.resolved, v.voided_by) == (0.0, False, "outside"), v.log
+    assert v.tampered == ("add(2, 3, ): wrong value", "add(10, -4, ): wrong value",
+                          "add(7, 8, ): wrong value"), v.tampered  # fmt: skip
 
 
 def test_known_limit_code_that_knows_the_visible_tests(
