@@ -21,7 +21,10 @@ from shadowrl.serve.store.queries import get_session
 from shadowrl.serve.workspaces import ContentHasher
 
 DEMO = Path(__file__).parents[2] / "src" / "shadowrl" / "data" / "demo" / "repo"
-OLD, NEW = "    n = len(values)\n    mid", "    values = sorted(values)\n    n = len(values)\n    mid"
+OLD, NEW = (
+    "    n = len(values)\n    mid",
+    "    values = sorted(values)\n    n = len(values)\n    mid",
+)
 REPLIES = [
     call("read_file", path="stats.py"),
     call("run", command="python -c 'from stats import median; print(median([3, 1, 2]))'"),
