@@ -8,6 +8,7 @@ a point."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import shutil
@@ -26,7 +27,9 @@ from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.episode import EpisodeSpec
 from shadowrl.models import load_tokenizer
 from shadowrl.realtime.branch import BranchCounts, BranchPoint, NoPoint, pick, store_points
+from shadowrl.realtime.continuations import WorkspaceTests, continue_point
 from shadowrl.realtime.rebuild import Rebuilt, Unfaithful, check_prefix, normalise, rebuild
+from shadowrl.rl.batch import rows_from_groups
 from shadowrl.sandbox import create_sandbox
 from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.serve.agent_sessions import AgentSettings
@@ -284,3 +287,58 @@ def test_a_private_keys_session_is_never_a_branch_point(served: Served, tokenize
     private = {served.ids["alice"]}
     assert pick(served.view(mine), 0.5, private) == NoPoint(mine, "private")
     assert not list(store_points(engine, tokenizer, AGENT, SANDBOX, private=private))
+
+
+class Continuations:
+    """The current policy, scripted: at the branch turn the k-th continuation to ask
+    gets `firsts[k]`; after an edit it submits."""
+
+    def __init__(self, tokenizer: Any, firsts: list[str]) -> None:
+        self.firsts = iter(firsts)
+        self.policy = ScriptedPolicy(tokenizer, self.reply)
+
+    def reply(self, prompt: str) -> str:
+        turn = prompt.count("<|im_start|>assistant") - 1
+        return next(self.firsts) if turn == 2 else call("submit")
+
+
+def test_continuations_are_masked_token_exact_judged_and_credited(
+    served: Served, tokenizer: Any
+) -> None:
+    sid = served.session("FIX the median")
+    assert served.feedback(session_id=sid, signal="reject") == 200
+    (point,) = store_points(served.store.engine, tokenizer, AGENT, SANDBOX)
+    edit = call("edit_file", path="stats.py", old=OLD, new=NEW)
+    policy = Continuations(tokenizer, [edit, call("submit"), edit]).policy
+    try:
+        group = asyncio.run(continue_point(point, policy, tokenizer, 3, WorkspaceTests()))
+    finally:
+        point.close()
+    assert group is not None and group.contrast
+    assert sorted(group.rewards) == [0.0, 1.0, 1.0], "the fix passes the workspace's tests"
+    prompt = request_chain(served.view(sid))[2].prompt_ids
+    p = len(prompt)
+    assert group.prefix == p
+    for traj in group.trajectories:
+        (seg,) = traj.segments
+        assert seg.token_ids[:p] == prompt, "the recorded prefix, token for token"
+        assert not any(seg.loss_mask[:p]), "context only"
+        assert seg.loss_mask[p], "the fresh reply is trained"
+    rows, _ = rows_from_groups([group.leaves()])
+    # hand-computed: mean reward 2/3; each branch's own tokens get r − 2/3
+    pairs = sorted((t.reward, r.advantage) for r, t in zip(rows, group.trajectories, strict=True))
+    assert [r for r, _ in pairs] == [0.0, 1.0, 1.0]
+    assert [a for _, a in pairs] == pytest.approx([-2 / 3, 1 / 3, 1 / 3])
+    assert all(not any(r.segment.loss_mask[:p]) for r in rows)
+
+
+def test_a_workspace_without_tests_cannot_be_judged(served: Served, tokenizer: Any) -> None:
+    (served.root / "demo" / "test_stats.py").unlink()
+    sid = served.session("FIX the median")
+    assert served.feedback(session_id=sid, signal="reject") == 200
+    (point,) = store_points(served.store.engine, tokenizer, AGENT, SANDBOX)
+    policy = Continuations(tokenizer, [call("submit")] * 2).policy
+    try:
+        assert asyncio.run(continue_point(point, policy, tokenizer, 2, WorkspaceTests())) is None
+    finally:
+        point.close()
