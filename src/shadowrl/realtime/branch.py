@@ -186,7 +186,11 @@ def store_points(
     keep_below: float = 0.5,
     private: Collection[str] = (),
     counts: BranchCounts | None = None,
+    until: datetime | None = None,
 ) -> Iterator[Rebuilt]:
-    """`rebuild_points` over the store's sessions updated since `since`, private keys' excluded."""
+    """`rebuild_points` over the store's sessions updated since `since` and created by
+    `until`, private keys' excluded."""
     views = iter_sessions(engine, since, exclude_keys=private)
+    if until is not None:
+        views = (v for v in views if v.session.created_at <= until)
     yield from rebuild_points(views, tokenizer, agent, sandbox, keep_below, private, counts)
