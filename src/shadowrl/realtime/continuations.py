@@ -31,6 +31,7 @@ from shadowrl.sandbox.base import Sandbox
 from shadowrl.types import Policy, Segment, Trajectory
 
 TEST_GLOBS = ("test_*.py", "*_test.py")
+NO_PYTEST = "No module named pytest"
 
 
 class Judge(Protocol):
@@ -44,7 +45,7 @@ class WorkspaceTests:
     """The tests of the session's own workspace: every `test_*.py` / `*_test.py` of the
     starting copy, written back pristine into the continuation's sandbox (so an edited or
     deleted test never counts), then run with pytest; 1.0 when they pass, else 0.0. A
-    workspace without tests cannot be judged (None). Planned: run them through the one
+    workspace without tests, or a sandbox without pytest, cannot be judged (None). Planned: run them through the one
     grader (`tasks/`), from the session's base commit."""
 
     command: str = "python -m pytest -q -p no:cacheprovider"
@@ -61,6 +62,8 @@ class WorkspaceTests:
             sandbox.write_file(str(path.relative_to(point.copy)), path.read_bytes())
         names = " ".join(str(p.relative_to(point.copy)) for p in tests)
         result = sandbox.exec(f"{self.command} {names}", timeout=self.timeout_s)
+        if NO_PYTEST in result.stdout + result.stderr:
+            return None  # nothing to run them with: no verdict, not a failure
         return 1.0 if result.exit_code == 0 and not result.timed_out else 0.0
 
 
