@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from test_agent_sessions import SPEC, TASK, call, wait_done
 
+from required import require
 from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.sandbox import create_sandbox
+from shadowrl.sandbox.overlay import unavailable_reason
 from shadowrl.serve.agent_sessions import AgentSettings
 from shadowrl.serve.store import TraceStore
 from shadowrl.serve.store.queries import get_session
@@ -57,10 +60,15 @@ def test_every_step_records_the_workspace_hash(
     assert hashes == [start, start, after, after] and after != start
 
 
-def test_the_hash_sees_contents_additions_and_deletions_but_not_caches(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["local", "overlay"])
+def test_the_hash_sees_contents_additions_and_deletions_but_not_caches(
+    tmp_path: Path, backend: str
+) -> None:
+    if backend == "overlay":
+        require(unavailable_reason(), "overlay sandbox")
     shutil.copytree(DEMO, tmp_path / "ws")
     hasher = ContentHasher(tmp_path / "ws")
-    with create_sandbox(tmp_path / "ws", backend="local") as box:  # type: ignore[attr-defined]
+    with create_sandbox(tmp_path / "ws", backend=backend) as box:  # type: ignore[attr-defined]
         assert hasher.of(box) == hasher.start()
         box.write_file("__pycache__/stats.cpython-311.pyc", b"\0bytecode")
         box.write_file("pkg/mod.pyc", b"\0bytecode")
