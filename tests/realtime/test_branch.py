@@ -193,6 +193,10 @@ def test_a_rejected_session_rebuilds_faithfully_before_its_edit(
     finally:
         point.close()
     assert (counts.negative, counts.points, counts.faithful, counts.unfaithful) == (1, 1, 1, 0)
+    start = rebuilt(served, sid, tokenizer, 0)  # before the first turn: nothing re-run
+    assert isinstance(start, Rebuilt)
+    start.close()
+    assert start.checkpoint.state.tokens.ids == list(chain[0].prompt_ids)
 
 
 def test_unfaithful_points_are_caught_skipped_and_counted(served: Served, tokenizer: Any) -> None:

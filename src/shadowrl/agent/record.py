@@ -8,6 +8,8 @@ segments (nothing re-rendered), the workspace is the task's fresh one with turn 
 files written in. A record without per-turn files (training rollouts, eval episodes,
 served sessions) gets its workspace by re-running the recorded calls that change it
 (`rerun_edits`: edits, writes, shell commands) in order. `shadowrl replay` continues it.
+`checkpoint_from` is the token half alone, for a caller that rebuilt the workspace
+itself (branching re-runs and checks every call, `realtime/rebuild.py`).
 """
 
 from __future__ import annotations

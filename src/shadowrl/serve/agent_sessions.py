@@ -152,10 +152,12 @@ class AgentSession:
 
     async def flush_step(self) -> None:
         """Write the pending step row with the hash of the workspace as the step left it."""
-        step, self.pending = self.pending, None
-        if step is not None and self.hasher is not None:
-            digest = await asyncio.to_thread(self.hasher.of, self.sandbox)
-            self._record(dataclasses.replace(step, workspace_hash=digest))
+        step = self.pending
+        if step is None or self.hasher is None:
+            return
+        digest = await asyncio.to_thread(self.hasher.of, self.sandbox)
+        self.pending = None  # cancelled while hashing: `_finish` writes it without a hash
+        self._record(dataclasses.replace(step, workspace_hash=digest))
 
     def _flush_unhashed(self) -> None:
         """A run that stopped mid-way: its last step is recorded without a hash."""
