@@ -4,16 +4,21 @@ The turn picked follows the rule; a faithful point rebuilds to the recorded toke
 workspace; a nondeterministic step, a planted output or hash mismatch and a changed
 plain-directory workspace are each caught, skipped and counted; a `@commit` workspace
 rebuilds exactly whatever the directory holds now; a private key's session never gives
-a point."""
+a point. Continuations from a point carry the recorded prefix token for token and
+masked, are judged by the workspace's pristine tests and credited against their
+siblings (hand-computed); the stage behind `Deps.brancher` does all of it on the
+serving checkpoint and counts it."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +29,12 @@ from sqlalchemy import update
 import shadowrl
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.policies import ScriptedPolicy
-from shadowrl.episode import EpisodeSpec
+from shadowrl.episode import EpisodeSpec, SharedPolicy
 from shadowrl.models import load_tokenizer
+from shadowrl.realtime import branch_stage
 from shadowrl.realtime.branch import BranchCounts, BranchPoint, NoPoint, pick, store_points
+from shadowrl.realtime.config import BranchConfig
+from shadowrl.realtime.context import BranchStats, Ctx, Deps
 from shadowrl.realtime.continuations import WorkspaceTests, continue_point
 from shadowrl.realtime.rebuild import Rebuilt, Unfaithful, check_prefix, normalise, rebuild
 from shadowrl.rl.batch import rows_from_groups
@@ -346,3 +354,40 @@ def test_a_workspace_without_tests_cannot_be_judged(served: Served, tokenizer: A
         assert asyncio.run(continue_point(point, policy, tokenizer, 2, WorkspaceTests())) is None
     finally:
         point.close()
+
+
+def test_the_stage_continues_the_cycles_points_on_the_serving_checkpoint(
+    served: Served, tokenizer: Any
+) -> None:
+    since = datetime.now(UTC)
+    fix, noisy = served.session("FIX the median"), served.session("NOISY: fix the median")
+    for sid in (fix, noisy):
+        assert served.feedback(session_id=sid, signal="reject") == 200
+    edit = call("edit_file", path="stats.py", old=OLD, new=NEW)
+    policy = Continuations(tokenizer, [edit, call("submit")]).policy
+    opened: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def open_policy(checkpoint: str) -> AsyncIterator[SharedPolicy]:
+        opened.append(checkpoint)
+        yield SharedPolicy(policy, tokenizer, "scripted")
+
+    unused = dict.fromkeys(["run_dir", "rt", "eval", "train", "model", "pins", "open_evaluator",
+                            "pinned", "mix_tasks", "cache_dir", "workspaces"])  # fmt: skip
+    deps = Deps(**unused, spec=EpisodeSpec(agent=AGENT, sandbox=SANDBOX), tokenizer=tokenizer,
+                open_policy=open_policy)  # type: ignore[arg-type]  # fmt: skip
+    ctx = Ctx(deps, served.store, None)  # type: ignore[arg-type]
+    assert branch_stage.build(BranchConfig()) is None, "off: no brancher, nothing runs"
+    brancher = branch_stage.build(BranchConfig(enabled=True, k=2))
+    assert brancher is not None
+    groups, stats = asyncio.run(brancher.groups(ctx, since, datetime.now(UTC), "ckpt-3", 3))
+    assert opened == ["ckpt-3"]
+    assert stats == BranchStats(negative=2, points=2, faithful=1, unfaithful=1, unjudged=0,
+                                continuations=2, groups=1, with_contrast=1)  # fmt: skip
+    (group,) = groups
+    assert sorted(t.reward for t in group) == [0.0, 1.0]
+    for traj in group:  # stamped with the serving checkpoint's registry version
+        (seg,) = traj.segments
+        assert {v for v, m in zip(seg.versions, seg.loss_mask, strict=True) if m} == {3}
+    rows, _ = rows_from_groups([group])
+    assert sorted(r.advantage for r in rows) == [-0.5, 0.5]
