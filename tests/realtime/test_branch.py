@@ -382,8 +382,9 @@ def test_the_stage_continues_the_cycles_points_on_the_serving_checkpoint(
     assert brancher is not None
     groups, stats = asyncio.run(brancher.groups(ctx, since, datetime.now(UTC), "ckpt-3", 3))
     assert opened == ["ckpt-3"]
+    why = {"run (call_0_0): output differs from the recorded one": 1}
     assert stats == BranchStats(negative=2, points=2, faithful=1, unfaithful=1, unjudged=0,
-                                continuations=2, groups=1, with_contrast=1)  # fmt: skip
+                                continuations=2, groups=1, with_contrast=1, unfaithful_why=why)  # fmt: skip
     (group,) = groups
     assert sorted(t.reward for t in group) == [0.0, 1.0]
     for traj in group:  # stamped with the serving checkpoint's registry version

@@ -59,7 +59,8 @@ class StoreBrancher:
             negative=counts.negative, points=counts.points, faithful=counts.faithful,
             unfaithful=counts.unfaithful, unjudged=len(done) - len(groups),
             continuations=sum(len(g.trajectories) for g in groups), groups=len(groups),
-            with_contrast=sum(g.contrast for g in groups),
+            with_contrast=sum(g.contrast for g in groups), no_point_why=dict(counts.no_point),
+            unfaithful_why=dict(counts.unfaithful_why),
         )  # fmt: skip
         return [_stamped(g, version) for g in groups], stats
 

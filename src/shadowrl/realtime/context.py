@@ -72,6 +72,8 @@ class BranchStats:
     continuations: int
     groups: int
     with_contrast: int  # groups whose continuations were judged differently
+    no_point_why: dict[str, int] = field(default_factory=dict)  # reason -> sessions
+    unfaithful_why: dict[str, int] = field(default_factory=dict)  # reason -> points
 
 
 class Measurement(Protocol):
