@@ -32,6 +32,8 @@ from shadowrl.types import Policy, Segment, Trajectory
 
 TEST_GLOBS = ("test_*.py", "*_test.py")
 NO_PYTEST = "No module named pytest"
+# pytest's usage error and no tests collected; the shell's not executable and not found
+NO_VERDICT = frozenset({4, 5, 126, 127})
 
 
 class Judge(Protocol):
@@ -45,7 +47,8 @@ class WorkspaceTests:
     """The tests of the session's own workspace: every `test_*.py` / `*_test.py` of the
     starting copy, written back pristine into the continuation's sandbox (so an edited or
     deleted test never counts), then run with pytest; 1.0 when they pass, else 0.0. A
-    workspace without tests, or a sandbox without pytest, cannot be judged (None). Planned: run them through the one
+    workspace without tests, or a sandbox that cannot run them (no pytest, nothing
+    collected), cannot be judged (None). Planned: run them through the one
     grader (`tasks/`), from the session's base commit."""
 
     command: str = "python -m pytest -q -p no:cacheprovider"
@@ -62,8 +65,8 @@ class WorkspaceTests:
             sandbox.write_file(str(path.relative_to(point.copy)), path.read_bytes())
         names = " ".join(str(p.relative_to(point.copy)) for p in tests)
         result = sandbox.exec(f"{self.command} {names}", timeout=self.timeout_s)
-        if NO_PYTEST in result.stdout + result.stderr:
-            return None  # nothing to run them with: no verdict, not a failure
+        if result.exit_code in NO_VERDICT or NO_PYTEST in result.stdout + result.stderr:
+            return None  # nothing ran them (no pytest, no tests collected): not a failure
         return 1.0 if result.exit_code == 0 and not result.timed_out else 0.0
 
 
