@@ -324,6 +324,9 @@ def test_continuations_are_masked_token_exact_judged_and_credited(
     policy = Continuations(tokenizer, [edit, call("submit"), edit]).policy
     try:
         group = asyncio.run(continue_point(point, policy, tokenizer, 3, WorkspaceTests()))
+        again = Continuations(tokenizer, [edit, edit]).policy
+        nothing_ran = WorkspaceTests(command="no-such-test-runner")  # exit 127: no verdict
+        assert asyncio.run(continue_point(point, again, tokenizer, 2, nothing_ran)) is None
     finally:
         point.close()
     assert group is not None and group.contrast
