@@ -92,7 +92,11 @@ def test_two_cycles_resume_after_kill_9_and_roll_back_by_hand(tmp_path: Path) ->
         assert [r["cycle"] for r in rows] == [1, 2]
         for r in rows:
             assert r["sessions"] >= 4 and r["gate"] in ("promote", "reject")
+            b = r["branching"]  # realtime.branching is on in realtime-tiny.yaml
+            assert b["points"] == b["faithful"] + b["unfaithful"] <= b["negative"]
+            assert b["continuations"] == 2 * b["groups"] and b["with_contrast"] <= b["groups"]
             assert r["cycle_s"] >= r["collect_s"] + r["train_s"] + r["eval_s"]
+        assert sum(r["branching"]["negative"] for r in rows) > 0, rows
         assert "UNDERPOWERED" in rows[0]["reason"]  # no pass rate to protect: said so
         assert not {"panel", "panel_s", "preference", "control"} & set(rows[0])  # nothing measured
         report = (run / "realtime" / "report.md").read_text()

@@ -11,7 +11,14 @@ import pytest
 from eval.builders import make_result, rows
 from shadowrl.eval.gate import GateChecks, Training, decide
 from shadowrl.realtime.checks import LiveCounts, watch
-from shadowrl.realtime.context import Collected, CycleState, MixCounts, Rewarded, Trained
+from shadowrl.realtime.context import (
+    BranchStats,
+    Collected,
+    CycleState,
+    MixCounts,
+    Rewarded,
+    Trained,
+)
 from shadowrl.realtime.cycle import load_state, save_state
 from shadowrl.realtime.rewards import RewardSummary
 from shadowrl.realtime.rows import RowCounts
@@ -30,7 +37,8 @@ def test_a_saved_cycle_loads_back_equal_and_typed(tmp_path: Path) -> None:
     summary = RewardSummary(4, 3, 1, 0, 2, 1, 0.5, 0.67, 0.0, 0.0, 0.25)
     st = CycleState(
         3, "watch", "2026-01-01T00:00:00+00:00", Collected("2026-01-01T01:00:00+00:00", "parent"),
-        Rewarded(summary, 3), Trained(arm, MixCounts(("t1",), 1, 2, 0)), None, verdict, None,
+        Rewarded(summary, 3), Trained(arm, MixCounts(("t1",), 1, 2, 0), BranchStats(3, 2, 1, 1, 0, 2, 1, 1)),
+        None, verdict, None,
         watch(LiveCounts(4, 2, 4, 0, 0), LiveCounts(4, 3, 4, 0, 0), alpha=0.05),
         {"collect": 1.5, "train": 2.0},
     )  # fmt: skip
@@ -39,6 +47,7 @@ def test_a_saved_cycle_loads_back_equal_and_typed(tmp_path: Path) -> None:
     assert back == st
     assert back is not None and back.verdict is not None and back.trained is not None
     assert back.verdict.alarms[0].name == "kl_to_deployed"
+    assert back.trained.branching == BranchStats(3, 2, 1, 1, 0, 2, 1, 1)
     assert back.verdict.record() == verdict.record()
     assert back.trained.candidate.to_json()["mtp"] == {"parent": [0.5], "candidate": [0.4]}
 

@@ -8,6 +8,8 @@ segments (nothing re-rendered), the workspace is the task's fresh one with turn 
 files written in. A record without per-turn files (training rollouts, eval episodes,
 served sessions) gets its workspace by re-running the recorded calls that change it
 (`rerun_edits`: edits, writes, shell commands) in order. `shadowrl replay` continues it.
+`checkpoint_from` is the token half alone, for a caller that rebuilt the workspace
+itself (branching re-runs and checks every call, `realtime/rebuild.py`).
 """
 
 from __future__ import annotations
@@ -164,14 +166,34 @@ def checkpoint_at(
 
     `sandbox` is the task's fresh workspace; turn-1's files are written into it (or,
     for a record without them, the calls before `turn` re-run under the agent config
-    `config`) and it is snapshotted (the caller closes it). Counters and budgets are
-    recounted from the steps before `turn`; summary notes are recomputed (`_summaries`).
+    `config`) and it is snapshotted (the caller closes it).
     """
-    traj, runs = record.trajectory, generated_runs(record.trajectory.segments)
-    if not 0 < turn < len(traj.steps) or len(runs) != len(traj.steps):
+    traj = record.trajectory
+    if not 0 < turn < len(traj.steps):
         raise ValueError(
             f"--from-turn must be in 1..{len(traj.steps) - 1} (the record has {len(traj.steps)} turns)"
         )
+    if record.files_after:
+        for path, text in record.files_after[turn - 1].items():
+            if text is None:
+                sandbox.exec(f"rm -f -- {shlex.quote(path)}")
+            else:
+                sandbox.write_file(path, text)
+    else:
+        if config is None:
+            raise ValueError("a record without per-turn files needs the agent config to re-run")
+        rerun_edits(sandbox, traj.steps[:turn], ToolSet.from_names(config.tools), config)
+    return checkpoint_from(record, turn, sandbox)
+
+
+def checkpoint_from(record: Record, turn: int, sandbox: Sandbox) -> EpisodeCheckpoint:
+    """The checkpoint right before step `turn` (0-based; 0: before the first generation)
+    on `sandbox`, whose workspace the caller has already brought to where step `turn - 1`
+    left it; it is snapshotted. Counters and budgets are recounted from the steps before
+    `turn`; summary notes are recomputed (`_summaries`)."""
+    traj, runs = record.trajectory, generated_runs(record.trajectory.segments)
+    if not 0 <= turn < len(traj.steps) or len(runs) != len(traj.steps):
+        raise ValueError(f"no checkpoint before turn {turn} of a {len(traj.steps)}-turn record")
     replies = [i for i, m in enumerate(traj.messages) if m.role == "assistant"]
     if traj.messages[replies[turn] - 1].content == SUMMARY_REQUEST:
         # the loop asks for a summary inside a turn: no checkpoint falls between the two
@@ -196,15 +218,5 @@ def checkpoint_at(
         last_generated=tuple(traj.segments[seg].token_ids[in_segment[-1][1] : in_segment[-1][2]]) if in_segment else (),
         generated_end=in_segment[-1][2] if in_segment else 0,
     )  # fmt: skip
-    if record.files_after:
-        for path, text in record.files_after[turn - 1].items():
-            if text is None:
-                sandbox.exec(f"rm -f -- {shlex.quote(path)}")
-            else:
-                sandbox.write_file(path, text)
-    else:
-        if config is None:
-            raise ValueError("a record without per-turn files needs the agent config to re-run")
-        rerun_edits(sandbox, traj.steps[:turn], ToolSet.from_names(config.tools), config)
     generated = sum(s.num_generated for s in steps)
     return EpisodeCheckpoint(state, sandbox.snapshot(), turn, generated, 0.0)

@@ -162,6 +162,7 @@ def deps_of(config: Config, simulate: bool) -> Deps:
     from shadowrl.experiments.panel import panel_tasks
     from shadowrl.experiments.preference import Preference
     from shadowrl.models import load_tokenizer
+    from shadowrl.realtime import branch_stage
     from shadowrl.realtime.context import Deps
 
     rt = config.realtime
@@ -195,6 +196,7 @@ def deps_of(config: Config, simulate: bool) -> Deps:
         seed=config.seed,
         users=users,
         measurement=measure.build(rt, panel),
+        brancher=branch_stage.build(rt.branching),
         private_keys=private_keys(config),
     )
 

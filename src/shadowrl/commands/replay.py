@@ -144,7 +144,6 @@ def _load_file(path: Path) -> Record:
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from shadowrl.agent.config import AgentConfig
     from shadowrl.commands.replay_policy import RecordedWeights
 
     path = Path(args.source)
@@ -153,7 +152,12 @@ def run(args: argparse.Namespace, config: Config) -> int:
             raise UsageError(f"{path}: no such file")
         rec = _load_file(path)
         return replay_episode(rec, RecordedWeights(rec.meta, args.model, config), args, config)
-    from shadowrl.serve.replay_record import NotReplayable, agent_record, request_chain
+    from shadowrl.serve.replay_record import (
+        NotReplayable,
+        agent_record,
+        request_chain,
+        served_agent_config,
+    )
 
     view = _store_session(args.source, config)
     try:
@@ -164,11 +168,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     weights = RecordedWeights(meta, args.model, config)
     if view.session.kind != "agent":
         return replay_requests(chain, weights, args)
-    # the served agent config: this config's, with the session's budgets and sampling
-    first = chain[0].row
-    recorded = {"temperature": first.temperature, "top_p": first.top_p}
-    budgets = view.session.info.get("budgets", {})
-    agent = AgentConfig.model_validate({**config.agent.model_dump(), **budgets, **recorded})
+    agent = served_agent_config(view, config.agent)
     built = agent_record(view, weights.tokenizer(), agent)
     if not built.exact:
         print(

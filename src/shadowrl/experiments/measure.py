@@ -136,7 +136,8 @@ class LearningMeasurement:
             return
         shuffled = permuted_rewards(data.sessions, data.rewards, self.cfg.rows.cohort, st.cycle)
         dest = ctx.root / f"cycle-{st.cycle:03d}" / "control"
-        control = TrainInput(data.sessions, shuffled, data.mixed)
+        # the same rows: session rewards permuted; rollout and branch groups as trained
+        control = dataclasses.replace(data, rewards=shuffled)
         m = self.load(ctx, st.cycle)
         m.control = await asyncio.to_thread(train_arm, arm, control, dest)
         self.save(ctx, st.cycle, m)

@@ -40,6 +40,23 @@ class RowsConfig(BaseModel):
     )
 
 
+class BranchConfig(BaseModel):
+    """Branching production sessions the user pushed back on (`realtime/branch.py`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = Field(
+        False,
+        description="Each cycle, rebuild the faithful branch points of its sessions with "
+        "negative feedback and train on K judged continuations of each, beside the "
+        "whole-session rows.",
+    )
+    k: int = Field(4, ge=2, description="Continuations per branch point (one group).")
+    keep_below: float = Field(
+        0.5, ge=0, le=1, description="A `keep` signal below this fraction counts as negative."
+    )
+    max_points: int = Field(8, ge=1, description="Most faithful branch points continued per cycle.")
+
+
 class RealtimeConfig(BaseModel):
     """`shadowrl realtime`: collect → reward → train → eval → gate → deploy/reject → watch."""
 
@@ -132,6 +149,10 @@ class RealtimeConfig(BaseModel):
     )
     rows: RowsConfig = Field(
         default_factory=RowsConfig, description="Which sessions become training rows."
+    )
+    branching: BranchConfig = Field(
+        default_factory=BranchConfig,
+        description="Counterfactual continuations of sessions the user pushed back on.",
     )
 
     def gate_checks(self) -> GateChecks:

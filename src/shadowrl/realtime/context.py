@@ -28,6 +28,7 @@ from shadowrl.realtime.process import ServerProcess
 from shadowrl.realtime.rewards import RewardSummary
 from shadowrl.realtime.training import Arm, ArmResult, TrainInput
 from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.credit_tree import Leaves
 from shadowrl.serve.store import TraceStore
 from shadowrl.tasks.task import Task
 
@@ -46,6 +47,33 @@ class Users(Protocol):
 
     async def bring(self, url: str, ids: Sequence[str]) -> None:
         """Run the users `ids` against the server at `url`, each one session with feedback."""
+
+
+class Brancher(Protocol):
+    """Branching from production (`realtime/branch_stage.py`; None in `Deps`: off): the
+    train stage's judged continuation groups of the cycle's sessions, and their counts."""
+
+    async def groups(
+        self, ctx: Ctx, since: datetime, until: datetime, checkpoint: str, version: int
+    ) -> tuple[list[Leaves], BranchStats]:
+        """Groups continued by `checkpoint` (registry `version`) from the faithful branch
+        points of the sessions created in [since, until]."""
+
+
+@dataclass(frozen=True)
+class BranchStats:
+    """What the branching stage did in a cycle (its `cycles.jsonl` fields)."""
+
+    negative: int  # sessions with negative feedback
+    points: int  # branch points picked from them
+    faithful: int
+    unfaithful: int
+    unjudged: int  # faithful points the judge could not score (no tests)
+    continuations: int
+    groups: int
+    with_contrast: int  # groups whose continuations were judged differently
+    no_point_why: dict[str, int] = field(default_factory=dict)  # reason -> sessions
+    unfaithful_why: dict[str, int] = field(default_factory=dict)  # reason -> points
 
 
 class Measurement(Protocol):
@@ -90,6 +118,7 @@ class Deps:
     seed: int = 0
     users: Users | None = None  # None: real users (wait for their sessions)
     measurement: Measurement | None = None
+    brancher: Brancher | None = None  # realtime.branching.enabled
     private_keys: frozenset[str] = frozenset()  # serve.api_keys' private keys: never collected
 
 
@@ -133,6 +162,7 @@ class MixCounts:
 class Trained:
     candidate: ArmResult
     mix: MixCounts
+    branching: BranchStats | None = None  # None: branching is off
 
 
 @dataclass(frozen=True)

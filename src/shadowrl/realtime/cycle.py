@@ -127,6 +127,7 @@ def cycle_row(st: CycleState, ctx: Ctx) -> dict[str, Any]:
         "watch": None if watch is None else watch.to_json(),
         "rows": dataclasses.asdict(arm.rows),
         "mix": dataclasses.asdict(need(st.trained).mix),  # rollouts on pinned train tasks
+        "branching": None if (b := need(st.trained).branching) is None else dataclasses.asdict(b),
         "kl": arm.kl,
         "clarifying_rate": r.clarifying_rate,
         "broken_rate": r.broken_rate,

@@ -56,12 +56,13 @@ class Arm:
 
 @dataclass(frozen=True)
 class TrainInput:
-    """What an arm trains on: the cycle's sessions, their rewards, and rollout groups on
-    pinned train tasks (`realtime.mix`)."""
+    """What an arm trains on: the cycle's sessions, their rewards, rollout groups on
+    pinned train tasks (`realtime.mix`) and branch continuation groups (`realtime.branching`)."""
 
     sessions: Sequence[ProductionSession]
     rewards: Sequence[Reward]
     mixed: Sequence[Sequence[Trajectory]] = ()
+    branched: Sequence[Sequence[Trajectory]] = ()  # continuation groups (`continuations.py`)
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,10 @@ def train_arm(arm: Arm, data: TrainInput, dest: Path) -> ArmResult:
         data.sessions, data.rewards, trainer_version=arm.parent_version, cfg=arm.rows
     )
     batch = production_batch(
-        [*groups, *data.mixed], trainer_version=arm.parent_version, cfg=arm.rows, train=arm.train
+        [*groups, *data.mixed, *data.branched],
+        trainer_version=arm.parent_version,
+        cfg=arm.rows,
+        train=arm.train,
     )
     if not batch.microbatches:
         return ArmResult(counts, arm.parent, None, "no signal: no cohort has unequal rewards")

@@ -15,7 +15,11 @@ server stops.
 
 With a trace store, a session is a `kind="agent"` session row; each model turn is a
 request row (token-exact, chained by `parent_id`, so `shadowrl traces export` gives
-the episode's training segment) and each turn's calls and results a step row. The
+the episode's training segment) and each turn's calls and results a step row, with the
+content hash of the workspace after the step (`workspaces.ContentHasher`; the session
+row holds the starting copy's). The hash is taken off the event loop, right before the
+next turn's generation (no tool runs in between) or when the run ends, so the step row
+is written then; a run cancelled or failed in between writes it without a hash. The
 row's diff and info are updated when a run ends; feedback works on it as on any
 session. `owner` (an API key id) is kept for the auth layer: a key sees its own. A
 private key's session has no writer: its turns, steps, follow-ups and end are served
@@ -71,8 +75,9 @@ class RecordingPolicy:
         self.session, self.policy = session, policy
 
     async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams) -> Generation:
-        gen = await self.policy().generate(prompt_ids, sampling)
         s = self.session
+        await s.flush_step()  # the last step's workspace, before anything else can change it
+        gen = await self.policy().generate(prompt_ids, sampling)
         s.generated += len(gen.token_ids)
         s.versions.update(gen.versions)
         s.context = len(prompt_ids) + len(gen.token_ids)
@@ -98,9 +103,12 @@ class AgentSession:
         owner: str | None,
         model: str,
         checkpoint: str | None,
+        hasher: workspaces.ContentHasher | None = None,
     ) -> None:
         self.id, self.task, self.snapshot, self.sandbox = sid, task, snapshot, sandbox
         self.config, self.writer, self.owner = config, writer, owner
+        self.hasher = hasher  # set when recording: each step row gets the workspace's hash
+        self.pending: StepRecord | None = None  # a step row waiting for its hash
         self.model, self.checkpoint = model, checkpoint
         self.tools = ToolSet.from_names(config.tools)
         self.schemas = self.tools.schemas()
@@ -142,6 +150,21 @@ class AgentSession:
         if self.writer is not None:  # applied in submission order, after its request
             self.writer.submit(write)
 
+    async def flush_step(self) -> None:
+        """Write the pending step row with the hash of the workspace as the step left it."""
+        step = self.pending
+        if step is None or self.hasher is None:
+            return
+        digest = await asyncio.to_thread(self.hasher.of, self.sandbox)
+        self.pending = None  # cancelled while hashing: `_finish` writes it without a hash
+        self._record(dataclasses.replace(step, workspace_hash=digest))
+
+    def _flush_unhashed(self) -> None:
+        """A run that stopped mid-way: its last step is recorded without a hash."""
+        step, self.pending = self.pending, None
+        if step is not None:
+            self._record(step)
+
     # ---------------------------------------------------------------- events
 
     def publish(self, kind: str, data: dict[str, Any]) -> None:
@@ -172,7 +195,8 @@ class AgentSession:
             index = len(self.steps)
             self.steps.append({"index": index, **step_json(step)})
             calls, results = step_calls_results(step)
-            self._record(StepRecord(self.id, index, calls, results, self.last_request))
+            if self.writer is not None:  # written by `flush_step`, with the workspace hash
+                self.pending = StepRecord(self.id, index, calls, results, self.last_request)
             self.publish("step", self.steps[-1])
 
         self.publish("message", {"role": "user", "content": message})
@@ -182,6 +206,7 @@ class AgentSession:
                 config=self.config, tools=self.tools, task_id=self.id, on_step=on_step,
                 state=self.state,
             )  # fmt: skip
+            await self.flush_step()
             self.changed = await asyncio.to_thread(workspaces.changes, self.sandbox, self.snapshot)
             self.diff = await asyncio.to_thread(workspaces.diff_of, self.changed, self.snapshot)
             self._finish("done", traj.end)
@@ -194,6 +219,7 @@ class AgentSession:
             self._finish("error", "error")
 
     def _finish(self, status: Status, end: str) -> None:
+        self._flush_unhashed()
         self.status, self.end = status, end
         self._record(SessionUpdate(self.id, status=status, diff=self.diff, info=self.info(end)))
         self.publish("end", {"status": status, "end": end})
@@ -299,15 +325,21 @@ class AgentSessions:
             raise APIError(400, str(e), "workspace", "invalid_workspace") from e
         sb = self.settings.spec.sandbox
         sandbox = await asyncio.to_thread(create_sandbox, snap.copy, sb.backend, sb.limits)
+        hasher = None  # private: nothing recorded, nothing hashed
+        if writer is not None:
+            hasher = await asyncio.to_thread(workspaces.ContentHasher, snap.copy)
         session = AgentSession(
-            sid, task, snap, sandbox, config, writer, owner, self.model, self.checkpoint()
-        )
+            sid, task, snap, sandbox, config, writer, owner, self.model, self.checkpoint(),
+            hasher,
+        )  # fmt: skip
         self._room()  # the snapshot took a while: check again, nothing awaited after this
         self.sessions[sid] = session
         info = {"budgets": config.model_dump(include=set(BUDGETS))}
+        start = hasher.start() if hasher is not None else None
         row = NewSession(
-            sid, "agent", owner, "running", task, task_id, snap.label, session.checkpoint, info
-        )
+            sid, "agent", owner, "running", task, task_id, snap.label, session.checkpoint, info,
+            start,
+        )  # fmt: skip
         if writer is not None:  # committed first: feedback may name it at once
             await writer.write(row)
         session.start(task, self.policy, self.tokenizer)

@@ -43,6 +43,7 @@ class AgentRecord:
     record: Record
     chain: tuple[RequestView, ...]
     exact: bool  # rendering the rebuilt messages gives every recorded prompt
+    exact_prefix: int  # how many leading requests' prompts the rebuilt messages give
 
 
 def request_chain(view: SessionView) -> list[RequestView]:
@@ -68,6 +69,7 @@ def agent_record(view: SessionView, tokenizer: Any, agent: AgentConfig) -> Agent
     renderer = Renderer(tokenizer, schemas)
     messages = [Message("system", agent.system_prompt), Message("user", s.task or "")]
     exact = list(chain[0].prompt_ids) == renderer.prompt_ids(messages)
+    exact_prefix = int(exact)
     steps: list[Step] = []
     for k, r in enumerate(chain):
         text = tokenizer.decode(r.generated_ids, skip_special_tokens=True)
@@ -81,6 +83,7 @@ def agent_record(view: SessionView, tokenizer: Any, agent: AgentConfig) -> Agent
         if k + 1 < len(chain) and exact:
             more = renderer.continuation_ids(conv, feedback, r.generated_ids)
             exact = list(chain[k + 1].prompt_ids) == [*r.prompt_ids, *r.generated_ids, *more]
+            exact_prefix += exact
         messages = [*conv, *feedback]
     traj = Trajectory(
         task_id=s.task_id or s.id, messages=tuple(messages), steps=tuple(steps),
@@ -92,7 +95,16 @@ def agent_record(view: SessionView, tokenizer: Any, agent: AgentConfig) -> Agent
         "model": chain[0].row.model, "checkpoint": chain[0].checkpoint,
         "agent": agent.model_dump(mode="json"),
     }  # fmt: skip
-    return AgentRecord(Record(traj, (), meta), tuple(chain), exact)
+    return AgentRecord(Record(traj, (), meta), tuple(chain), exact, exact_prefix)
+
+
+def served_agent_config(view: SessionView, base: AgentConfig) -> AgentConfig:
+    """The agent config a session was served with: `base`, with the session's budgets
+    and its first request's sampling."""
+    first = request_chain(view)[0].row
+    recorded = {"temperature": first.temperature, "top_p": first.top_p}
+    budgets = view.session.info.get("budgets", {})
+    return AgentConfig.model_validate({**base.model_dump(), **budgets, **recorded})
 
 
 def request_segment(r: RequestView) -> Segment:

@@ -6,6 +6,10 @@ refused outright) and copies it, or a git commit of it (`git archive`), into a
 private directory: the sandbox is built on that copy, and the copy is the baseline
 of the session's diff. `.git` and tool caches are not copied.
 
+`ContentHasher` gives the content hash the trace store keeps for a session's starting
+workspace and for the workspace after every step (what branching checks a rebuilt
+sandbox against, `realtime/branch.py`).
+
 `apply_changes` is the user's explicit accept: it writes the files the session
 changed into the real workspace, refused (`WorkspaceChanged`, a 409) unless the
 workspace is as it was when the session started: the same fingerprint (every file's
@@ -24,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from shadowrl.sandbox import fsview
 from shadowrl.sandbox.base import Sandbox
 from shadowrl.tasks.patch import make_patch
 
@@ -90,6 +95,53 @@ def fingerprint(top: Path) -> str:
     return h.hexdigest()
 
 
+def _is_cache(path: str) -> bool:
+    return path.endswith(".pyc") or bool(SKIPPED_DIRS.intersection(path.split("/")[:-1]))
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class ContentHasher:
+    """The content hash of a sandbox's workspace: sha256 over every regular file's path
+    and sha256, sorted by path. Caches (`SKIPPED_DIRS`, `*.pyc`: bytecode embeds source
+    mtimes, so two faithful runs differ there) and symlinks (`Sandbox.list_files` lists
+    regular files only) are left out. The starting copy is hashed once, file by file;
+    after that only `changed_files()` are read, so a step costs what it changed, plus
+    the backend's change scan (the overlay reads its upper layers; `local` compares files).
+    """
+
+    def __init__(self, base: Path) -> None:
+        listed = (p for p in fsview.list_files(base) if not _is_cache(p))
+        self.base = {p: _digest((base / p).read_bytes()) for p in listed}
+
+    @staticmethod
+    def combine(digests: Mapping[str, str]) -> str:
+        h = hashlib.sha256()
+        for path in sorted(digests):
+            h.update(f"{path}\0{digests[path]}\n".encode())
+        return h.hexdigest()
+
+    def start(self) -> str:
+        """The hash of the starting copy."""
+        return self.combine(self.base)
+
+    def of(self, sandbox: Sandbox) -> str:
+        """The hash of `sandbox`'s workspace now (it must have started from the base copy)."""
+        now = dict(self.base)
+        for path in sandbox.changed_files():
+            if _is_cache(path):
+                continue
+            try:
+                now[path] = _digest(sandbox.read_file(path))
+            except FileNotFoundError:
+                now.pop(path, None)
+            except OSError as e:  # unreadable now (e.g. chmod 000): still a state of its own
+                now[path] = f"unreadable:{e.errno}"
+        return self.combine(now)
+
+
 def take_snapshot(root: Path, requested: str, commit: str | None, into: Path) -> Snapshot:
     """Copy workspace `requested` (or its git `commit`) into the new directory `into`."""
     source = resolve_workspace(root, requested)
@@ -99,6 +151,13 @@ def take_snapshot(root: Path, requested: str, commit: str | None, into: Path) ->
     else:
         _git_export(source, commit, into)
     return Snapshot(source, into, commit, fingerprint(source))
+
+
+def reopen(label: str, into: Path) -> Snapshot:
+    """A fresh copy of a recorded session's workspace, by its label (`path[@commit]`):
+    a commit comes back exactly; a plain directory comes back as it is now."""
+    source, _, commit = label.partition("@")
+    return take_snapshot(Path(source), source, commit or None, into)
 
 
 def _git_export(repo: Path, commit: str, into: Path) -> None:

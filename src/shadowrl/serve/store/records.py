@@ -49,6 +49,7 @@ class NewSession:
     workspace: str | None = None
     checkpoint: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    workspace_hash: str | None = None  # an agent session's starting workspace
     created_at: datetime = field(default_factory=utcnow)
 
     def apply(self, conn: Connection) -> None:
@@ -139,6 +140,7 @@ class StepRecord:
     tool_calls: list[Any]
     results: list[Any]
     request_id: str | None = None
+    workspace_hash: str | None = None  # the workspace after the step (`workspaces.ContentHasher`)
     created_at: datetime = field(default_factory=utcnow)
 
     def apply(self, conn: Connection) -> None:

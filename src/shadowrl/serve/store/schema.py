@@ -89,6 +89,9 @@ class TraceSession(Base):
     diff: Mapped[str | None] = mapped_column(Text, doc="the agent's changes as a unified diff")
     checkpoint: Mapped[str | None] = mapped_column(String(512), doc="serving checkpoint")
     info: Mapped[dict[str, Any]] = mapped_column(doc="budgets, token counts, anything else")
+    workspace_hash: Mapped[str | None] = mapped_column(
+        String(64), doc="content hash of the workspace copy the agent started on"
+    )
 
 
 class TraceRequest(Base):
@@ -146,6 +149,9 @@ class TraceStep(Base):
     created_at: Mapped[datetime]
     tool_calls: Mapped[list[Any]]
     results: Mapped[list[Any]]
+    workspace_hash: Mapped[str | None] = mapped_column(
+        String(64), doc="content hash of the workspace after the step (None: not taken)"
+    )
 
 
 class Feedback(Base):

@@ -1,0 +1,199 @@
+"""Rebuilding a recorded agent session's sandbox at a turn, and checking it is faithful.
+
+A branch point is worth training on only if the sandbox the continuations start from
+is the one the served agent had there. The store keeps what is needed to check that:
+the content hash of the session's starting workspace, and per step the tool calls,
+their results and the hash of the workspace after the step (`serve/workspaces.py`,
+`ContentHasher`). `rebuild` takes a fresh copy of the session's workspace
+(`workspaces.reopen`: a `path@commit` workspace comes back byte for byte; a plain
+directory comes back as it is today, so it is faithful only while nobody changed it,
+which the starting hash catches), re-runs every recorded call of the steps before the
+turn, in order, under the served agent config, and compares, step by step:
+
+- each call's result: same tool, same error flag, and the same output after
+  `normalise` (timings and temporary paths differ between two faithful runs);
+- the workspace's content hash after the step, to the recorded one.
+
+The first difference makes the point unfaithful (`Unfaithful`, with the step and the
+reason); a faithful one comes back as an `EpisodeCheckpoint` (`agent.record`): the
+recorded tokens up to the turn, cut from the trace (nothing re-rendered), and a
+snapshot of the rebuilt sandbox to fork continuations from. Only the prefix is
+rebuilt: the store keeps no follow-up messages, so a session whose messages stop
+re-rendering its prompts before the turn (a follow-up, a summary) is unfaithful too.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shadowrl.agent.config import AgentConfig
+from shadowrl.agent.record import NOT_RERUN, checkpoint_from
+from shadowrl.agent.state import EpisodeCheckpoint
+from shadowrl.agent.tools import ToolContext, ToolSet
+from shadowrl.sandbox import create_sandbox
+from shadowrl.sandbox.base import Sandbox, SandboxConfig
+from shadowrl.serve import workspaces
+from shadowrl.serve.replay_record import AgentRecord, agent_record, served_agent_config
+from shadowrl.serve.store.queries import SessionView
+from shadowrl.serve.store.schema import TraceStep
+from shadowrl.types import ToolCall, ToolResult
+
+TEMP_ROOT = re.escape(tempfile.gettempdir().rstrip("/"))
+# (pattern, replacement), applied in order; see `normalise`
+NORMALISERS = (
+    (re.compile(TEMP_ROOT + r"/[^\s'\":,()\[\]]*"), "<tmp>"),
+    (re.compile(r"\b\d+m\d+(?:\.\d+)?s\b"), "<t>"),  # `time`: 0m0.004s
+    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds)\b"), "<t>"),
+    (re.compile(r"\b0x[0-9a-fA-F]{6,}\b"), "0x<addr>"),
+)
+
+
+def normalise(output: str) -> str:
+    """A tool output with what differs between two faithful runs replaced:
+
+    - any path under the temporary directory (`/tmp/...`, up to a space, quote, colon,
+      comma or bracket) becomes `<tmp>`: the `local` backend's workspace lives there,
+      and so do the files tests and tools make;
+    - a duration (`0.003s`, `12 ms`, `1.5 seconds`, `0m0.004s`) becomes `<t>`;
+    - a memory address of six or more hex digits (`0x7f3a...` in a repr) becomes `0x<addr>`.
+
+    Nothing else is touched: a different line count, exit code or value is a difference.
+    """
+    for pattern, replacement in NORMALISERS:
+        output = pattern.sub(replacement, output)
+    return output
+
+
+@dataclass(frozen=True)
+class Unfaithful:
+    """Why a branch point could not be rebuilt as recorded (`step` -1: before any step)."""
+
+    session_id: str
+    turn: int
+    step: int
+    reason: str
+
+
+@dataclass
+class Rebuilt:
+    """A faithful branch point: the checkpoint before `turn`, on a rebuilt sandbox.
+    `close` releases the snapshot, the sandbox and the workspace copy."""
+
+    session_id: str
+    turn: int
+    record: AgentRecord
+    agent: AgentConfig
+    checkpoint: EpisodeCheckpoint
+    sandbox: Sandbox
+    copy: Path
+
+    def close(self) -> None:
+        self.checkpoint.release()
+        self.sandbox.close()
+        shutil.rmtree(self.copy.parent, ignore_errors=True)
+
+
+def _mismatch(calls: list[ToolCall], recorded: list[ToolResult], now: list[ToolResult]) -> str:
+    """How the re-run results of one step differ from the recorded ones ('' if they do not)."""
+    if len(now) != len(recorded):
+        return f"{len(now)} results re-run, {len(recorded)} recorded"
+    for call, r, n in zip(calls, recorded, now, strict=True):
+        if (n.name, n.is_error) != (r.name, r.is_error):
+            return f"{call.name} ({call.id}): error {n.is_error}, recorded {r.is_error}"
+        if normalise(n.output) != normalise(r.output):
+            return f"{call.name} ({call.id}): output differs from the recorded one"
+    return ""
+
+
+def _rerun_step(ctx: ToolContext, tools: ToolSet, row: TraceStep) -> tuple[str, list[ToolCall]]:
+    calls = [ToolCall(c["id"], c["name"], c["arguments"]) for c in row.tool_calls]
+    recorded = [ToolResult(**d) for d in row.results]
+    if any(c.name in NOT_RERUN for c in calls):
+        return f"step calls {sorted({c.name for c in calls} & NOT_RERUN)}: not re-run", calls
+    now = [tools.execute(ctx, c) for c in calls]  # in call order, one at a time
+    return _mismatch(calls, recorded, now), calls
+
+
+def check_prefix(
+    sandbox: Sandbox, hasher: workspaces.ContentHasher, steps: list[TraceStep], agent: AgentConfig
+) -> tuple[int, str] | None:
+    """Re-run `steps` on `sandbox` (the session's fresh workspace) and compare each with
+    its record; the first (step, reason) that differs, None when all are faithful."""
+    tools, ctx = ToolSet.from_names(agent.tools), ToolContext(sandbox, agent)
+    for row in steps:
+        if row.workspace_hash is None:
+            return row.index, "the step was recorded without a workspace hash"
+        why, _ = _rerun_step(ctx, tools, row)
+        if why:
+            return row.index, why
+        if hasher.of(sandbox) != row.workspace_hash:
+            return row.index, "the workspace after the step differs from the recorded one"
+    return None
+
+
+def rebuild(
+    view: SessionView, turn: int, tokenizer: Any, base: AgentConfig, sandbox: SandboxConfig
+) -> Rebuilt | Unfaithful:
+    """Session `view`'s sandbox right before step `turn`, checked (module docstring)."""
+    sid = view.session.id
+
+    def unfaithful(step: int, reason: str) -> Unfaithful:
+        return Unfaithful(sid, turn, step, reason)
+
+    agent = served_agent_config(view, base)
+    record = agent_record(view, tokenizer, agent)
+    if record.exact_prefix <= turn:
+        return unfaithful(-1, "its messages do not re-render the recorded prompts up to the turn")
+    if view.session.workspace is None or view.session.workspace_hash is None:
+        return unfaithful(-1, "the session records no workspace or no starting hash")
+    into = Path(tempfile.mkdtemp(prefix=f"branch-{sid}-")) / "workspace"
+    try:
+        snap = workspaces.reopen(view.session.workspace, into)
+        hasher = workspaces.ContentHasher(snap.copy)
+    except (workspaces.WorkspaceError, OSError) as e:
+        shutil.rmtree(into.parent, ignore_errors=True)
+        return unfaithful(-1, f"the workspace cannot be reopened: {e}")
+    if hasher.start() != view.session.workspace_hash:
+        shutil.rmtree(into.parent, ignore_errors=True)
+        return unfaithful(-1, "the workspace differs from the one the session started on")
+    box = create_sandbox(snap.copy, sandbox.backend, sandbox.limits)
+    try:
+        checkpoint = _checkpoint(view, turn, box, hasher, record, agent)
+    except BaseException as e:
+        box.close()
+        shutil.rmtree(into.parent, ignore_errors=True)
+        if isinstance(e, _Skip):
+            return unfaithful(e.step, e.reason)
+        raise
+    return Rebuilt(sid, turn, record, agent, checkpoint, box, snap.copy)
+
+
+class _Skip(Exception):
+    def __init__(self, step: int, reason: str) -> None:
+        super().__init__(reason)
+        self.step, self.reason = step, reason
+
+
+def _checkpoint(
+    view: SessionView,
+    turn: int,
+    box: Sandbox,
+    hasher: workspaces.ContentHasher,
+    record: AgentRecord,
+    agent: AgentConfig,
+) -> EpisodeCheckpoint:
+    """Re-run and check the steps before `turn` on `box`, then freeze it there."""
+    steps = sorted(view.steps, key=lambda r: r.index)[:turn]
+    if [r.index for r in steps] != list(range(turn)):
+        raise _Skip(-1, "the store does not hold every step before the turn")
+    if (bad := check_prefix(box, hasher, steps, agent)) is not None:
+        raise _Skip(*bad)
+    try:
+        return checkpoint_from(record.record, turn, box)
+    except ValueError as e:  # e.g. the turn is a summary's
+        raise _Skip(turn, str(e)) from e

@@ -1,0 +1,397 @@
+"""Branch points of real recorded sessions: agent sessions served over HTTP (a scripted
+policy, the local sandbox, a SQLite trace store) with feedback posted to `/v1/feedback`.
+The turn picked follows the rule; a faithful point rebuilds to the recorded tokens and
+workspace; a nondeterministic step, a planted output or hash mismatch and a changed
+plain-directory workspace are each caught, skipped and counted; a `@commit` workspace
+rebuilds exactly whatever the directory holds now; a private key's session never gives
+a point. Continuations from a point carry the recorded prefix token for token and
+masked, are judged by the workspace's pristine tests and credited against their
+siblings (hand-computed); the stage behind `Deps.brancher` does all of it on the
+serving checkpoint and counts it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import shutil
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import update
+
+import shadowrl
+from shadowrl.agent.config import AgentConfig
+from shadowrl.agent.policies import ScriptedPolicy
+from shadowrl.episode import EpisodeSpec, SharedPolicy
+from shadowrl.models import load_tokenizer
+from shadowrl.realtime import branch_stage
+from shadowrl.realtime.branch import BranchCounts, BranchPoint, NoPoint, pick, store_points
+from shadowrl.realtime.config import BranchConfig
+from shadowrl.realtime.context import BranchStats, Ctx, Deps
+from shadowrl.realtime.continuations import WorkspaceTests, continue_point
+from shadowrl.realtime.rebuild import Rebuilt, Unfaithful, check_prefix, normalise, rebuild
+from shadowrl.rl.batch import rows_from_groups
+from shadowrl.sandbox import create_sandbox
+from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.serve.agent_sessions import AgentSettings
+from shadowrl.serve.app import create_app
+from shadowrl.serve.auth import KeyRing, add_key
+from shadowrl.serve.replay_record import request_chain
+from shadowrl.serve.store import TraceStore, open_store
+from shadowrl.serve.store.queries import SessionView, get_session
+from shadowrl.serve.store.schema import Feedback, TraceStep
+from shadowrl.serve.threaded import serve_in_thread
+from shadowrl.serve.workspaces import ContentHasher
+
+DEMO = Path(shadowrl.__file__).parent / "data" / "demo" / "repo"
+AGENT = AgentConfig(max_turns=6)
+SANDBOX = SandboxConfig(backend="local")
+OLD, NEW = (
+    "    n = len(values)\n    mid",
+    "    values = sorted(values)\n    n = len(values)\n    mid",
+)
+# prints the (temporary) working directory and a duration: equal only after `normalise`
+PROBE = (
+    "python -c 'import os, time; t = time.time(); from stats import median; "
+    'print(os.getcwd(), median([3, 1, 2]), f"{time.time() - t:.6f}s")\''
+)
+
+
+def call(name: str, **arguments: Any) -> str:
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
+
+
+SCRIPTS = {
+    "FIX": [  # read, probe, edit (turn 2), probe, submit
+        call("read_file", path="stats.py"),
+        call("run", command=PROBE),
+        call("edit_file", path="stats.py", old=OLD, new=NEW),
+        call("run", command=PROBE),
+        call("submit"),
+    ],
+    "NOISY": [  # a step whose output is new on every run, then the edit (turn 1)
+        call("run", command="python -c 'import os; print(os.urandom(8).hex())'"),
+        call("edit_file", path="stats.py", old=OLD, new=NEW),
+        call("submit"),
+    ],
+}
+
+
+def scripted(prompt: str) -> str:
+    script = SCRIPTS["NOISY" if "NOISY" in prompt else "FIX"]
+    return script[prompt.count("<|im_start|>assistant") - 1]
+
+
+@dataclasses.dataclass
+class Served:
+    url: str
+    store: TraceStore
+    root: Path
+    keys: dict[str, str]  # name -> secret
+    ids: dict[str, str]  # name -> key id
+
+    def session(self, task: str, key: str = "alice", **body: Any) -> str:
+        auth = {"Authorization": f"Bearer {self.keys[key]}"}
+        with httpx.Client(base_url=self.url, timeout=60, headers=auth) as http:
+            made = http.post("/v1/agent/sessions", json={"workspace": "demo", "task": task, **body})
+            assert made.status_code == 201, made.text
+            sid = made.json()["id"]
+            with http.stream("GET", f"/v1/agent/sessions/{sid}/events") as r:
+                list(r.iter_lines())
+            assert http.get(f"/v1/agent/sessions/{sid}").json()["end"] == "submitted"
+        return sid
+
+    def feedback(self, key: str = "alice", **body: Any) -> int:
+        auth = {"Authorization": f"Bearer {self.keys[key]}"}
+        return httpx.post(f"{self.url}/v1/feedback", json=body, headers=auth).status_code
+
+    def view(self, sid: str) -> SessionView:
+        view = get_session(self.store.engine, sid)
+        assert view is not None
+        return view
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Any:
+    return load_tokenizer("tiny")
+
+
+@pytest.fixture
+def served(tmp_path: Path, tokenizer: Any) -> Iterator[Served]:
+    root = tmp_path / "root"
+    shutil.copytree(DEMO, root / "demo")
+    path, keys, ids = tmp_path / "keys.json", {}, {}
+    for name, private in (("alice", False), ("quiet", True)):
+        entry, keys[name] = add_key(path, name, private)
+        ids[name] = entry.id
+    store = open_store("traces.db", tmp_path)
+    settings = AgentSettings(root, EpisodeSpec(agent=AGENT, sandbox=SANDBOX))
+    app = create_app(
+        ScriptedPolicy(tokenizer, scripted), tokenizer, "tiny-test", traces=store.writer,
+        agent=settings, keys=KeyRing(path), max_context_tokens=4096,
+    )  # fmt: skip
+    try:
+        with serve_in_thread(app) as url:
+            yield Served(url, store, root, keys, ids)
+    finally:
+        store.close()
+
+
+def rebuilt(served: Served, sid: str, tokenizer: Any, turn: int) -> Rebuilt | Unfaithful:
+    return rebuild(served.view(sid), turn, tokenizer, AGENT, SANDBOX)
+
+
+def test_normalise_hides_timings_temp_paths_and_addresses_only() -> None:
+    a = "/tmp/shadowrl-local-ab12/workspace 2 0.000123s\nRan 3 tests in 0.004s <obj at 0x7f3a9c>"
+    b = "/tmp/shadowrl-local-zz99/workspace 2 0.5s\nRan 3 tests in 12 ms <obj at 0x7fffff>"
+    assert normalise(a) == normalise(b) == "<tmp> 2 <t>\nRan 3 tests in <t> <obj at 0x<addr>>"
+    assert normalise("Ran 3 tests") != normalise("Ran 4 tests")
+    assert normalise("exit code 1") != normalise("exit code 0")
+
+
+def test_the_turn_is_the_first_edit_the_signal_concerns(served: Served, tokenizer: Any) -> None:
+    sid = served.session("FIX the median")
+    view = served.view(sid)
+    assert pick(view, 0.5) is None, "no feedback, no branch point"
+
+    def with_signals(*fb: Feedback) -> SessionView:
+        return dataclasses.replace(view, feedback=fb)
+
+    def on(k: int, signal: str = "thumbs_down") -> Feedback:
+        return Feedback(signal=signal, response_id=f"{sid}-t{k}")
+
+    assert pick(with_signals(Feedback(signal="reject")), 0.5) == BranchPoint(sid, 2, "reject", True)
+    assert pick(with_signals(Feedback(signal="keep", value=0.9)), 0.5) is None, "kept: fine"
+    assert pick(with_signals(Feedback(signal="keep", value=0.2)), 0.5) == BranchPoint(
+        sid, 2, "keep", True
+    )
+    assert pick(with_signals(on(3)), 0.5) == BranchPoint(sid, 2, "thumbs_down", True)
+    # a reply before any edit: nothing changed yet, so that reply itself is redone
+    assert pick(with_signals(on(1)), 0.5) == BranchPoint(sid, 1, "thumbs_down", False)
+    assert pick(with_signals(on(3), on(0)), 0.5) == BranchPoint(sid, 0, "thumbs_down", False)
+    assert pick(with_signals(on(1, "thumbs_up")), 0.5) is None
+
+
+def test_a_rejected_session_rebuilds_faithfully_before_its_edit(
+    served: Served, tokenizer: Any
+) -> None:
+    sid = served.session("FIX the median")
+    assert served.feedback(session_id=sid, signal="reject") == 200
+    counts = BranchCounts()
+    engine = served.store.engine
+    (point,) = list(store_points(engine, tokenizer, AGENT, SANDBOX, counts=counts))
+    try:
+        assert (point.session_id, point.turn) == (sid, 2)
+        chain = request_chain(served.view(sid))
+        # the recorded prefix, token-exact: the tokens the served model saw at turn 2
+        assert point.checkpoint.state.tokens.ids == list(chain[2].prompt_ids)
+        assert [s.tool_calls[0].name for s in point.checkpoint.state.steps] == ["read_file", "run"]
+        fork = point.checkpoint.fork()
+        try:
+            assert b"sorted(values)" not in fork.read_file("stats.py"), "before the edit"
+        finally:
+            fork.close()
+    finally:
+        point.close()
+    assert (counts.negative, counts.points, counts.faithful, counts.unfaithful) == (1, 1, 1, 0)
+    start = rebuilt(served, sid, tokenizer, 0)  # before the first turn: nothing re-run
+    assert isinstance(start, Rebuilt)
+    start.close()
+    assert start.checkpoint.state.tokens.ids == list(chain[0].prompt_ids)
+
+
+def test_unfaithful_points_are_caught_skipped_and_counted(served: Served, tokenizer: Any) -> None:
+    noisy = served.session("NOISY: fix the median")
+    fix = served.session("FIX the median")
+    for sid in (noisy, fix):
+        assert served.feedback(session_id=sid, signal="revert") == 200
+    counts = BranchCounts()
+    engine = served.store.engine
+    (point,) = store_points(engine, tokenizer, AGENT, SANDBOX, counts=counts)
+    assert (point.session_id, point.turn) == (fix, 2)
+    point.close()
+    assert (counts.points, counts.faithful, counts.unfaithful) == (2, 1, 1)
+    assert counts.unfaithful_why == {"run (call_0_0): output differs from the recorded one": 1}
+
+    def set_step(**values: Any) -> None:
+        with engine.begin() as conn:
+            where = (TraceStep.session_id == fix) & (TraceStep.index == 1)
+            conn.execute(update(TraceStep).where(where).values(**values))
+
+    def unfaithful() -> Unfaithful:
+        got = rebuilt(served, fix, tokenizer, 2)
+        if isinstance(got, Rebuilt):
+            got.close()
+        assert isinstance(got, Unfaithful), got
+        return got
+
+    step1 = next(s for s in served.view(fix).steps if s.index == 1)
+    good = {"workspace_hash": step1.workspace_hash, "results": step1.results}
+    set_step(workspace_hash="0" * 64)
+    bad = unfaithful()
+    assert (bad.step, bad.reason) == (
+        1,
+        "the workspace after the step differs from the recorded one",
+    )
+    # a planted output is what the model saw, too: the recorded prompts no longer render
+    planted = [{**step1.results[0], "output": "2 3 9\n"}]
+    set_step(**{**good, "results": planted})
+    assert unfaithful().reason.startswith("its messages do not re-render the recorded prompts")
+    # ... and the re-run itself tells it apart
+    steps = sorted(served.view(fix).steps, key=lambda r: r.index)[:2]
+    copy = served.root.parent / "copy"
+    shutil.copytree(DEMO, copy)
+    with create_sandbox(copy, backend="local") as box:  # type: ignore[attr-defined]
+        got = check_prefix(box, ContentHasher(copy), steps, AGENT)
+    assert got == (1, "run (call_1_0): output differs from the recorded one")
+    set_step(**{**good, "workspace_hash": None})
+    assert unfaithful().reason == "the step was recorded without a workspace hash"
+    set_step(**good)
+    again = rebuilt(served, fix, tokenizer, 2)
+    assert isinstance(again, Rebuilt), "the record restored, the point is faithful again"
+    again.close()
+    # a plain directory rebuilds as it is now: changed since, it is not the session's
+    (served.root / "demo" / "notes.txt").write_text("the user's own file\n")
+    bad = unfaithful()
+    assert (
+        bad.step == -1 and bad.reason == "the workspace differs from the one the session started on"
+    )
+
+
+def git(repo: Path, *args: str) -> str:
+    cmd = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args]
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_a_commit_workspace_rebuilds_whatever_the_directory_holds_now(
+    served: Served, tokenizer: Any
+) -> None:
+    repo = served.root / "demo"
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    sid = served.session("FIX the median", commit=git(repo, "rev-parse", "HEAD"))
+    (repo / "stats.py").write_text("# rewritten since\n")
+    got = rebuilt(served, sid, tokenizer, 2)
+    assert isinstance(got, Rebuilt), got
+    got.close()
+
+
+def test_a_private_keys_session_is_never_a_branch_point(served: Served, tokenizer: Any) -> None:
+    quiet = served.session("FIX the median", key="quiet")
+    assert served.feedback(key="quiet", session_id=quiet, signal="reject") == 404
+    mine = served.session("FIX the median")
+    assert served.feedback(session_id=mine, signal="reject") == 200
+    counts = BranchCounts()
+    engine = served.store.engine
+    points = list(store_points(engine, tokenizer, AGENT, SANDBOX, counts=counts))
+    assert [p.session_id for p in points] == [mine] and counts.negative == 1
+    for p in points:
+        p.close()
+    # a key made private after it was recorded: its sessions are refused too
+    private = {served.ids["alice"]}
+    assert pick(served.view(mine), 0.5, private) == NoPoint(mine, "private")
+    assert not list(store_points(engine, tokenizer, AGENT, SANDBOX, private=private))
+
+
+class Continuations:
+    """The current policy, scripted: at the branch turn the k-th continuation to ask
+    gets `firsts[k]`; after an edit it submits."""
+
+    def __init__(self, tokenizer: Any, firsts: list[str]) -> None:
+        self.firsts = iter(firsts)
+        self.policy = ScriptedPolicy(tokenizer, self.reply)
+
+    def reply(self, prompt: str) -> str:
+        turn = prompt.count("<|im_start|>assistant") - 1
+        return next(self.firsts) if turn == 2 else call("submit")
+
+
+def test_continuations_are_masked_token_exact_judged_and_credited(
+    served: Served, tokenizer: Any
+) -> None:
+    sid = served.session("FIX the median")
+    assert served.feedback(session_id=sid, signal="reject") == 200
+    (point,) = store_points(served.store.engine, tokenizer, AGENT, SANDBOX)
+    edit = call("edit_file", path="stats.py", old=OLD, new=NEW)
+    policy = Continuations(tokenizer, [edit, call("submit"), edit]).policy
+    try:
+        group = asyncio.run(continue_point(point, policy, tokenizer, 3, WorkspaceTests()))
+        again = Continuations(tokenizer, [edit, edit]).policy
+        nothing_ran = WorkspaceTests(command="no-such-test-runner")  # exit 127: no verdict
+        assert asyncio.run(continue_point(point, again, tokenizer, 2, nothing_ran)) is None
+    finally:
+        point.close()
+    assert group is not None and group.contrast
+    assert sorted(group.rewards) == [0.0, 1.0, 1.0], "the fix passes the workspace's tests"
+    prompt = request_chain(served.view(sid))[2].prompt_ids
+    p = len(prompt)
+    assert group.prefix == p
+    for traj in group.trajectories:
+        (seg,) = traj.segments
+        assert seg.token_ids[:p] == prompt, "the recorded prefix, token for token"
+        assert not any(seg.loss_mask[:p]), "context only"
+        assert seg.loss_mask[p], "the fresh reply is trained"
+    rows, _ = rows_from_groups([group.leaves()])
+    # hand-computed: mean reward 2/3; each branch's own tokens get r − 2/3
+    pairs = sorted((t.reward, r.advantage) for r, t in zip(rows, group.trajectories, strict=True))
+    assert [r for r, _ in pairs] == [0.0, 1.0, 1.0]
+    assert [a for _, a in pairs] == pytest.approx([-2 / 3, 1 / 3, 1 / 3])
+    assert all(not any(r.segment.loss_mask[:p]) for r in rows)
+
+
+def test_a_workspace_without_tests_cannot_be_judged(served: Served, tokenizer: Any) -> None:
+    (served.root / "demo" / "test_stats.py").unlink()
+    sid = served.session("FIX the median")
+    assert served.feedback(session_id=sid, signal="reject") == 200
+    (point,) = store_points(served.store.engine, tokenizer, AGENT, SANDBOX)
+    policy = Continuations(tokenizer, [call("submit")] * 2).policy
+    try:
+        assert asyncio.run(continue_point(point, policy, tokenizer, 2, WorkspaceTests())) is None
+    finally:
+        point.close()
+
+
+def test_the_stage_continues_the_cycles_points_on_the_serving_checkpoint(
+    served: Served, tokenizer: Any
+) -> None:
+    since = datetime.now(UTC)
+    fix, noisy = served.session("FIX the median"), served.session("NOISY: fix the median")
+    for sid in (fix, noisy):
+        assert served.feedback(session_id=sid, signal="reject") == 200
+    edit = call("edit_file", path="stats.py", old=OLD, new=NEW)
+    policy = Continuations(tokenizer, [edit, call("submit")]).policy
+    opened: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def open_policy(checkpoint: str) -> AsyncIterator[SharedPolicy]:
+        opened.append(checkpoint)
+        yield SharedPolicy(policy, tokenizer, "scripted")
+
+    unused = dict.fromkeys(["run_dir", "rt", "eval", "train", "model", "pins", "open_evaluator",
+                            "pinned", "mix_tasks", "cache_dir", "workspaces"])  # fmt: skip
+    deps = Deps(**unused, spec=EpisodeSpec(agent=AGENT, sandbox=SANDBOX), tokenizer=tokenizer,
+                open_policy=open_policy)  # type: ignore[arg-type]  # fmt: skip
+    ctx = Ctx(deps, served.store, None)  # type: ignore[arg-type]
+    assert branch_stage.build(BranchConfig()) is None, "off: no brancher, nothing runs"
+    brancher = branch_stage.build(BranchConfig(enabled=True, k=2))
+    assert brancher is not None
+    groups, stats = asyncio.run(brancher.groups(ctx, since, datetime.now(UTC), "ckpt-3", 3))
+    assert opened == ["ckpt-3"]
+    why = {"run (call_0_0): output differs from the recorded one": 1}
+    assert stats == BranchStats(negative=2, points=2, faithful=1, unfaithful=1, unjudged=0,
+                                continuations=2, groups=1, with_contrast=1, unfaithful_why=why)  # fmt: skip
+    (group,) = groups
+    assert sorted(t.reward for t in group) == [0.0, 1.0]
+    for traj in group:  # stamped with the serving checkpoint's registry version
+        (seg,) = traj.segments
+        assert {v for v, m in zip(seg.versions, seg.loss_mask, strict=True) if m} == {3}
+    rows, _ = rows_from_groups([group])
+    assert sorted(r.advantage for r in rows) == [-0.5, 0.5]
