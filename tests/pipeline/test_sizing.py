@@ -36,3 +36,12 @@ def test_a_larger_gain_needs_quadratically_less():
 def test_no_variance_or_one_template_cannot_be_sized():
     assert not eval_size([0.0] * 4, list("aabb"), episodes=8, eval_s=1, gain=0.1).sizable
     assert not eval_size([1.0, 0.0], ["a", "a"], episodes=4, eval_s=1, gain=0.1).sizable
+
+
+def test_a_size_from_a_handful_of_differing_tasks_is_marked_rough():
+    from shadowrl.pipeline.report_learning import size_words
+
+    one = eval_size([0.5] + [0.0] * 15, list("aabbccddeeffgghh"), episodes=32, eval_s=1, gain=0.1)
+    assert one.sizable and one.rough and one.differing == 1
+    assert size_words(one).startswith("Only 1 paired task(s) differ")
+    assert not eval_size(DIFFS * 2, TEMPLATES * 2, episodes=24, eval_s=1, gain=0.1).rough

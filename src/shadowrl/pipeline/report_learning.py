@@ -110,7 +110,13 @@ def size_words(s: EvalSize) -> str:
             "template), so this run has no variance to size a larger eval from: it needs "
             "held-out tasks both policies solve sometimes."
         )
-    return (
+    caveat = (
+        f"Only {s.differing} paired task(s) differ between the arms, so the variance below "
+        "rests on them and the size scaled from it is a rough guess, likely too small. "
+        if s.rough
+        else ""
+    )
+    return caveat + (
         f"From this run's own variance (cluster-robust standard error {s.se:.3f}), detecting "
         f"a gain of +{s.gain:.2f} (one-sided α = {s.alpha}, power {s.power}) takes about "
         f"{s.factor:.1f}× this eval: ~{s.needed(s.templates)} templates, "

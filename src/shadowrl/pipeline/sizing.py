@@ -53,13 +53,22 @@ class EvalSize:
     templates: int
     episodes: int  # per arm
     eval_s: float  # both arms' eval wall time, at this run's pace
+    differing: int = 0  # paired tasks whose pass rates differ: what the variance rests on
 
     @property
     def sizable(self) -> bool:
         return math.isfinite(self.factor)
 
+    @property
+    def rough(self) -> bool:
+        """A variance from a handful of differing tasks: the scaled size is a guess."""
+        return self.differing < ROUGH_BELOW
+
     def needed(self, now: int) -> int:
         return math.ceil(now * self.factor)
+
+
+ROUGH_BELOW = 5  # differing tasks under which a standard error says little about the next run
 
 
 def eval_size(
@@ -78,6 +87,7 @@ def eval_size(
     se = clustered_se(diffs, clusters)
     z = NormalDist().inv_cdf(1 - alpha) + NormalDist().inv_cdf(power)
     factor = (se * z / gain) ** 2 if se > 0 else math.inf  # nan (one template) -> inf too
+    differing = sum(1 for d in diffs if d != 0)
     return EvalSize(
-        gain, alpha, power, se, factor, len(diffs), len(set(clusters)), episodes, eval_s
+        gain, alpha, power, se, factor, len(diffs), len(set(clusters)), episodes, eval_s, differing
     )
