@@ -189,39 +189,30 @@ def _converted_gguf(gguf: Path) -> Path:
     return build_dir(_gguf_cache_dir(gguf, ""), write, complete=Path.is_dir)
 
 
+# What every tiny random model shares: SmolLM2's vocabulary and special-token ids, and
+# weights wide enough that greedy argmaxes are never near-ties.
+_TINY: dict[str, Any] = dict(
+    vocab_size=49152,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=4096,
+    rope_theta=100000.0,
+    tie_word_embeddings=True,
+    bos_token_id=1,
+    eos_token_id=2,
+    pad_token_id=2,
+    initializer_range=0.1,
+)
+
+
 def tiny_config(**overrides: Any) -> Any:
     """A 2-layer Llama config with SmolLM2's vocabulary and special-token ids."""
     from transformers import LlamaConfig
 
-    fields: dict[str, Any] = dict(
-        vocab_size=49152,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        rope_theta=100000.0,
-        tie_word_embeddings=True,
-        bos_token_id=1,
-        eos_token_id=2,
-        pad_token_id=2,
-        initializer_range=0.1,  # wide enough that greedy argmaxes are never near-ties
-    )
-    fields.update(overrides)
-    return LlamaConfig(**fields)
-
-
-def random_llama(seed: int = 0, **overrides: Any) -> PreTrainedModel:
-    """A random Llama of `tiny_config(**overrides)`; the same seed gives the same weights."""
-    import torch
-    from transformers import GenerationConfig, LlamaForCausalLM
-
-    with torch.random.fork_rng(devices=[]):  # leave the caller's global RNG untouched
-        torch.manual_seed(seed)
-        model = LlamaForCausalLM(tiny_config(**overrides))
-    model.generation_config = GenerationConfig(bos_token_id=1, eos_token_id=2, pad_token_id=2)
-    return model.eval()
+    return LlamaConfig(**{**_TINY, **overrides})
 
 
 def tiny_moe_config(**overrides: Any) -> Any:
@@ -229,40 +220,37 @@ def tiny_moe_config(**overrides: Any) -> Any:
     norms) with SmolLM2's vocabulary and special-token ids."""
     from transformers import Qwen3MoeConfig
 
-    fields: dict[str, Any] = dict(
-        vocab_size=49152,
-        hidden_size=64,
-        intermediate_size=128,
-        moe_intermediate_size=32,
-        num_experts=8,
-        num_experts_per_tok=2,
-        norm_topk_prob=True,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+    moe = dict(
+        moe_intermediate_size=32, num_experts=8, num_experts_per_tok=2, norm_topk_prob=True,
         head_dim=16,
-        max_position_embeddings=4096,
-        rope_theta=100000.0,
-        tie_word_embeddings=True,
-        bos_token_id=1,
-        eos_token_id=2,
-        pad_token_id=2,
-        initializer_range=0.1,
-    )
-    fields.update(overrides)
-    return Qwen3MoeConfig(**fields)
+    )  # fmt: skip
+    return Qwen3MoeConfig(**{**_TINY, **moe, **overrides})
+
+
+def _seeded(model_class: Any, config: Any, seed: int) -> PreTrainedModel:
+    """`model_class(config)` with weights from `seed`, leaving the caller's RNG untouched."""
+    import torch
+    from transformers import GenerationConfig
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = model_class(config)
+    model.generation_config = GenerationConfig(bos_token_id=1, eos_token_id=2, pad_token_id=2)
+    return model.eval()
+
+
+def random_llama(seed: int = 0, **overrides: Any) -> PreTrainedModel:
+    """A random Llama of `tiny_config(**overrides)`; the same seed gives the same weights."""
+    from transformers import LlamaForCausalLM
+
+    return _seeded(LlamaForCausalLM, tiny_config(**overrides), seed)
 
 
 def random_qwen3_moe(seed: int = 0, **overrides: Any) -> PreTrainedModel:
     """A random Qwen3-MoE of `tiny_moe_config(**overrides)`; the same seed, the same weights."""
-    import torch
-    from transformers import GenerationConfig, Qwen3MoeForCausalLM
+    from transformers import Qwen3MoeForCausalLM
 
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = Qwen3MoeForCausalLM(tiny_moe_config(**overrides))
-    model.generation_config = GenerationConfig(bos_token_id=1, eos_token_id=2, pad_token_id=2)
-    return model.eval()
+    return _seeded(Qwen3MoeForCausalLM, tiny_moe_config(**overrides), seed)
 
 
 def tiny_model(seed: int = 0, **overrides: Any) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
