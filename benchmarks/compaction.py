@@ -111,7 +111,7 @@ def nll(model: Any, context: list[int], suffix: list[int], masks: list[list[bool
     (one forward pass for all masks; NaN for an empty mask)."""
     import torch
 
-    from shadowrl.rl.trainer import token_logprobs
+    from shadowrl.rl.forward import token_logprobs
 
     ids = torch.tensor([context + suffix])
     union = torch.tensor([[False] * len(context) + [any(c) for c in zip(*masks, strict=True)]])

@@ -20,7 +20,7 @@ from shadowrl.realtime.rewards import RewardConfig, session_reward
 from shadowrl.realtime.rows import cohort_groups, production_batch
 from shadowrl.realtime.sessions import ProductionSession, read_sessions
 from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.trainer import token_logprobs
+from shadowrl.rl.forward import token_logprobs
 from shadowrl.serve.app import create_app
 from shadowrl.serve.store import FeedbackRecord, NewSession, RequestRecord, TraceStore
 from shadowrl.serve.store.db import open_engine

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from shadowrl.models import load_checkpoint
+from shadowrl.rl.forward import token_logprobs
 from shadowrl.rl.lora import LoRALinear
-from shadowrl.rl.trainer import Trainer, token_logprobs
+from shadowrl.rl.trainer import Trainer
 
 from .test_trainer import cfg, groups, params, tiny
 

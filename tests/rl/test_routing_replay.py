@@ -15,8 +15,9 @@ from shadowrl.inference.engine import Engine
 from shadowrl.inference.routing import replaying
 from shadowrl.models import random_qwen3_moe
 from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.forward import token_logprobs
 from shadowrl.rl.routing_gap import route_rows, routing_gap
-from shadowrl.rl.trainer import Trainer, token_logprobs
+from shadowrl.rl.trainer import Trainer
 from shadowrl.types import Generation, SamplingParams, Trajectory
 
 

@@ -24,7 +24,8 @@ from shadowrl.agent.summary import SUMMARY_REQUEST, summary_metrics
 from shadowrl.models import load_tokenizer, random_llama
 from shadowrl.rl.batch import build_rl_batch
 from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.trainer import Trainer, token_logprobs
+from shadowrl.rl.forward import token_logprobs
+from shadowrl.rl.trainer import Trainer
 from shadowrl.sandbox import create_sandbox
 from shadowrl.types import Generation, SamplingParams, ToolCall, Trajectory
 

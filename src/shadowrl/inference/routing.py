@@ -95,7 +95,7 @@ def _forced(logits: Tensor, chosen: Tensor, forced: Tensor, normalise: bool) -> 
 @contextmanager
 def replaying(model: Any, routes: Tensor | None) -> Iterator[None]:
     """Within the block, force each MoE layer's experts to `routes` [B, T, layers, k]
-    (None: change nothing). With `rl.trainer.token_logprobs`, pass it `share=False`.
+    (None: change nothing). With `rl.forward.token_logprobs`, pass it `share=False`.
 
     Every router call must route B x T' tokens (rows of one padded batch, positions
     0..T'-1, T' <= T): a forward over the whole batch at once. A row position whose

@@ -24,9 +24,10 @@ from shadowrl.realtime.rows import RowCounts, cohort_groups, production_batch
 from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.rl.batch import TrainBatch
 from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.forward import token_logprobs
 from shadowrl.rl.mtp_rl import acceptance as mtp_acceptance
 from shadowrl.rl.mtp_rl import starting_heads
-from shadowrl.rl.trainer import Trainer, token_logprobs
+from shadowrl.rl.trainer import Trainer
 from shadowrl.types import Trajectory
 
 

@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 from shadowrl.inference.routing import RouteRecorder, flip_share, replaying, routers
-from shadowrl.rl.trainer import token_logprobs
+from shadowrl.rl.forward import token_logprobs
 from shadowrl.types import Generation
 
 

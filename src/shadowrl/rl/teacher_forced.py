@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from shadowrl.inference.sampling import filter_top_k_top_p
-from shadowrl.rl.trainer import decoder_hidden
+from shadowrl.rl.forward import decoder_hidden
 from shadowrl.types import Segment
 
 
