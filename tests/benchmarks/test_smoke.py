@@ -333,3 +333,14 @@ def test_moe_replay(tmp_path: Path) -> None:
     )
     has_keys(result, "tiny-moe", "machine")
     assert result["tiny-moe"]["float32"]["flips"] == 0.0  # fp32 engine and trainer agree
+
+
+def test_train_autocast(tmp_path: Path) -> None:
+    result = run_benchmark(
+        "train_autocast.py", tmp_path, "--quick", "--tokens", "64", "--generated", "16",
+        "--repeats", "1",
+    )  # fmt: skip
+    has_keys(result, "fp32", "bf16_autocast", "ratio", "machine")
+    fp32, bf16 = result["fp32"], result["bf16_autocast"]
+    assert bf16["first_loss"] == pytest.approx(fp32["first_loss"], rel=5e-2)  # same weights, batch
+    assert bf16["first_loss"] != fp32["first_loss"]  # the bf16 arm really ran in bf16
