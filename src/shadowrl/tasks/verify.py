@@ -298,16 +298,19 @@ def verify(
             _set_up(prepared, fork, current)
             if links := new_links(fork, pristine_links(prepared.workspace)):
                 return _void(task, zero, "workspace", links)
+            graded = run_graded_tests(task, prepared, fork, blame)
             # Where the FAIL_TO_PASS ids are canaries, a lying comparison passes its canary:
             # the watch then leaves comparisons decided by the agent's dunders to them, so
             # an honest fix of `__eq__` or `__contains__` is not voided (README, layer 2).
-            covered = canaried(prepared)
-            graded = run_graded_tests(task, prepared, fork, blame, canaried=covered)
+            # Asked only when the watch vetoed (the plan costs 6-18 test runs to build).
+            covered = bool(graded.run.tampered) and not graded.moved and canaried(prepared)
+            if covered:
+                graded = run_graded_tests(task, prepared, fork, blame, canaried=True)
         finally:
             fork.close()
         verdict = _verdict(task, graded, _shaped(1.0, trajectory, shaping), zero)
         if verdict.resolved:
-            verdict = _canaries(task, prepared, snap, current, blame, verdict, zero, covered)
+            verdict = _canaries(task, prepared, snap, current, blame, verdict, zero)
         if verdict.resolved and (plan := outside_plan(prepared.hidden_files())) is not None:
             verdict = _outside(task, prepared, snap, current, plan, verdict, zero)
     finally:
@@ -344,7 +347,6 @@ def _canaries(
     blame: Mapping[str, list[tuple[int, int]]],
     passed: Verdict,
     zero: float,
-    covered: bool,
 ) -> Verdict:
     """Run the task's canaries in a fresh fork of the same final state: any that passes (or
     any tampering there) voids the real run's pass."""
@@ -354,7 +356,7 @@ def _canaries(
     fork = snap.fork()
     try:
         _set_up(prepared, fork, current, plan.files)
-        graded = run_graded_tests(task, prepared, fork, blame, canaried=covered)
+        graded = run_graded_tests(task, prepared, fork, blame, canaried=canaried(prepared))
     finally:
         fork.close()
     canary = _verdict(task, graded, 1.0, 0.0)
