@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import string
-import textwrap
 from functools import cache
 
 from shadowrl.tasks.family import (
@@ -79,8 +77,7 @@ def renderings(template: Template) -> list[str]:
     """Every module `template` renders to: one per combination of its placeholders' choices."""
     names = sorted(template.params)
     combos = itertools.product(*(template.params[n] for n in names))
-    body = textwrap.dedent(template.source).lstrip("\n")
-    return [string.Template(body).substitute(dict(zip(names, c, strict=True))) for c in combos]
+    return [template.filled(dict(zip(names, c, strict=True))) for c in combos]
 
 
 def bug_bound(template: Template, part: Part) -> tuple[int, int]:

@@ -38,8 +38,11 @@ class Template:
     def render(self, rng: random.Random) -> Rendering:
         """The module with each placeholder drawn from its choices (sorted: seed-stable)."""
         chosen = {name: rng.choice(list(self.params[name])) for name in sorted(self.params)}
-        text = string.Template(textwrap.dedent(self.source).lstrip("\n")).substitute(chosen)
-        return Rendering(self, text, tuple(sorted(chosen.items())))
+        return Rendering(self, self.filled(chosen), tuple(sorted(chosen.items())))
+
+    def filled(self, chosen: Mapping[str, str]) -> str:
+        """The module with each placeholder replaced by its value in `chosen`."""
+        return string.Template(textwrap.dedent(self.source).lstrip("\n")).substitute(chosen)
 
 
 @dataclass(frozen=True)
