@@ -15,8 +15,10 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +37,8 @@ from shadowrl.realtime import branch_stage
 from shadowrl.realtime.branch import BranchCounts, BranchPoint, NoPoint, pick, store_points
 from shadowrl.realtime.config import BranchConfig
 from shadowrl.realtime.context import BranchStats, Ctx, Deps
-from shadowrl.realtime.continuations import WorkspaceTests, continue_point
+from shadowrl.realtime.continuations import continue_point
+from shadowrl.realtime.judge import NotJudged, SessionTests
 from shadowrl.realtime.rebuild import Rebuilt, Unfaithful, check_prefix, normalise, rebuild
 from shadowrl.rl.batch import rows_from_groups
 from shadowrl.sandbox import create_sandbox
@@ -49,8 +52,12 @@ from shadowrl.serve.store.queries import SessionView, get_session
 from shadowrl.serve.store.schema import Feedback, TraceStep
 from shadowrl.serve.threaded import serve_in_thread
 from shadowrl.serve.workspaces import ContentHasher
+from shadowrl.tasks.config import ShapingConfig
 
 DEMO = Path(shadowrl.__file__).parent / "data" / "demo" / "repo"
+CACHE = Path(  # the task envs other suites build too: built once per machine
+    os.environ.get("SHADOWRL_TEST_CACHE", Path(tempfile.gettempdir()) / "shadowrl-test-cache")
+)
 AGENT = AgentConfig(max_turns=6)
 SANDBOX = SandboxConfig(backend="local")
 OLD, NEW = (
@@ -321,16 +328,21 @@ def test_continuations_are_masked_token_exact_judged_and_credited(
     assert served.feedback(session_id=sid, signal="reject") == 200
     (point,) = store_points(served.store.engine, tokenizer, AGENT, SANDBOX)
     edit = call("edit_file", path="stats.py", old=OLD, new=NEW)
-    policy = Continuations(tokenizer, [edit, call("submit"), edit]).policy
+    # a test rewritten to pass: the grader restores the pristine one before it runs
+    hack = call("write_file", path="test_stats.py", content="def test_ok():\n    pass\n")
+    policy = Continuations(tokenizer, [edit, call("submit"), hack]).policy
     try:
-        group = asyncio.run(continue_point(point, policy, tokenizer, 3, WorkspaceTests()))
-        again = Continuations(tokenizer, [edit, edit]).policy
-        nothing_ran = WorkspaceTests(command="no-such-test-runner")  # exit 127: no verdict
-        assert asyncio.run(continue_point(point, again, tokenizer, 2, nothing_ran)) is None
+        score = SessionTests(CACHE, SANDBOX).scorer(point)
+        assert not isinstance(score, NotJudged), score
+        # the session's tests as the grader found them on the pristine workspace
+        task = score.args[0].task  # type: ignore[attr-defined]
+        assert task.FAIL_TO_PASS == ("test_stats.py::TestStats::test_median_unsorted",)
+        assert len(task.PASS_TO_PASS) == 2
+        group = asyncio.run(continue_point(point, policy, tokenizer, 3, score))
     finally:
         point.close()
-    assert group is not None and group.contrast
-    assert sorted(group.rewards) == [0.0, 1.0, 1.0], "the fix passes the workspace's tests"
+    assert group.contrast
+    assert sorted(group.rewards) == [0.0, 0.0, 1.0], "only the fix passes the session's tests"
     prompt = request_chain(served.view(sid))[2].prompt_ids
     p = len(prompt)
     assert group.prefix == p
@@ -340,23 +352,35 @@ def test_continuations_are_masked_token_exact_judged_and_credited(
         assert not any(seg.loss_mask[:p]), "context only"
         assert seg.loss_mask[p], "the fresh reply is trained"
     rows, _ = rows_from_groups([group.leaves()])
-    # hand-computed: mean reward 2/3; each branch's own tokens get r − 2/3
+    # hand-computed: mean reward 1/3; each branch's own tokens get r − 1/3
     pairs = sorted((t.reward, r.advantage) for r, t in zip(rows, group.trajectories, strict=True))
-    assert [r for r, _ in pairs] == [0.0, 1.0, 1.0]
-    assert [a for _, a in pairs] == pytest.approx([-2 / 3, 1 / 3, 1 / 3])
+    assert [r for r, _ in pairs] == [0.0, 0.0, 1.0]
+    assert [a for _, a in pairs] == pytest.approx([-1 / 3, -1 / 3, 2 / 3])
     assert all(not any(r.segment.loss_mask[:p]) for r in rows)
 
 
-def test_a_workspace_without_tests_cannot_be_judged(served: Served, tokenizer: Any) -> None:
-    (served.root / "demo" / "test_stats.py").unlink()
-    sid = served.session("FIX the median")
-    assert served.feedback(session_id=sid, signal="reject") == 200
-    (point,) = store_points(served.store.engine, tokenizer, AGENT, SANDBOX)
-    policy = Continuations(tokenizer, [call("submit")] * 2).policy
-    try:
-        assert asyncio.run(continue_point(point, policy, tokenizer, 2, WorkspaceTests())) is None
-    finally:
-        point.close()
+def test_a_workspace_without_tests_or_with_broken_ones_is_not_judged(
+    served: Served, tokenizer: Any
+) -> None:
+    for name in ("broken", "bare"):
+        shutil.copytree(DEMO, served.root / name)
+    # a collection error: no verdict on anything
+    (served.root / "broken" / "test_stats.py").write_text("import no_such_module\n")
+    (served.root / "bare" / "test_stats.py").unlink()
+    broken = served.session("FIX the median", workspace="broken")
+    bare = served.session("FIX the median", workspace="bare")
+    for sid in (broken, bare):
+        assert served.feedback(session_id=sid, signal="reject") == 200
+    judge, why = SessionTests(CACHE, SANDBOX), {}
+    for point in store_points(served.store.engine, tokenizer, AGENT, SANDBOX):
+        try:
+            why[point.session_id] = judge.scorer(point)
+        finally:
+            point.close()
+    assert why == {
+        bare: NotJudged("the workspace has no tests"),
+        broken: NotJudged("the workspace's tests do not run as they are (collection_error)"),
+    }
 
 
 def test_the_stage_continues_the_cycles_points_on_the_serving_checkpoint(
@@ -380,10 +404,12 @@ def test_the_stage_continues_the_cycles_points_on_the_serving_checkpoint(
     deps = Deps(**unused, spec=EpisodeSpec(agent=AGENT, sandbox=SANDBOX), tokenizer=tokenizer,
                 open_policy=open_policy)  # type: ignore[arg-type]  # fmt: skip
     ctx = Ctx(deps, served.store, None)  # type: ignore[arg-type]
-    assert branch_stage.build(BranchConfig()) is None, "off: no brancher, nothing runs"
-    brancher = branch_stage.build(BranchConfig(enabled=True, k=2))
+    grading = (CACHE, SANDBOX, ShapingConfig())
+    assert branch_stage.build(BranchConfig(), *grading) is None, "off: no brancher, nothing runs"
+    brancher = branch_stage.build(BranchConfig(enabled=True, k=2), *grading)
     assert brancher is not None
-    groups, stats = asyncio.run(brancher.groups(ctx, since, datetime.now(UTC), "ckpt-3", 3))
+    until = datetime.now(UTC)
+    groups, stats = asyncio.run(brancher.groups(ctx, since, until, "ckpt-3", 3))
     assert opened == ["ckpt-3"]
     why = {"run (call_0_0): output differs from the recorded one": 1}
     assert stats == BranchStats(negative=2, points=2, faithful=1, unfaithful=1, unjudged=0,
@@ -395,3 +421,9 @@ def test_the_stage_continues_the_cycles_points_on_the_serving_checkpoint(
         assert {v for v, m in zip(seg.versions, seg.loss_mask, strict=True) if m} == {3}
     rows, _ = rows_from_groups([group])
     assert sorted(r.advantage for r in rows) == [-0.5, 0.5]
+    # the same sessions, their key private now: never a branch point, nothing continued
+    private = dataclasses.replace(deps, private_keys=frozenset({served.ids["alice"]}))
+    ctx = Ctx(private, served.store, None)  # type: ignore[arg-type]
+    groups, stats = asyncio.run(brancher.groups(ctx, since, until, "ckpt-3", 3))
+    assert groups == [] and (stats.negative, stats.points) == (0, 0)
+    assert opened == ["ckpt-3"], "no policy opened for nothing"

@@ -196,7 +196,7 @@ def deps_of(config: Config, simulate: bool) -> Deps:
         seed=config.seed,
         users=users,
         measurement=measure.build(rt, panel),
-        brancher=branch_stage.build(rt.branching),
+        brancher=branch_stage.build(rt.branching, cache_dir, spec.sandbox, spec.shaping),
         private_keys=private_keys(config),
     )
 

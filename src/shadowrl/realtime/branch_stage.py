@@ -9,23 +9,32 @@ Built once from `realtime.branching` (`build`); off, `Deps.brancher` is None and
 train stage never sees any of it. The continuations of all points run at once on one
 engine opened on the serving checkpoint, so their turns share its batches; their
 tokens are stamped with the checkpoint's registry version, as the mixed-in rollouts'
-are (`mix.stamped`). The judge is the session workspace's own tests (`WorkspaceTests`).
+are (`mix.stamped`). The judge is the session workspace's own tests run by the one
+grader (`judge.SessionTests`); a faithful point it cannot judge (no tests, tests that do
+not run) is no branch point: nothing is continued there, and it is counted (`unjudged`,
+with its reason). `max_points` caps the judged points continued per cycle.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from datetime import datetime
+from pathlib import Path
 from typing import Any, cast
 
 from shadowrl.realtime.branch import BranchCounts, store_points
 from shadowrl.realtime.config import BranchConfig
 from shadowrl.realtime.context import BranchStats, Ctx
-from shadowrl.realtime.continuations import BranchGroup, Judge, WorkspaceTests, continue_point
+from shadowrl.realtime.continuations import BranchGroup, continue_point
+from shadowrl.realtime.judge import Judge, NotJudged, Scorer, SessionTests
 from shadowrl.realtime.mix import stamped
 from shadowrl.realtime.rebuild import Rebuilt
 from shadowrl.rl.credit_tree import Leaves
+from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.tasks.config import ShapingConfig
 
 
 class StoreBrancher:
@@ -35,44 +44,59 @@ class StoreBrancher:
         self.cfg, self.judge = cfg, judge
 
     def _points(
-        self, ctx: Ctx, since: datetime, until: datetime, counts: BranchCounts
-    ) -> list[Rebuilt]:
+        self, ctx: Ctx, since: datetime, until: datetime, counts: BranchCounts,
+        unjudged: Counter[str],
+    ) -> list[tuple[Rebuilt, Scorer]]:  # fmt: skip
         d = ctx.deps
         points = store_points(
             ctx.store.engine, d.tokenizer, d.spec.agent, d.spec.sandbox, since,
             self.cfg.keep_below, d.private_keys, counts, until,
         )  # fmt: skip
-        return list(itertools.islice(points, self.cfg.max_points))
+        return list(itertools.islice(self._judged(points, unjudged), self.cfg.max_points))
+
+    def _judged(
+        self, points: Iterable[Rebuilt], unjudged: Counter[str]
+    ) -> Iterator[tuple[Rebuilt, Scorer]]:
+        for point in points:
+            try:
+                score = self.judge.scorer(point)
+            except BaseException:
+                point.close()
+                raise
+            if isinstance(score, NotJudged):
+                unjudged[score.reason] += 1
+                point.close()
+                continue
+            yield point, score
 
     async def groups(
         self, ctx: Ctx, since: datetime, until: datetime, checkpoint: str, version: int
     ) -> tuple[list[Leaves], BranchStats]:
-        counts = BranchCounts()
-        points = await asyncio.to_thread(self._points, ctx, since, until, counts)
+        counts, unjudged = BranchCounts(), Counter[str]()
+        points = await asyncio.to_thread(self._points, ctx, since, until, counts, unjudged)
         try:
-            done = await self._continue(ctx, points, checkpoint) if points else []
+            groups = await self._continue(ctx, points, checkpoint) if points else []
         finally:
-            for p in points:
+            for p, _ in points:
                 await asyncio.to_thread(p.close)
-        groups = [g for g in done if g is not None]
         stats = BranchStats(
             negative=counts.negative, points=counts.points, faithful=counts.faithful,
-            unfaithful=counts.unfaithful, unjudged=len(done) - len(groups),
+            unfaithful=counts.unfaithful, unjudged=sum(unjudged.values()),
             continuations=sum(len(g.trajectories) for g in groups), groups=len(groups),
             with_contrast=sum(g.contrast for g in groups), no_point_why=dict(counts.no_point),
-            unfaithful_why=dict(counts.unfaithful_why),
+            unfaithful_why=dict(counts.unfaithful_why), unjudged_why=dict(unjudged),
         )  # fmt: skip
         return [_stamped(g, version) for g in groups], stats
 
     async def _continue(
-        self, ctx: Ctx, points: list[Rebuilt], checkpoint: str
-    ) -> list[BranchGroup | None]:
+        self, ctx: Ctx, points: list[tuple[Rebuilt, Scorer]], checkpoint: str
+    ) -> list[BranchGroup]:
         async with ctx.deps.open_policy(checkpoint) as factory:
             # a served session has no task: the factory's shared engine serves it
             policy = factory(cast(Any, None), cast(Any, None))
             return await asyncio.gather(*(
-                continue_point(p, policy, factory.tokenizer, self.cfg.k, self.judge)
-                for p in points
+                continue_point(p, policy, factory.tokenizer, self.cfg.k, score)
+                for p, score in points
             ))  # fmt: skip
 
 
@@ -81,6 +105,11 @@ def _stamped(group: BranchGroup, version: int) -> Leaves:
     return BranchGroup(group.session_id, group.turn, group.prefix, trajs).leaves()
 
 
-def build(cfg: BranchConfig) -> StoreBrancher | None:
-    """The brancher `realtime.branching` asks for; None when it is off."""
-    return StoreBrancher(cfg, WorkspaceTests()) if cfg.enabled else None
+def build(
+    cfg: BranchConfig, cache_dir: Path, sandbox: SandboxConfig, shaping: ShapingConfig
+) -> StoreBrancher | None:
+    """The brancher `realtime.branching` asks for, judging with the session's tests under
+    the task cache `cache_dir` and the run's sandbox and grading settings; None when off."""
+    if not cfg.enabled:
+        return None
+    return StoreBrancher(cfg, SessionTests(cache_dir, sandbox, shaping, cfg.judge_timeout_s))

@@ -54,7 +54,12 @@ class BranchConfig(BaseModel):
     keep_below: float = Field(
         0.5, ge=0, le=1, description="A `keep` signal below this fraction counts as negative."
     )
-    max_points: int = Field(8, ge=1, description="Most faithful branch points continued per cycle.")
+    max_points: int = Field(
+        8, ge=1, description="Most judged faithful branch points continued per cycle."
+    )
+    judge_timeout_s: float = Field(
+        120.0, gt=0, description="Limit of one grader run of a session's own tests, seconds."
+    )
 
 
 class RealtimeConfig(BaseModel):

@@ -68,12 +68,13 @@ class BranchStats:
     points: int  # branch points picked from them
     faithful: int
     unfaithful: int
-    unjudged: int  # faithful points the judge could not score (no tests)
+    unjudged: int  # faithful points the judge cannot score (no tests): no branch point
     continuations: int
     groups: int
     with_contrast: int  # groups whose continuations were judged differently
     no_point_why: dict[str, int] = field(default_factory=dict)  # reason -> sessions
     unfaithful_why: dict[str, int] = field(default_factory=dict)  # reason -> points
+    unjudged_why: dict[str, int] = field(default_factory=dict)  # reason -> points
 
 
 class Measurement(Protocol):

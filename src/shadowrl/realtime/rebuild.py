@@ -91,6 +91,7 @@ class Rebuilt:
     checkpoint: EpisodeCheckpoint
     sandbox: Sandbox
     copy: Path
+    workspace_hash: str = ""  # the session's starting workspace's (`copy` has it)
 
     def close(self) -> None:
         self.checkpoint.release()
@@ -170,7 +171,8 @@ def rebuild(
         if isinstance(e, _Skip):
             return unfaithful(e.step, e.reason)
         raise
-    return Rebuilt(sid, turn, record, agent, checkpoint, box, snap.copy)
+    start = view.session.workspace_hash
+    return Rebuilt(sid, turn, record, agent, checkpoint, box, snap.copy, start)
 
 
 class _Skip(Exception):

@@ -57,6 +57,29 @@ def fmt(x: Any, spec: str = ".3f") -> str:
     return "—" if x is None else format(x, spec)
 
 
+BRANCH_COLUMNS = ("negative", "points", "faithful", "unfaithful", "unjudged", "continuations",
+                  "groups", "with_contrast")  # fmt: skip
+BRANCH_WHY = ("no_point_why", "unfaithful_why", "unjudged_why")
+
+
+def branching_section(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The branching stage's counts per cycle and why points were lost (none when off)."""
+    on = [r for r in rows if r.get("branching")]
+    if not on:
+        return []
+    lines = ["", "## Branching", "",
+             "Sessions with negative feedback, branch points picked from them, faithful and "
+             "unfaithful rebuilds, faithful points the judge could not score, continuations, "
+             "groups and groups whose continuations were judged differently (only those "
+             "teach anything).", ""]  # fmt: skip
+    lines += table(("cycle", *BRANCH_COLUMNS),
+                   [(r["cycle"], *(r["branching"][c] for c in BRANCH_COLUMNS)) for r in on])  # fmt: skip
+    why = [f"- cycle {r['cycle']}, {k.removesuffix('_why').replace('_', ' ')}: {n} × {reason}"
+           for r in on for k in BRANCH_WHY
+           for reason, n in (r["branching"].get(k) or {}).items()]  # fmt: skip
+    return lines + (["", *why] if why else [])
+
+
 def write_report(
     root: Path, checkpoints: Sequence[CheckpointView], measurement: Measurement | None = None
 ) -> Path:
@@ -87,6 +110,7 @@ def write_report(
     ])  # fmt: skip
     lines += ["", "Why each cycle ended as it did:", ""]
     lines += [f"- cycle {r['cycle']}: {r['reason']}" for r in rows]
+    lines += branching_section(rows)
     lines += [] if measurement is None else measurement.report(root, rows)
     registry = [(f"`{c.path}`", c.version, c.status, c.reason or "") for c in checkpoints]
     lines += ["", "## Checkpoint registry", "",
