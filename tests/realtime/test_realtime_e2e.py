@@ -97,10 +97,14 @@ def test_two_cycles_resume_after_kill_9_and_roll_back_by_hand(tmp_path: Path) ->
             assert b["continuations"] == 2 * b["groups"] and b["with_contrast"] <= b["groups"]
             assert r["cycle_s"] >= r["collect_s"] + r["train_s"] + r["eval_s"]
         assert sum(r["branching"]["negative"] for r in rows) > 0, rows
+        # judged by the demo workspace's own tests through the grader; a random model fixes
+        # nothing, so its continuations tie (contrast and its credit: tests/realtime/test_branch.py)
+        assert sum(r["branching"]["continuations"] for r in rows) > 0, rows
         assert "UNDERPOWERED" in rows[0]["reason"]  # no pass rate to protect: said so
         assert not {"panel", "panel_s", "preference", "control"} & set(rows[0])  # nothing measured
         report = (run / "realtime" / "report.md").read_text()
         assert "| 2 |" in report and (run / "realtime" / "cycles.png").stat().st_size > 0
+        assert "## Branching" in report and "with_contrast" in report
         before = statuses(run)
         assert "candidate" not in {s for _, s in before}  # every candidate was decided
         deployed = [v for v, s in before if s == "deployed"]

@@ -3,6 +3,8 @@
     shadowrl replay t.json --from-turn K        # `run --save`, `eval --save-dir`, or
                                                 # a training rollout (train.save_rollouts)
     shadowrl replay <trace id> --from-turn K    # a served session of serve.traces
+    shadowrl replay <trace id> --branch N --from-turn K   # N fresh continuations from
+                                                # turn K, diffs side by side (replay_branch.py)
 
 It rebuilds the state right before turn K (the tokens cut from the recorded segments,
 nothing re-rendered; the workspace from the recorded files, or the task's fresh one
@@ -49,6 +51,12 @@ def add_args(parser: argparse.ArgumentParser) -> None:
         "K=2 keeps turn 1 as recorded); for a chat session, its K-th request",
     )  # fmt: skip
     parser.add_argument("--model", help="the policy to continue with (default: the recorded one)")
+    parser.add_argument(
+        "--branch", type=int, metavar="N",
+        help="an agent session of the trace store: rebuild it before turn K (checked against "
+        "the record), run N fresh continuations with live tools, judge them by the "
+        "workspace's own tests and show their diffs side by side",
+    )  # fmt: skip
     parser.add_argument(
         "--live-tools", action="store_true",
         help="run tool calls for real instead of answering with the recorded outputs",
@@ -150,6 +158,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
     if path.is_file() or path.suffix == ".json":
         if not path.is_file():
             raise UsageError(f"{path}: no such file")
+        if args.branch is not None:
+            raise UsageError("--branch continues a served session: give its trace id")
         rec = _load_file(path)
         return replay_episode(rec, RecordedWeights(rec.meta, args.model, config), args, config)
     from shadowrl.serve.replay_record import (
@@ -166,6 +176,10 @@ def run(args: argparse.Namespace, config: Config) -> int:
         raise UsageError(str(e)) from e
     meta = {"model": chain[0].row.model, "checkpoint": chain[0].checkpoint}
     weights = RecordedWeights(meta, args.model, config)
+    if args.branch is not None:
+        from shadowrl.commands.replay_branch import replay_branches
+
+        return replay_branches(view, weights, args, config)
     if view.session.kind != "agent":
         return replay_requests(chain, weights, args)
     agent = served_agent_config(view, config.agent)

@@ -71,7 +71,9 @@ class BranchGroup:
         return group
 
 
-async def _one(point: Rebuilt, policy: Policy, tokenizer: Any, score: Scorer) -> Trajectory:
+async def continuation(point: Rebuilt, policy: Policy, tokenizer: Any, score: Scorer) -> Trajectory:
+    """One continuation of `point` in a fork of its sandbox, scored there (`score` sees
+    the fork before it is closed), the recorded prefix masked."""
     sandbox = await asyncio.to_thread(point.checkpoint.fork)
     try:
         traj = await run_episode(
@@ -93,7 +95,7 @@ async def continue_point(
     if point.checkpoint.state.chain.done:
         raise ValueError("a branch point inside a self-summarised chain is not rebuilt")
     done: Sequence[Trajectory] = await asyncio.gather(
-        *(_one(point, policy, tokenizer, score) for _ in range(k))
+        *(continuation(point, policy, tokenizer, score) for _ in range(k))
     )
     trajs = tuple(done)
     prefix = len(point.checkpoint.state.tokens.ids)
