@@ -15,26 +15,17 @@ from shadowrl.commands.main import main
 from shadowrl.serve.app import create_app
 from shadowrl.serve.threaded import serve_in_thread
 
-from .test_branch import (  # noqa: F401  (fixtures)
-    CACHE,
-    NEW,
-    OLD,
-    Continuations,
-    Served,
-    call,
-    served,
-    tokenizer,
-)
+from .test_branch import CACHE, NEW, OLD, Continuations, Served, call, served, tokenizer  # noqa: F401  (the fixtures, used by name)
 
 
-def replay(served: Served, sid: str, url: str, *args: str) -> list[str]:
-    store = Path(str(served.store.engine.url.database))
+def replay(at: Served, sid: str, url: str, *args: str) -> list[str]:
+    store = Path(str(at.store.engine.url.database))
     return ["replay", sid, *args, "--model", url, f"--serve.traces=sqlite:///{store}",
             "--sandbox.backend=local", "--model.path=tiny", f"--tasks.cache_dir={CACHE}"]  # fmt: skip
 
 
 def test_branches_of_a_recorded_session_side_by_side(
-    served: Served, tokenizer: Any, capsys: pytest.CaptureFixture[str],
+    served: Served, tokenizer: Any, capsys: pytest.CaptureFixture[str],  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     monkeypatch.setenv("COLUMNS", "200")  # two columns of diff lines, unwrapped
