@@ -41,6 +41,7 @@ from typing import Protocol
 from shadowrl.atomic import build_dir
 from shadowrl.realtime.rebuild import Rebuilt
 from shadowrl.sandbox.base import Sandbox, SandboxConfig
+from shadowrl.serve.workspaces import ContentHasher
 from shadowrl.tasks import PreparedTask, Seed, Task, verify
 from shadowrl.tasks.config import ShapingConfig
 from shadowrl.tasks.env import build_env
@@ -74,10 +75,12 @@ def test_files(root: Path) -> list[str]:
 
 def kept_workspace(point: Rebuilt, cache: Path) -> Path:
     """The point's starting workspace under the cache, keyed by its content hash."""
-    key = point.workspace_hash[:16] or "unhashed"
-    return build_dir(
-        cache / WORKSPACES / key, lambda tmp: shutil.copytree(point.copy, tmp, symlinks=True)
-    )
+
+    def copy(tmp: Path) -> None:
+        shutil.copytree(point.copy, tmp, symlinks=True)
+
+    key = point.workspace_hash or ContentHasher(point.copy).start()
+    return build_dir(cache / WORKSPACES / key[:16], copy)
 
 
 def carry_over(src: Sandbox, dst: Sandbox) -> None:
@@ -105,12 +108,13 @@ class SessionTests:
         if not files:
             return NotJudged("the workspace has no tests")
         cache = self.cache_dir.expanduser().resolve()
+        workspace = kept_workspace(point, cache)
         probe = Task(
-            instance_id=f"session-{point.workspace_hash[:16]}", repo="session",
+            instance_id=f"session-{workspace.name}", repo="session",
             problem_statement="the session's own tests", patch="", FAIL_TO_PASS=tuple(files),
             seed=Seed(path=str(point.copy)), timeout_s=self.timeout_s, env=ENV,
         )  # fmt: skip
-        prepared = PreparedTask(probe, kept_workspace(point, cache), build_env(ENV, cache))
+        prepared = PreparedTask(probe, workspace, build_env(ENV, cache))
         box = prepared.sandbox(self.sandbox.backend, self.sandbox.limits)
         try:
             run = run_graded_tests(probe, prepared, box, blame={}).run
