@@ -26,6 +26,7 @@ import openai
 import pytest
 from serve_fakes import MODEL
 
+from chromium import browser  # noqa: F401  (the page tests' headless Chromium)
 from required import unavailable
 from shadowrl.models import load_tokenizer
 from shadowrl.serve.app import create_app

@@ -4,9 +4,6 @@ pointed at /usr/bin explicitly so Selenium Manager never looks for a download)."
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +12,10 @@ import pytest
 from serve_fakes import MODEL, WEATHER, ScriptedPolicy
 from sqlalchemy import select
 
-from required import unavailable
 from shadowrl.serve.auth import KeyRing, add_key
 from shadowrl.serve.store import NewSession, SessionUpdate, StepRecord, TraceStore
 from shadowrl.serve.store.schema import Feedback
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 REPLY = '<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>'
 
 
@@ -84,28 +79,6 @@ def test_the_page_is_public_and_its_data_is_per_key(
     agent = httpx.get(f"{url}/ui/api/sessions/alice-agent", headers=bearer(alice)).json()
     assert agent["diff"] == diff and agent["status"] == "done"
     assert agent["steps"][0]["results"][0]["output"] == "x.py"
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        unavailable("Debian chromium + chromium-driver not installed (scripts/setup.sh)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(flag)
-    profile = Path(os.environ.get("TMPDIR", "/tmp")) / f"shadowrl-chromium-{os.getpid()}"
-    options.add_argument(f"--user-data-dir={profile}")
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.implicitly_wait(0)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def test_review_in_a_real_browser_accepts_a_recorded_session(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from shadowrl.commands.config import Config
 from shadowrl.commands.errors import UsageError
@@ -130,6 +130,16 @@ def agent_settings(cfg: ServeConfig, config: Config) -> AgentSettings | None:
     return AgentSettings(root.resolve(), episode_spec(config), cfg.max_sessions)
 
 
+def session_brancher(config: Config, tokenizer: Any) -> Any:
+    """What the review page branches agent sessions with (`realtime/branch_view.py`):
+    the served agent config and sandbox, judged by the session's tests under the task cache."""
+    from shadowrl.realtime.branch_view import SessionBrancher
+    from shadowrl.realtime.judge import SessionTests
+
+    judge = SessionTests(Path(config.tasks.cache_dir), config.sandbox, config.tasks.shaping)
+    return SessionBrancher(tokenizer, config.agent, config.sandbox, judge)
+
+
 def serve(
     cfg: ServeConfig, config: Config, store: TraceStore | None, keys: KeyRing | None = None
 ) -> None:
@@ -157,6 +167,7 @@ def serve(
             feedback_window=cfg.feedback_window,
             agent=agent,
             keys=keys,
+            branch=None if agent is None else session_brancher(config, tokenizer),
         )
         try:
             uvicorn.run(app, host=cfg.host, port=cfg.port, log_level=cfg.log_level)

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -38,10 +38,14 @@ from shadowrl.serve.prepare import Limits
 from shadowrl.serve.recording import Recorder
 from shadowrl.serve.server import OpenAIServer
 from shadowrl.serve.store import TraceWriter
+from shadowrl.serve.store.queries import SessionView
 from shadowrl.serve.ui import mount_ui
 from shadowrl.types import (
     Policy,
 )
+
+# the review page's branching seam: (session, K, turn, the served policy) -> JSON (`ui/`)
+BranchPolicy = Callable[[SessionView, int, int, Policy], Awaitable[dict[str, Any]]]
 
 
 def create_app(
@@ -59,6 +63,7 @@ def create_app(
     feedback_window: float | None = None,
     agent: AgentSettings | None = None,
     keys: KeyRing | None = None,
+    branch: BranchPolicy | None = None,
 ) -> FastAPI:
     """The ASGI app; serve it with uvicorn (`shadowrl serve`) or `serve_in_thread`.
 
@@ -72,6 +77,8 @@ def create_app(
     With `keys` every route needs a key and a key sees only its sessions; `/admin/*`
     needs `admin_token` and is refused without one (`auth.py`). Routers mounted later
     get the key check from the app; `app.state.auth` holds it for their handlers.
+    With `branch` and `traces`, the review page offers an agent session's continuations
+    side by side, run on the served policy (`ui/`).
     """
 
     auth = Auth(keys, admin_token)
@@ -147,7 +154,8 @@ def create_app(
         ) -> dict[str, Any]:
             return await give_feedback(writer, body, idempotency_key, caller)
 
-        mount_ui(app, writer, tokenizer)  # the review page reads the same store
+        on_policy = None if branch is None else (lambda v, k, t: branch(v, k, t, srv.policy))
+        mount_ui(app, writer, tokenizer, on_policy)  # the review page reads the same store
 
     @app.get("/v1/models", responses=docs.responses(docs.ModelList))
     async def models() -> dict[str, Any]:

@@ -16,15 +16,24 @@ tokens it added to its conversation (the whole prompt when it starts one or was
 re-rendered) and the reply, decoded with the template's special tokens left in, so
 a reviewer sees what the model saw. Agent sessions add their steps (tool calls and
 results) and their diff.
+
+Where the server is given a `BranchSessions` (the seam: `shadowrl serve` builds one from
+`realtime/branch_view.py`, which sits above this layer), an agent session's page also
+offers K fresh continuations from a turn: `POST /ui/api/sessions/{id}/branch` rebuilds
+the session there, continues it K times on the served policy and answers each
+continuation's score, end, turns and diff, which the page shows side by side. Without
+one the route answers 404.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
 
 from fastapi import FastAPI
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -35,9 +44,19 @@ from shadowrl.serve.store.queries import RequestView, SessionView, get_session, 
 
 ASSETS = {"app.js": "text/javascript", "style.css": "text/css"}
 LISTED = 200  # sessions on the index page
+# (session, K, turn (0-based)) -> the K continuations as JSON; raises APIError
+BranchSessions = Callable[[SessionView, int, int], Awaitable[dict[str, Any]]]
 
 
-def mount_ui(app: FastAPI, writer: TraceWriter, tokenizer: Any) -> None:
+class BranchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    k: int = Field(2, ge=1, le=8)
+    from_turn: int = Field(ge=1)
+
+
+def mount_ui(
+    app: FastAPI, writer: TraceWriter, tokenizer: Any, branch: BranchSessions | None = None
+) -> None:
     """Add the page (`/ui`, `/ui/sessions/{id}`, its assets) and its JSON routes to `app`."""
     static = resources.files(__name__) / "static"
     page = (static / "index.html").read_bytes()
@@ -61,12 +80,22 @@ def mount_ui(app: FastAPI, writer: TraceWriter, tokenizer: Any) -> None:
         rows = await asyncio.to_thread(list_sessions, writer.engine, None, LISTED, caller.key_id)
         return {"data": [summary_json(r) for r in rows]}
 
-    @app.get("/ui/api/sessions/{sid}", include_in_schema=False)
-    async def session(sid: str, caller: CallerDep) -> dict[str, Any]:
+    async def visible(sid: str, caller: Any) -> SessionView:
         view = await asyncio.to_thread(get_session, writer.engine, sid)
         if view is None or view.session.id != sid or not caller.may_see(view.session.api_key_id):
             raise APIError(404, f"no session {sid!r}", "session_id", "not_found")
-        return session_json(view, tokenizer)
+        return view
+
+    @app.get("/ui/api/sessions/{sid}", include_in_schema=False)
+    async def session(sid: str, caller: CallerDep) -> dict[str, Any]:
+        return {**session_json(await visible(sid, caller), tokenizer), "branching": bool(branch)}
+
+    @app.post("/ui/api/sessions/{sid}/branch", include_in_schema=False)
+    async def branch_session(sid: str, body: BranchIn, caller: CallerDep) -> dict[str, Any]:
+        view = await visible(sid, caller)
+        if branch is None:
+            raise APIError(404, "this server does not branch sessions", None, "not_found")
+        return await branch(view, body.k, body.from_turn - 1)
 
 
 def summary_json(s: Any) -> dict[str, Any]:

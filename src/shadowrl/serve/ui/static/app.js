@@ -82,8 +82,7 @@ function showStep(st) {
   return div;
 }
 
-function showDiff(text) {
-  const pre = $("diff");
+function showDiff(text, pre = $("diff")) {
   pre.replaceChildren();
   for (const line of text.split("\n")) {
     const cls = line.startsWith("+") && !line.startsWith("+++") ? "diff-add"
@@ -111,7 +110,37 @@ async function showSession(id) {
   $("steps-section").hidden = s.steps.length === 0;
   $("diff-section").hidden = !s.diff;
   if (s.diff) showDiff(s.diff);
+  $("branch-section").hidden = !(s.branching && s.kind === "agent" && s.steps.length);
+  $("branch-turn").max = String(s.steps.length);
   $("detail").hidden = false;
+}
+
+// K fresh continuations from a turn, run by the server; their diffs side by side.
+async function branch(id) {
+  const k = Number($("branch-k").value), fromTurn = Number($("branch-turn").value);
+  $("branch-status").textContent = `running ${k} continuations…`;
+  $("branches").replaceChildren();
+  try {
+    const out = await api(`/ui/api/sessions/${encodeURIComponent(id)}/branch`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ k, from_turn: fromTurn }),
+    });
+    $("branch-status").textContent = out.not_judged ? `not judged: ${out.not_judged}` : "";
+    $("branches").replaceChildren(...out.branches.map((b, i) => {
+      const col = el("div", undefined, "branch");
+      col.dataset.branch = String(i + 1);
+      const score = b.score === null ? "not judged" : `score ${b.score}`;
+      col.append(el("div", `#${i + 1} · ${score} · ${b.end} · ${b.turns} turns in all`, "meta"));
+      const pre = el("pre");
+      showDiff(b.diff || "(no change)", pre);
+      col.append(pre);
+      return col;
+    }));
+  } catch (e) {
+    $("branch-status").textContent = "";
+    if (e.message !== "unauthorized") showError(e.message);
+  }
 }
 
 async function give(id, signal) {
@@ -138,6 +167,7 @@ async function route() {
       const id = decodeURIComponent(m[1]);
       $("accept").onclick = () => give(id, "accept");
       $("reject").onclick = () => give(id, "reject");
+      $("branch-form").onsubmit = (ev) => { ev.preventDefault(); branch(id); };
       await showSession(id);
     } else {
       await showList();

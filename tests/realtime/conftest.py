@@ -1,0 +1,3 @@
+"""The real-time tests' fixtures from elsewhere: the page tests' headless Chromium."""
+
+from chromium import browser  # noqa: F401
