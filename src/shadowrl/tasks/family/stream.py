@@ -13,7 +13,6 @@ generated ahead, off the event loop that runs the rollouts.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections import deque
@@ -22,7 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from shadowrl.tasks.family.catalog import templates
-from shadowrl.tasks.family.generate import Instance
+from shadowrl.tasks.family.generate import Instance, module_key
 from shadowrl.tasks.family.splits import Part
 from shadowrl.tasks.family.suite import draw
 from shadowrl.tasks.family.template import Template
@@ -37,7 +36,7 @@ def bug_key(task: Task) -> str:
     """The digest of the buggy module a family task's `bug_patch` writes."""
     files = apply_patch({}, task.bug_patch)
     module = next(p for p in sorted(files) if not p.startswith("test_"))
-    return hashlib.sha256(str(files[module]).encode()).hexdigest()[:12]
+    return module_key(str(files[module]))
 
 
 class FamilyStream:
