@@ -12,6 +12,7 @@ from pipeline.test_report import CONFIG, REWARDS, _rl_row
 from shadowrl.eval.result import SampleResult, TaskResult
 from shadowrl.metrics import MetricsLogger
 from shadowrl.pipeline.report import write_run_report
+from shadowrl.pipeline.report_learning import kind_lines
 from shadowrl.pipeline.sizing import eval_size
 
 REPO = Path(__file__).resolve().parents[2]
@@ -117,3 +118,39 @@ def test_no_figure_from_status_can_appear(tmp_path):
     assert not re.search(r"configs/learn-cpu", report)
     fractions = [int(d) for d in re.findall(r"\b\d+/(\d+)\b", report)]
     assert fractions and max(fractions) <= 12  # 12 episodes per arm, 2 groups per step
+
+
+def _kind_task(i: int, source: str, outcomes: list[bool]) -> TaskResult:
+    samples = [
+        SampleResult(sample=j, resolved=r, reward=float(r), end="submitted")
+        for j, r in enumerate(outcomes)
+    ]
+    return TaskResult(instance_id=f"t{i}", tier="family", source=source, samples=samples)
+
+
+def test_bug_kind_is_the_mutation_operator_of_a_mutation_made_task():
+    assert _kind_task(0, "family+ast:comparison@f/body.0", []).bug_kind == "comparison"
+    assert _kind_task(0, "toolz+ast:binary+slice", []).bug_kind == "binary+slice"
+    assert _kind_task(0, "humaneval+ast", []).bug_kind == ""
+    assert _kind_task(0, "release-diff:attrs 1->2", []).bug_kind == ""
+
+
+def test_pass_rates_by_kind_per_policy():
+    sft = from_tasks([
+        _kind_task(0, "family+ast:comparison@a", [True, False]),
+        _kind_task(1, "family+ast:comparison@b", [False, False]),
+        _kind_task(2, "family+ast:guard@c", [True, True]),
+    ])  # fmt: skip
+    rl = from_tasks([
+        _kind_task(0, "family+ast:comparison@a", [True, True]),
+        _kind_task(1, "family+ast:comparison@b", [True, False]),
+        _kind_task(2, "family+ast:guard@c", [False, False]),
+    ])  # fmt: skip
+    text = "\n".join(kind_lines({"sft": sft, "rl_step4": rl}))
+    assert "| comparison | 2 | 1/4 = 0.25 | 3/4 = 0.75 |" in text
+    assert "| guard | 1 | 2/2 = 1.00 | 0/2 = 0.00 |" in text
+
+
+def test_no_table_without_mutation_made_tasks():
+    plain = from_tasks([_kind_task(0, "humaneval+ast", [True])])
+    assert kind_lines({"sft": plain}) == []

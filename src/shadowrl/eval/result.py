@@ -83,7 +83,18 @@ class TaskResult(BaseModel):
         description="Source the task was made from (`Task.repo`): tasks of one group are "
         "correlated and the statistics resample them together. '' = a group of its own.",
     )
+    source: str = Field(
+        default="",
+        description="How the task was made (`Task.source`): for a mutation-made task "
+        "'<origin>+ast:<operator>[@<site>]', which names its kind of bug.",
+    )
     samples: list[SampleResult] = Field(description="One record per episode, in sample order.")
+
+    @property
+    def bug_kind(self) -> str:
+        """The mutation operator that made the bug ('' for a task not made by mutation)."""
+        _, ast_made, rest = self.source.partition("+ast:")
+        return rest.split("@", 1)[0] if ast_made else ""
 
     @property
     def cluster(self) -> str:

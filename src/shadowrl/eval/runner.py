@@ -206,7 +206,11 @@ async def _task(run: _Run, task: Task, samples: int, cache_dir: Path) -> TaskRes
 
     def result(rows: Sequence[SampleResult]) -> TaskResult:
         return TaskResult(
-            instance_id=task.instance_id, tier=task.tier, group=task.repo, samples=list(rows)
+            instance_id=task.instance_id,
+            tier=task.tier,
+            group=task.repo,
+            source=task.source,
+            samples=list(rows),
         )
 
     start = time.perf_counter()

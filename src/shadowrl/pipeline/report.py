@@ -225,6 +225,7 @@ def write_run_report(run_dir: str | Path) -> Path:
         gain = settings.pipeline.target_gain if settings.pipeline is not None else 0.10
         lines += learning.learning_lines(evals, gain)
         lines += learning.behaviour_lines(evals)
+        lines += learning.kind_lines(evals)
     lines += learning.exploration_lines(metrics, rows)
     if rows:
         lines += _rl_lines(rows, text.heldout_by_step(evals, start), run_dir)

@@ -49,6 +49,26 @@ def behaviour_lines(evals: Mapping[str, EvalResult]) -> list[str]:
     return ["## How each policy behaves (held-out episodes)", "", *table(header, rows), ""]
 
 
+def kind_lines(evals: Mapping[str, EvalResult]) -> list[str]:
+    """Per kind of injected bug (mutation operator): tasks and each policy's pass@1 on
+    them, where the held-out tasks were made by mutation. Where the policies differ by
+    kind shows which bugs hold contrast for RL."""
+    kinds = sorted({t.bug_kind for r in evals.values() for t in r.tasks} - {""})
+    if not kinds:
+        return []
+    rows = []
+    for kind in kinds:
+        cells: list[str] = []
+        for r in evals.values():
+            counts = [t.counts for t in r.tasks if t.bug_kind == kind]
+            n, c = sum(n for n, _ in counts), sum(c for _, c in counts)
+            cells.append(f"{c}/{n} = {c / n:.2f}" if n else "")
+        tasks = {t.instance_id for r in evals.values() for t in r.tasks if t.bug_kind == kind}
+        rows.append((kind, len(tasks), *cells))
+    header = ("bug kind", "tasks", *(f"{name} pass@1" for name in evals))
+    return ["## Held-out pass@1 by kind of bug", "", *table(header, rows), ""]
+
+
 # ---------------------------------------------------------------- did RL learn
 
 

@@ -18,6 +18,7 @@ visible tests, so a record is self-contained.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import random
@@ -29,6 +30,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from shadowrl import pyast
 from shadowrl.tasks.diffrules import check_file, inside_dunders
 from shadowrl.tasks.family.adversary import hard_code
 from shadowrl.tasks.family.report import statement
@@ -181,6 +183,8 @@ def attempt(
     if bug is None:
         return None
     mutation, mutated, where = bug
+    if module_key(mutated) in seen:  # before the subprocesses: a used-up template is cheap
+        return None
     found = cases(template, source, rng)
     outcomes = bug_outcomes(mutated, found)
     if outcomes is None:
@@ -195,7 +199,7 @@ def attempt(
     if not _beats_hard_coding(mutated, reported, found):
         return None
     code = Code(template.module, formatted(source), formatted(mutated), mutation.operator)
-    if code.key in seen:
+    if code.key in seen:  # formatting changed more than spelling: checked again
         return None
     task = _task(template, code, visible, hidden, failing)
     if not _holds(task, code, python):
@@ -222,12 +226,18 @@ class Code:
     @property
     def key(self) -> str:
         """The buggy module's digest: two instances with one key are the same bug."""
-        return hashlib.sha256(self.bug.encode()).hexdigest()[:12]
+        return module_key(self.bug)
 
     @property
     def tests(self) -> tuple[str, str]:
         """(visible test file, hidden test file)."""
         return f"test_{self.module}.py", f"test_{self.module}_cases.py"
+
+
+def module_key(source: str) -> str:
+    """The digest of a module's syntax tree: the same before and after `formatted`, which
+    only re-spells, so a bug is known as seen before it is formatted, validated and run."""
+    return hashlib.sha256(ast.dump(pyast.parse(source)).encode()).hexdigest()[:12]
 
 
 def _task(

@@ -13,9 +13,7 @@ generated ahead, off the event loop that runs the rollouts.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import random
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -23,8 +21,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from shadowrl.tasks.family.catalog import templates
-from shadowrl.tasks.family.generate import Instance, attempt
+from shadowrl.tasks.family.generate import Instance, module_key
 from shadowrl.tasks.family.splits import Part
+from shadowrl.tasks.family.suite import draw
 from shadowrl.tasks.family.template import Template
 from shadowrl.tasks.patch import apply_patch
 from shadowrl.tasks.prepare import PreparedTask, prepare
@@ -37,7 +36,7 @@ def bug_key(task: Task) -> str:
     """The digest of the buggy module a family task's `bug_patch` writes."""
     files = apply_patch({}, task.bug_patch)
     module = next(p for p in sorted(files) if not p.startswith("test_"))
-    return hashlib.sha256(str(files[module]).encode()).hexdigest()[:12]
+    return module_key(str(files[module]))
 
 
 class FamilyStream:
@@ -91,20 +90,12 @@ class FamilyStream:
         with self._lock:
             k = self._next_draw
             self._next_draw += 1
-        for shift in range(len(self.pool)):
-            template = self.pool[(k + shift) % len(self.pool)]
-            if template.id in self.spent:
-                continue
-            for j in range(self.attempts):
-                key = f"stream:{self.seed}:{self.part}:{k}:{j}" + (f":{shift}" if shift else "")
-                found = attempt(template, self.part, random.Random(key), self.python, self.seen)
-                if found is not None:
-                    self.seen.add(found.bug_key)
-                    return found
-            self.spent.add(template.id)  # its bugs are used up: later draws skip it
-        raise RuntimeError(
-            f"no unseen bug in {self.attempts} attempts on any template of {self.part!r}"
+        key = f"stream:{self.seed}:{self.part}"
+        found = draw(
+            self.pool, self.part, k, key, self.attempts, self.python, self.seen, self.spent
         )
+        self.seen.add(found.bug_key)
+        return found
 
     def close(self) -> None:
         for fut in self._ahead:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +21,7 @@ from pathlib import Path
 from shadowrl.tasks.family.catalog import templates
 from shadowrl.tasks.family.generate import Instance, attempt
 from shadowrl.tasks.family.splits import PARTS, Part
+from shadowrl.tasks.family.template import Template
 from shadowrl.tasks.task import Task, load_tasks, save_tasks
 
 TRIES = 120  # attempts per instance before the suite gives up on it
@@ -47,20 +48,55 @@ class SuiteName:
 
 
 def attempts(
-    part: Part, index: int, seed: int, python: Path, seen: Collection[str] = (), shift: int = 0
+    part: Part, index: int, seed: int, python: Path, seen: Collection[str] = ()
 ) -> Iterator[Instance]:
     """The valid attempts of instance `index` of `part` whose bug is not in `seen`, in
-    their seeded order, on template `index + shift` (mod the part's templates)."""
+    their seeded order, on its own template (`index` mod the part's templates)."""
     pool = templates(part)
     if not pool:
         raise ValueError(f"the family has no template in part {part!r}")
-    template = pool[(index + shift) % len(pool)]
-    for j in range(TRIES):
-        key = f"{seed}:{part}:{index}:{j}" + (f":{shift}" if shift else "")
-        rng = random.Random(key)
+    return tries(pool[index % len(pool)], part, f"{seed}:{part}:{index}", 0, TRIES, python, seen)
+
+
+def tries(
+    template: Template,
+    part: Part,
+    key: str,
+    shift: int,
+    n: int,
+    python: Path,
+    seen: Collection[str],
+) -> Iterator[Instance]:
+    """The valid ones of `n` seeded attempts at `template`; attempt j's seed is
+    `key:j`, suffixed with the shift that moved the draw onto this template."""
+    for j in range(n):
+        rng = random.Random(f"{key}:{j}" + (f":{shift}" if shift else ""))
         found = attempt(template, part, rng, python, seen)
         if found is not None:
             yield found
+
+
+def draw(
+    pool: Sequence[Template],
+    part: Part,
+    index: int,
+    key: str,
+    n: int,
+    python: Path,
+    seen: Collection[str],
+    spent: set[str],
+) -> Instance:
+    """Draw `index` with an unseen bug: its own template first (round-robin over `pool`),
+    then the next ones; a template without one in `n` attempts joins `spent` for good."""
+    for shift in range(len(pool)):
+        template = pool[(index + shift) % len(pool)]
+        if template.id in spent:
+            continue
+        inst = next(tries(template, part, f"{key}:{index}", shift, n, python, seen), None)
+        if inst is not None:
+            return inst
+        spent.add(template.id)
+    raise RuntimeError(f"family:{part} has no unseen bug left for draw {index}")
 
 
 def _first(args: tuple[Part, int, int, Path]) -> Instance | None:
@@ -80,27 +116,13 @@ def generate(part: Part, n: int, python: Path, *, seed: int = 0, workers: int = 
     spent: set[str] = set()  # ids of templates with no unseen bug left
     tasks: list[Task] = []
     for i, found in enumerate(firsts):
-        fresh = found is not None and found.bug_key not in seen
-        inst = found if found is not None and fresh else _redraw(part, i, seed, python, seen, spent)
+        if found is not None and found.bug_key not in seen:
+            inst = found
+        else:
+            inst = draw(templates(part), part, i, f"{seed}:{part}", TRIES, python, seen, spent)
         seen.add(inst.bug_key)
         tasks.append(inst.task)
     return tasks
-
-
-def _redraw(
-    part: Part, index: int, seed: int, python: Path, seen: set[str], spent: set[str]
-) -> Instance:
-    """Instance `index` with an unseen bug: its own template first, then the next ones."""
-    pool = templates(part)
-    for shift in range(len(pool)):
-        template = pool[(index + shift) % len(pool)].id
-        if template in spent:
-            continue
-        inst = next(attempts(part, index, seed, python, seen, shift), None)
-        if inst is not None:
-            return inst
-        spent.add(template)
-    raise RuntimeError(f"family:{part} has no new valid bug left at instance {index}")
 
 
 def code_digest() -> str:
