@@ -35,7 +35,7 @@ class PagedKV:
 
     def __init__(
         self, shape: Shape, *, slots: int, block_size: int, max_seq_len: int, blocks: int,
-        max_blocks: int, dtype: torch.dtype, device: torch.device,
+        max_blocks: int, dtype: torch.dtype, device: torch.device, gather_rows: int = 0,
     ) -> None:  # fmt: skip
         self.block_size, self.max_capacity, self.max_blocks = block_size, max_seq_len, max_blocks
         pool = (blocks, block_size, shape.kv_heads, shape.head_dim)
@@ -46,6 +46,11 @@ class PagedKV:
         self.rows: list[list[int]] = [[] for _ in range(slots)]  # host copy of the table
         self.refs = [0] * blocks
         self._free = list(range(blocks - 1, 0, -1))  # block 0 is scratch, never handed out
+        # Where `read` gathers blocks: one buffer for keys, one for values, reused by every
+        # layer and step (a fresh 3 MB tensor per read cost 6x the copy itself: page faults).
+        self._gathered = [torch.empty((gather_rows, *pool[1:]), dtype=dtype, device=device)
+                          for _ in range(2)]  # fmt: skip
+        self._index: tuple[Tensor | int, int, Tensor] | None = None  # (slots, n, index)
 
     @classmethod
     def for_engine(
@@ -63,6 +68,7 @@ class PagedKV:
             shape, slots=config.max_batch, block_size=size, max_seq_len=config.max_seq_len,
             blocks=most if graphs else min(start, most), max_blocks=most,
             dtype=param.dtype, device=param.device,
+            gather_rows=config.max_batch * math.ceil(config.max_seq_len / size) if graphs else 0,
         )  # fmt: skip
 
     @property
@@ -80,6 +86,11 @@ class PagedKV:
     def held_positions(self) -> int:
         """Positions' worth of KV memory allocated (the pool, scratch block excluded)."""
         return (len(self.refs) - 1) * self.block_size
+
+    def workspace_positions(self) -> int:
+        """Positions' worth of memory in the gather buffers, which hold one layer's keys and
+        values of a forward's batch x span (so 1 / layers of a position per entry)."""
+        return math.ceil(self._gathered[0].shape[0] * self.block_size / len(self.keys))
 
     def reserve(self, length: int) -> None:
         if length > self.max_capacity:
@@ -107,17 +118,38 @@ class PagedKV:
         self.values[layer][blocks, offsets] = v
 
     def read(self, layer: int, slots: Tensor | int, span: int) -> tuple[Tensor, Tensor]:
+        """Each slot's blocks gathered in table order into the reused gather buffers: the
+        result is valid until the next `read` (the forward uses it at once)."""
         n = math.ceil(span / self.block_size)
+        index = self._gather_index(layer, slots, n)
+        rows = index.shape[0]
+        b = rows // n
+
+        def gather(pool: Tensor, into: Tensor) -> Tensor:  # [B, kv_heads, span, D]
+            out = torch.index_select(pool, 0, index, out=into[:rows])
+            return out.view(b, n * self.block_size, *pool.shape[2:])[:, :span].transpose(1, 2)
+
+        keys, values = self._buffers(rows)
+        return gather(self.keys[layer], keys), gather(self.values[layer], values)
+
+    def _gather_index(self, layer: int, slots: Tensor | int, n: int) -> Tensor:
+        """The blocks `read` gathers, [B * n]: built at layer 0 (so every forward, and every
+        captured CUDA graph, reads the table afresh) and reused by the layers after it."""
+        if layer > 0 and self._index is not None:
+            cached, width, index = self._index
+            same = cached is slots or (isinstance(slots, int) and cached == slots)
+            if same and width == n:
+                return index
         table = self.table[:slots, :n] if isinstance(slots, int) else self.table[slots, :n]
-        b = table.shape[0]
+        index = table.reshape(-1)
+        self._index = (slots, n, index)
+        return index
 
-        def gather(pool: Tensor) -> Tensor:  # [B, kv_heads, span, D], a view of one gather
-            out = pool.index_select(0, table.reshape(-1)).view(
-                b, n * self.block_size, *pool.shape[2:]
-            )
-            return out[:, :span].transpose(1, 2)
-
-        return gather(self.keys[layer]), gather(self.values[layer])
+    def _buffers(self, rows: int) -> list[Tensor]:
+        if self._gathered[0].shape[0] < rows:  # grown by doubling, as the pool is
+            size = max(rows, 2 * self._gathered[0].shape[0])
+            self._gathered = [t.new_empty((size, *t.shape[1:])) for t in self._gathered]
+        return self._gathered
 
     def move(self, src: int, dst: int, length: int) -> None:
         """Slot `dst` (empty) shares the blocks of `src`'s first `length` positions."""
