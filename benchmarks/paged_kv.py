@@ -62,9 +62,9 @@ def memory(model: Any, kv: str, args: argparse.Namespace) -> dict[str, float]:
         if not delta.token_ids or not active:  # a finish: nothing new to count
             return
         cache = engine.cache
-        paged = isinstance(cache, PagedKV)
-        used = cache.blocks_used * cache.block_size if paged else 0
-        work = cache.workspace_positions() if paged else 0
+        used = work = 0
+        if isinstance(cache, PagedKV):
+            used, work = cache.blocks_used * cache.block_size, cache.workspace_positions()
         ratios.append((cache.held_positions() / active, used / active, active, work / active))
 
     params = SamplingParams(max_new_tokens=32, temperature=1.0)
