@@ -4,7 +4,10 @@ A contiguous cache gives every slot room for its longest sequence, so memory is
 max_batch x the longest context even when most sequences are short: long agent contexts
 at high batch run out of memory long before the weights do. Here a slot holds only the
 blocks its positions fill (`engine.kv_block_size` positions each), listed in its row of
-the block table; a forward reads a slot's keys by gathering its blocks in table order.
+the block table; a forward reads a slot's keys by gathering its blocks in table order into
+one buffer that every layer reuses (one layer's keys and values for the batch's span, so
+1 / layers of a contiguous copy). That gather is the paged step's extra cost: a block-wise
+attention kernel reading the pool in place would avoid it and is not written.
 
 Blocks are reference-counted, so sharing is free: a GRPO group's members, a running
 request whose prompt another one repeats, and the prefix cache's parked sequences all
