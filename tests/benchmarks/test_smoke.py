@@ -322,7 +322,8 @@ def test_paged_kv(tmp_path: Path) -> None:
         "paged_kv.py", tmp_path, "--quick", "--long", "64", "--short", "16", "--budget", "65536",
         "--batch", "2", "--span", "32", "--repeats", "1",
     )  # fmt: skip
-    has_keys(result, "memory", "budget_sequences", "step_s", "step_ratio_paged", "machine")
+    has_keys(result, "memory", "budget_sequences", "step_s", "step_ratio_paged", "cpu_flags",
+             "kv_bytes_per_position", "machine")  # fmt: skip
     paged, contiguous = result["memory"]["paged"], result["memory"]["contiguous"]
     assert paged["per_active"] < contiguous["per_active"]  # a counted fact, not a timing
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from concurrent.futures import Future
 
 import pytest
 import torch
@@ -16,6 +17,7 @@ from shadowrl.inference.engine import Engine
 from shadowrl.inference.forward import Decoder
 from shadowrl.inference.kv import Shape
 from shadowrl.inference.paged import PagedKV
+from shadowrl.inference.requests import future_setter
 from shadowrl.inference.step import StepBuffers, decode_and_sample
 from shadowrl.models import random_llama, tiny_config
 from shadowrl.types import Generation, SamplingParams
@@ -110,7 +112,7 @@ def test_copy_on_write_keeps_the_shared_prompt_and_the_pool_grows() -> None:
     cache.prepare([1], [6], [7])  # slot 1 writes into the shared second block: a copy
     cache.write(0, torch.tensor([1]), torch.tensor([[6]]), -kv[:, :1], -kv[:, :1])
     assert cache.rows[1][1] != cache.rows[0][1] and cache.blocks_used == 3  # grown to 5
-    keys0, _ = cache.read(0, torch.tensor([0]), 6)
+    keys0 = cache.read(0, torch.tensor([0]), 6)[0].clone()  # a read is valid until the next
     keys1, _ = cache.read(0, torch.tensor([1]), 7)
     assert torch.equal(keys0[0, 0], kv[0, :, 0]) and torch.equal(keys1[0, 0, :6], kv[0, :, 0])
     assert torch.equal(keys1[0, 0, 6], -kv[0, 0, 0])
@@ -150,3 +152,56 @@ def test_memory_follows_the_tokens_held(model) -> None:
         engine.generate_batch(ps, SamplingParams(max_new_tokens=2, temperature=0.0))
         held[kv] = engine.cache.held_positions()
     assert held["paged"] < held["contiguous"] / 2
+
+
+Snap = tuple[list[list[int]], list[int], list[list[int]]]
+
+
+def submit_together(engine: Engine, ps: list[list[int]], sampling: SamplingParams, snaps: list[Snap]) -> list[Generation]:  # fmt: skip
+    """Run `ps` admitted together, recording (paged only) the block table, reference counts
+    and parked entries' blocks once every row has decoded twice (so has written its own)."""
+
+    def on_delta(delta: object) -> None:  # on the engine thread, between two steps
+        cache, running = engine.cache, engine._running
+        both_decoded = len(running) == len(ps) and all(len(r.tokens) >= 2 for r in running)
+        if not snaps and isinstance(cache, PagedKV) and both_decoded:
+            parked = [list(e.kv) for e in engine.prefix._entries.values()]
+            snaps.append(([list(r) for r in cache.rows[: len(ps)]], list(cache.refs), parked))
+
+    futures: list[Future[Generation]] = [Future() for _ in ps]
+    engine._submit_all([(p, sampling, future_setter(f), on_delta) for p, f in zip(ps, futures, strict=True)])  # fmt: skip
+    return [f.result(timeout=120) for f in futures]
+
+
+def test_forks_of_a_parked_prefix_and_a_group_share_blocks_and_copy_on_write(model) -> None:
+    """Two forks of one parked conversation restore its blocks (no copy), each copying only
+    the partly filled block it writes into, so the parked KV stays intact for a later hit;
+    an n > 1 group shares its prompt's blocks the same way. Tokens and logprobs: as the
+    contiguous cache's."""
+    base, other = prompts(10, 10, seed=5)
+    greedy = SamplingParams(max_new_tokens=6, temperature=0.0)
+    forks: list[Snap] = []
+    group: list[Snap] = []
+
+    def run(engine: Engine) -> list[Generation]:
+        first = engine.generate_batch([base], greedy)  # parks 15 positions, blocks of 4
+        entry = base + list(first[0].token_ids)[:5]
+        # 11 positions shared: blocks 0, 1 full, block 2 partly filled (positions 8-10).
+        outs = first + submit_together(engine, [[*entry[:11], 7, 8, 9], [*entry[:11], 4, 5]],
+                                       greedy, forks)  # fmt: skip
+        outs += engine.generate_batch([[*entry, 3]], greedy)  # the whole parked entry
+        sampled = dataclasses.replace(greedy, temperature=1.0, seed=1)
+        return outs + submit_together(engine, [other] * 3, sampled, group)
+
+    _, engine = both(model, run, max_batch=3, initial_kv_len=16)
+    assert engine.prefix.hit_tokens >= 2 * 11 + 15
+    ((rows, refs, parked),) = forks
+    assert len(parked) == 1 and rows[0][:2] == rows[1][:2] == parked[0][:2]
+    assert all(refs[b] == 3 for b in parked[0][:2])  # both forks and the parked entry
+    assert len({rows[0][2], rows[1][2], parked[0][2]}) == 3  # each fork copied block 2
+    ((rows, refs, _),) = group
+    assert rows[0][:2] == rows[1][:2] == rows[2][:2] and all(refs[b] == 3 for b in rows[0][:2])
+    assert len({r[2] for r in rows}) == 3  # the prompt's partly filled block: copied on write
+    engine.prefix.clear()
+    cache = engine.cache
+    assert isinstance(cache, PagedKV) and cache.blocks_used == 0

@@ -63,7 +63,8 @@ class KVCache(Protocol):
         """Store k, v [B, T, kv_heads, D] at `positions` [B, T] of `slots` [B]."""
 
     def read(self, layer: int, slots: Tensor | int, span: int) -> tuple[Tensor, Tensor]:
-        """Keys, values [B, kv_heads, span, D] of `slots` [B] (an int b: slots 0..b-1)."""
+        """Keys, values [B, kv_heads, span, D] of `slots` [B] (an int b: slots 0..b-1); valid
+        until the next `read` (the paged cache gathers into buffers it reuses)."""
 
     def move(self, src: int, dst: int, length: int) -> None:
         """Slot `dst` gets slot `src`'s first `length` positions (src keeps them)."""

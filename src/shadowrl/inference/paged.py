@@ -4,7 +4,10 @@ A contiguous cache gives every slot room for its longest sequence, so memory is
 max_batch x the longest context even when most sequences are short: long agent contexts
 at high batch run out of memory long before the weights do. Here a slot holds only the
 blocks its positions fill (`engine.kv_block_size` positions each), listed in its row of
-the block table; a forward reads a slot's keys by gathering its blocks in table order.
+the block table; a forward reads a slot's keys by gathering its blocks in table order into
+one buffer that every layer reuses (one layer's keys and values for the batch's span, so
+1 / layers of a contiguous copy). That gather is the paged step's extra cost: a block-wise
+attention kernel reading the pool in place would avoid it and is not written.
 
 Blocks are reference-counted, so sharing is free: a GRPO group's members, a running
 request whose prompt another one repeats, and the prefix cache's parked sequences all
@@ -31,14 +34,20 @@ from shadowrl.inference.kv import Shape
 
 
 class PagedKV:
-    """Pools [blocks, block_size, kv_heads, head_dim] per layer, a [slots, max_blocks] table."""
+    """Pools [blocks, kv_heads, block_size, head_dim] per layer, a [slots, max_blocks] table.
+
+    Heads before positions, as in the contiguous cache: a gather of (block, head) pieces
+    lands as [B, kv_heads, span, D] with each head's positions adjacent, which attention
+    streams through (gathered position-major, the step's attention ran ~2x slower at 1k).
+    """
 
     def __init__(
         self, shape: Shape, *, slots: int, block_size: int, max_seq_len: int, blocks: int,
-        max_blocks: int, dtype: torch.dtype, device: torch.device,
+        max_blocks: int, dtype: torch.dtype, device: torch.device, gather_rows: int = 0,
     ) -> None:  # fmt: skip
         self.block_size, self.max_capacity, self.max_blocks = block_size, max_seq_len, max_blocks
-        pool = (blocks, block_size, shape.kv_heads, shape.head_dim)
+        pool = (blocks, shape.kv_heads, block_size, shape.head_dim)
+        self.kv_heads = shape.kv_heads
         self.keys = [torch.zeros(pool, dtype=dtype, device=device) for _ in range(shape.layers)]
         self.values = [torch.zeros(pool, dtype=dtype, device=device) for _ in range(shape.layers)]
         width = math.ceil(max_seq_len / block_size)
@@ -46,6 +55,12 @@ class PagedKV:
         self.rows: list[list[int]] = [[] for _ in range(slots)]  # host copy of the table
         self.refs = [0] * blocks
         self._free = list(range(blocks - 1, 0, -1))  # block 0 is scratch, never handed out
+        # Where `read` gathers blocks: one buffer for keys, one for values, reused by every
+        # layer and step (a fresh 3 MB tensor per read cost 6x the copy itself: page faults).
+        piece = (gather_rows * shape.kv_heads, block_size, shape.head_dim)  # (block, head)s
+        self._gathered = [torch.empty(piece, dtype=dtype, device=device) for _ in range(2)]
+        self._heads = torch.arange(shape.kv_heads, device=device)
+        self._index: tuple[Tensor | int, int, Tensor] | None = None  # (slots, n, index)
 
     @classmethod
     def for_engine(
@@ -63,6 +78,7 @@ class PagedKV:
             shape, slots=config.max_batch, block_size=size, max_seq_len=config.max_seq_len,
             blocks=most if graphs else min(start, most), max_blocks=most,
             dtype=param.dtype, device=param.device,
+            gather_rows=config.max_batch * math.ceil(config.max_seq_len / size) if graphs else 0,
         )  # fmt: skip
 
     @property
@@ -80,6 +96,12 @@ class PagedKV:
     def held_positions(self) -> int:
         """Positions' worth of KV memory allocated (the pool, scratch block excluded)."""
         return (len(self.refs) - 1) * self.block_size
+
+    def workspace_positions(self) -> int:
+        """Positions' worth of memory in the gather buffers, which hold one layer's keys and
+        values of a forward's batch x span (so 1 / layers of a position per entry)."""
+        pieces = self._gathered[0].shape[0]  # (block, head) pairs
+        return math.ceil(pieces * self.block_size / self.kv_heads / len(self.keys))
 
     def reserve(self, length: int) -> None:
         if length > self.max_capacity:
@@ -103,21 +125,44 @@ class PagedKV:
     def write(self, layer: int, slots: Tensor, positions: Tensor, k: Tensor, v: Tensor) -> None:
         blocks = self.table[slots[:, None], positions // self.block_size]
         offsets = positions % self.block_size
-        self.keys[layer][blocks, offsets] = k
-        self.values[layer][blocks, offsets] = v
+        self.keys[layer][blocks, :, offsets] = k  # [B, T] indices around the head axis
+        self.values[layer][blocks, :, offsets] = v
 
     def read(self, layer: int, slots: Tensor | int, span: int) -> tuple[Tensor, Tensor]:
+        """Each slot's blocks gathered in table order into the reused gather buffers: the
+        result is valid until the next `read` (the forward uses it at once)."""
         n = math.ceil(span / self.block_size)
+        index = self._gather_index(layer, slots, n)
+        rows = index.shape[0]
+        b = rows // (n * self.kv_heads)
+
+        def gather(pool: Tensor, into: Tensor) -> Tensor:  # [B, kv_heads, span, D]
+            pieces = pool.view(-1, *pool.shape[2:])  # [(block, head), block_size, D]
+            out = torch.index_select(pieces, 0, index, out=into[:rows])
+            return out.view(b, self.kv_heads, n * self.block_size, -1)[:, :, :span]
+
+        keys, values = self._buffers(rows)
+        return gather(self.keys[layer], keys), gather(self.values[layer], values)
+
+    def _gather_index(self, layer: int, slots: Tensor | int, n: int) -> Tensor:
+        """The (block, head) pieces `read` gathers, [B * kv_heads * n]: built at layer 0 (so
+        every forward, and every captured CUDA graph, reads the table afresh) and reused by
+        the layers after it."""
+        if layer > 0 and self._index is not None:
+            cached, width, index = self._index
+            same = cached is slots or (isinstance(slots, int) and cached == slots)
+            if same and width == n:
+                return index
         table = self.table[:slots, :n] if isinstance(slots, int) else self.table[slots, :n]
-        b = table.shape[0]
+        index = (table[:, None, :] * self.kv_heads + self._heads[None, :, None]).reshape(-1)
+        self._index = (slots, n, index)
+        return index
 
-        def gather(pool: Tensor) -> Tensor:  # [B, kv_heads, span, D], a view of one gather
-            out = pool.index_select(0, table.reshape(-1)).view(
-                b, n * self.block_size, *pool.shape[2:]
-            )
-            return out[:, :span].transpose(1, 2)
-
-        return gather(self.keys[layer]), gather(self.values[layer])
+    def _buffers(self, rows: int) -> list[Tensor]:
+        if self._gathered[0].shape[0] < rows:  # grown by doubling, as the pool is
+            size = max(rows, 2 * self._gathered[0].shape[0])
+            self._gathered = [t.new_empty((size, *t.shape[1:])) for t in self._gathered]
+        return self._gathered
 
     def move(self, src: int, dst: int, length: int) -> None:
         """Slot `dst` (empty) shares the blocks of `src`'s first `length` positions."""

@@ -5,11 +5,17 @@ harness, the HTTP server) or a plain thread (benchmarks). A request therefore ca
 two callbacks that the engine thread invokes, `on_delta` for each new token and
 `on_done` once at the end; the caller decides how to hop threads (for asyncio:
 `loop.call_soon_threadsafe`).
+
+A callback that raises ends its own request, never the engine thread: the first error
+from `on_delta` stops that request's deltas, retires it at once (reason 'abort' inside
+the engine: its KV is not parked) and reaches its caller through `on_done`; an error
+from `on_done` itself is logged. The other requests keep decoding.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -18,6 +24,8 @@ from typing import Any
 import torch
 
 from shadowrl.types import FinishReason, Generation, SamplingParams, TopLogprobs
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,8 @@ class Request:
     # Mixture of experts: [positions, layers, k] chunks of the experts that routed each
     # position fed so far (prompt first); together they cover `cached` positions.
     routes: list[torch.Tensor] = field(default_factory=list)
+    # What a callback of this request raised: it ends the request and goes to `on_done`.
+    error: Exception | None = None
 
     @property
     def cached(self) -> int:
@@ -83,12 +93,14 @@ class Request:
         self.entropies.append(entropy)
         if top is not None:
             self.top.append(top)
-        if self.on_delta is not None:
+        if self.on_delta is not None and self.error is None:
             tops = () if top is None else (top,)
-            self.on_delta(TokenDelta((token,), (logprob,), (version,), None, tops))
+            self._call(self.on_delta, TokenDelta((token,), (logprob,), (version,), None, tops))
 
     def finish_reason(self, max_seq_len: int, tokenizer: Any) -> FinishReason | None:
         """Why this request is done after its newest token, or None to keep decoding."""
+        if self.error is not None:  # its caller's callback failed: stop spending steps on it
+            return "abort"
         if self.tokens[-1] in self.stop_ids or self._hit_stop_string(tokenizer):
             return "stop"
         full = len(self.prompt) + len(self.tokens) >= max_seq_len
@@ -105,17 +117,32 @@ class Request:
         return any(s in tail for s in stops if s)  # "" would match anywhere: no stop
 
     def finish(self, reason: FinishReason) -> None:
-        if self.on_delta is not None:
-            self.on_delta(TokenDelta((), (), (), reason))
+        if self.on_delta is not None and self.error is None:
+            self._call(self.on_delta, TokenDelta((), (), (), reason))
+        if self.error is not None:
+            self.fail(self.error)
+            return
         routes = torch.cat(self.routes).flatten(1).tolist() if self.routes else []
         gen = Generation(
             tuple(self.tokens), tuple(self.logprobs), tuple(self.versions), reason,
             tuple(self.top), tuple(self.entropies), tuple(map(tuple, routes)),
         )  # fmt: skip
-        self.on_done(gen)
+        self._deliver(gen)
 
     def fail(self, error: BaseException) -> None:
-        self.on_done(error)
+        self._deliver(error)
+
+    def _call(self, on_delta: OnDelta, delta: TokenDelta) -> None:
+        try:
+            on_delta(delta)
+        except Exception as error:  # the caller's bug ends its request, not the engine
+            self.error = error
+
+    def _deliver(self, result: Generation | BaseException) -> None:
+        try:
+            self.on_done(result)
+        except Exception:  # nobody left to tell but the log; the engine keeps serving
+            log.exception("a request's on_done callback raised")
 
 
 def resolve_future(fut: asyncio.Future[Generation], result: Generation | BaseException) -> None:
