@@ -4,26 +4,32 @@ Commands, the pipeline's evals, RL (in this process and on Ray engine actors), r
 and MTP distillation all call `build_engine`; the draft heads an engine gets are, in
 order: the ones the caller owns (an RL run's trained heads, copied: the engine casts
 its own), else `engine.speculative.heads`, else `mtp.safetensors` beside `checkpoint`;
-none when `engine.speculative.k` is 0.
+none when `engine.speculative.k` is 0 (the engine then does not speculate:
+`speculation.py`).
 """
 
 from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.engine import Engine
-from shadowrl.inference.mtp import MTPHeads, heads_path, load_heads
+
+if TYPE_CHECKING:
+    from shadowrl.inference.mtp import MTPHeads
 
 
 def draft_heads(config: EngineConfig, checkpoint: str | Path | None = None) -> MTPHeads | None:
     """The heads `config` names, else those saved beside `checkpoint`; None if neither
-    (or k = 0). A named path that does not exist is a FileNotFoundError."""
+    (or k = 0: nothing of MTP is imported). A named path that does not exist is a
+    FileNotFoundError."""
     spec = config.speculative
     if spec.k == 0:
         return None
+    from shadowrl.inference.mtp import heads_path, load_heads
+
     if spec.heads:
         if not Path(spec.heads).exists():
             raise FileNotFoundError(f"engine.speculative.heads: {spec.heads} does not exist")

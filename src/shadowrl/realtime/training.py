@@ -23,10 +23,10 @@ from shadowrl.realtime.rewards import Reward
 from shadowrl.realtime.rows import RowCounts, cohort_groups, production_batch
 from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.rl.batch import TrainBatch
+from shadowrl.rl.companion import build_companion
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.forward import token_logprobs
 from shadowrl.rl.mtp_rl import acceptance as mtp_acceptance
-from shadowrl.rl.mtp_rl import starting_heads
 from shadowrl.rl.trainer import Trainer
 from shadowrl.types import Trajectory
 
@@ -117,9 +117,10 @@ def train_arm(arm: Arm, data: TrainInput, dest: Path) -> ArmResult:
     if not batch.microbatches:
         return ArmResult(counts, arm.parent, None, "no signal: no cohort has unequal rewards")
     model, tokenizer = load_model(arm.model.model_copy(update={"path": arm.parent}))
-    trainer = Trainer(model, arm.train, heads=starting_heads(arm.train.mtp, arm.parent))
+    companion = build_companion(arm.train, arm.parent)  # the MTP heads, re-distilled
+    trainer = Trainer(model, arm.train, companion=companion)
     trainer.version = arm.parent_version
-    heads = trainer.mtp.heads if trainer.mtp is not None else None
+    heads = companion.served() if companion is not None else None
     parent = None if heads is None else mtp_acceptance(model, heads, batch, arm.train.mtp)
     metrics: dict[str, float] = {}
     for _ in range(arm.steps):
