@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.engine import Engine
+from shadowrl.inference.speculation import heads_beside
 
 if TYPE_CHECKING:
     from shadowrl.inference.mtp import MTPHeads
@@ -23,20 +24,19 @@ if TYPE_CHECKING:
 
 def draft_heads(config: EngineConfig, checkpoint: str | Path | None = None) -> MTPHeads | None:
     """The heads `config` names, else those saved beside `checkpoint`; None if neither
-    (or k = 0: nothing of MTP is imported). A named path that does not exist is a
+    (or k = 0; then nothing of MTP is imported). A named path that does not exist is a
     FileNotFoundError."""
     spec = config.speculative
-    if spec.k == 0:
+    if spec.k == 0 or not (spec.heads or heads_beside(checkpoint)):
         return None
-    from shadowrl.inference.mtp import heads_path, load_heads
+    from shadowrl.inference.mtp import load_heads
 
-    if spec.heads:
-        if not Path(spec.heads).exists():
-            raise FileNotFoundError(f"engine.speculative.heads: {spec.heads} does not exist")
-        return load_heads(spec.heads)
-    if checkpoint is None or not heads_path(checkpoint).is_file():
-        return None
-    return load_heads(checkpoint)
+    if not spec.heads:
+        assert checkpoint is not None
+        return load_heads(checkpoint)
+    if not Path(spec.heads).exists():
+        raise FileNotFoundError(f"engine.speculative.heads: {spec.heads} does not exist")
+    return load_heads(spec.heads)
 
 
 def build_engine(

@@ -53,10 +53,10 @@ from typing import Any, Literal
 import torch
 from torch import Tensor, nn
 
-from shadowrl.inference.speculation import DRAFTS
+from shadowrl.inference.speculation import DRAFTS, HEADS_FILE
 
 Kind = Literal["sequential", "medusa"]
-FILENAME = "mtp.safetensors"
+FILENAME = HEADS_FILE
 PREFIX = DRAFTS  # the heads' tensor names in an engine and in a published weight state
 
 

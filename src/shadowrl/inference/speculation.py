@@ -1,13 +1,15 @@
 """The engine's one seam to speculative decoding: built once, and read per step.
 
-With `engine.speculative.k` = 0 (the default) the engine holds no speculator and the
-speculative step, its drafters (MTP heads, n-grams) and its acceptance rules
-(`spec_step.py`, `drafters.py`, `speculative.py`) are never imported.
+With `engine.speculative.k` = 0, or MTP drafts (the default) and no draft heads, the
+engine holds no speculator, and the speculative step, its drafters (MTP heads, n-grams),
+its acceptance rules and the heads' module (`spec_step.py`, `drafters.py`,
+`speculative.py`, `mtp.py`) are never imported.
 """
 
 from __future__ import annotations
 
 from collections.abc import MutableMapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from torch import Tensor
@@ -22,6 +24,12 @@ if TYPE_CHECKING:
 # draft heads' tensor names in an engine and in a published weight state (MTP's heads,
 # the one drafter with tensors, `mtp.py`)
 DRAFTS = "mtp."
+HEADS_FILE = "mtp.safetensors"  # draft heads saved in a checkpoint directory
+
+
+def heads_beside(checkpoint: str | Path | None) -> bool:
+    """Whether a checkpoint directory holds draft heads (a file test: nothing imported)."""
+    return checkpoint is not None and (Path(checkpoint) / HEADS_FILE).is_file()
 
 
 def build_speculator(
@@ -32,8 +40,9 @@ def build_speculator(
     tensors: MutableMapping[str, Tensor],
 ) -> SpeculativeStep | None:
     """`spec_step.speculator` (draft `heads`' tensors join the swappable `tensors`), or
-    None without imports when `speculative.k` is 0."""
-    if config.speculative.k == 0:
+    None, importing nothing, when `speculative.k` is 0 or MTP drafts have no heads."""
+    spec = config.speculative
+    if spec.k == 0 or (spec.drafter == "mtp" and heads is None):
         return None
     from shadowrl.inference.spec_step import speculator
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from torch import Tensor
 
+from shadowrl.inference.speculation import heads_beside
 from shadowrl.rl.config import TrainConfig
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def build_companion(
     (first, when `resumed`: the run's own); None when there are none or `train.mtp.every`
     is 0. A sharded trainer (`train.parallel`) cannot train them yet."""
     mtp = train.mtp
-    if mtp.every == 0 or (heads is None and not mtp.heads and not _beside(checkpoint)):
+    if mtp.every == 0 or (heads is None and not mtp.heads and not heads_beside(checkpoint)):
         return None
     from shadowrl.rl.mtp_rl import HeadsTrainer, starting_heads
 
@@ -66,10 +67,3 @@ def build_companion(
     if train.parallel != "replicate":  # sharded: heads and policy would part ways
         raise ValueError(f"MTP heads are not trained under train.parallel {train.parallel!r} yet")
     return HeadsTrainer(heads, mtp, train.seed)
-
-
-def _beside(checkpoint: str | Path | None) -> bool:
-    """Whether `checkpoint` has MTP heads saved in it (one file test, nothing imported)."""
-    from shadowrl.inference.mtp import heads_path
-
-    return checkpoint is not None and heads_path(checkpoint).is_file()
