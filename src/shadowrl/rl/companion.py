@@ -64,6 +64,6 @@ def build_companion(
     heads = heads if heads is not None else starting_heads(mtp, checkpoint, resumed=resumed)
     if heads is None:
         return None
-    if train.parallel != "replicate":  # sharded: heads and policy would part ways
+    if train.parallel != "replicate":  # a sharded checkpoint cannot hold them yet (fsdp.py)
         raise ValueError(f"MTP heads are not trained under train.parallel {train.parallel!r} yet")
     return HeadsTrainer(heads, mtp, train.seed)
