@@ -14,6 +14,7 @@ from shadowrl.inference.config import SpeculativeConfig
 from shadowrl.inference.mtp import PREFIX, for_model
 from shadowrl.models import tiny_model
 from shadowrl.rl.cluster.backend import ray_services
+from shadowrl.rl.companion import build_companion
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.mtp_config import RLDistillConfig
 from shadowrl.rl.run import local_services
@@ -52,7 +53,12 @@ def test_ray_engines_serve_the_trainers_mtp_heads_as_local_ones_do(ray_cluster, 
     kw = dict(train=train, engine_config=engine, spec=EpisodeSpec(), seed=0)
     backends = {  # each its own copies: the trainer trains what it is given in place
         "local": lambda d: local_services(
-            copy.deepcopy(model), tok, None, d, heads=copy.deepcopy(heads), **kw
+            copy.deepcopy(model),
+            tok,
+            None,
+            d,
+            companion=build_companion(train, heads=copy.deepcopy(heads)),
+            **kw,
         ),
         "ray": lambda d: ray_services(
             copy.deepcopy(model),
@@ -61,7 +67,7 @@ def test_ray_engines_serve_the_trainers_mtp_heads_as_local_ones_do(ray_cluster, 
             d,
             ray_config(ray_cluster),
             ckpt=None,
-            heads=copy.deepcopy(heads),
+            companion=build_companion(train, heads=copy.deepcopy(heads)),
             **kw,
         ),
     }

@@ -16,6 +16,7 @@ from shadowrl.inference.config import EngineConfig, SpeculativeConfig
 from shadowrl.inference.mtp import for_model, heads_path, load_heads
 from shadowrl.models import random_llama, tiny_model
 from shadowrl.rl.batch import MicroBatch, TrainBatch
+from shadowrl.rl.companion import build_companion
 from shadowrl.rl.config import OptimizerConfig, TrainConfig
 from shadowrl.rl.mtp_config import RLDistillConfig
 from shadowrl.rl.mtp_rl import HeadsTrainer, acceptance
@@ -71,7 +72,8 @@ def test_redistilling_leaves_the_policys_gradients_and_weights_unchanged() -> No
     assert {f"mtp_accept_{j}" for j in (1, 2, 3)} <= metrics.keys()
 
     # the same RL step with and without heads: the policy comes out bit for bit the same
-    with_heads = Trainer(copy.deepcopy(model), cfg(), heads=for_model(model, K, vocab=512))
+    fresh_heads = build_companion(cfg(), heads=for_model(model, K, vocab=512))
+    with_heads = Trainer(copy.deepcopy(model), cfg(), companion=fresh_heads)
     without = Trainer(copy.deepcopy(model), cfg())
     m_with, m_without = with_heads.step(batch), without.step(batch)
     assert "mtp_accept_1" in m_with and "mtp_accept_1" not in m_without
@@ -86,7 +88,8 @@ def test_a_served_engines_heads_equal_the_trainers_after_each_sync(tmp_path: Pat
     train = cfg(every=1)
     services = local_services(
         model, tok, None, tmp_path, train=train, engine_config=engine_cfg,
-        spec=EpisodeSpec(), seed=0, heads=for_model(model, K, vocab=512),
+        spec=EpisodeSpec(), seed=0,
+        companion=build_companion(train, heads=for_model(model, K, vocab=512)),
     )  # fmt: skip
     with services as s:
         trainer, engine = s.trainer, s.engine
@@ -99,7 +102,7 @@ def test_a_served_engines_heads_equal_the_trainers_after_each_sync(tmp_path: Pat
             trainer.step(batch_of(49152, seed=step))
             assert orch._sync_weights()["kind"] == "delta"
             served = engine.speculator.heads.state_dict()
-            trained = trainer.mtp.heads.state_dict()
+            trained = trainer.companion.served().state_dict()
             assert served.keys() == trained.keys()
             assert all(torch.equal(served[k], trained[k]) for k in trained)
             assert engine.version == trainer.version == step + 1
@@ -108,7 +111,7 @@ def test_a_served_engines_heads_equal_the_trainers_after_each_sync(tmp_path: Pat
         saved = trainer.save(tmp_path / "checkpoints")
     loaded = load_heads(heads_path(saved))  # the checkpoint carries them for a resume
     assert all(torch.equal(loaded.state_dict()[k], v) for k, v in trained.items())
-    assert Trainer.resume(saved, train).mtp is not None
+    assert Trainer.resume(saved, train).companion is not None
 
 
 def test_a_damaged_head_trips_the_deploy_alarm() -> None:

@@ -4,33 +4,39 @@ Commands, the pipeline's evals, RL (in this process and on Ray engine actors), r
 and MTP distillation all call `build_engine`; the draft heads an engine gets are, in
 order: the ones the caller owns (an RL run's trained heads, copied: the engine casts
 its own), else `engine.speculative.heads`, else `mtp.safetensors` beside `checkpoint`;
-none when `engine.speculative.k` is 0.
+none when `engine.speculative.k` is 0 (the engine then does not speculate:
+`speculation.py`).
 """
 
 from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.engine import Engine
-from shadowrl.inference.mtp import MTPHeads, heads_path, load_heads
+from shadowrl.inference.speculation import heads_beside
+
+if TYPE_CHECKING:
+    from shadowrl.inference.mtp import MTPHeads
 
 
 def draft_heads(config: EngineConfig, checkpoint: str | Path | None = None) -> MTPHeads | None:
     """The heads `config` names, else those saved beside `checkpoint`; None if neither
-    (or k = 0). A named path that does not exist is a FileNotFoundError."""
+    (or k = 0; then nothing of MTP is imported). A named path that does not exist is a
+    FileNotFoundError."""
     spec = config.speculative
-    if spec.k == 0:
+    if spec.k == 0 or not (spec.heads or heads_beside(checkpoint)):
         return None
-    if spec.heads:
-        if not Path(spec.heads).exists():
-            raise FileNotFoundError(f"engine.speculative.heads: {spec.heads} does not exist")
-        return load_heads(spec.heads)
-    if checkpoint is None or not heads_path(checkpoint).is_file():
-        return None
-    return load_heads(checkpoint)
+    from shadowrl.inference.mtp import load_heads
+
+    if not spec.heads:
+        assert checkpoint is not None
+        return load_heads(checkpoint)
+    if not Path(spec.heads).exists():
+        raise FileNotFoundError(f"engine.speculative.heads: {spec.heads} does not exist")
+    return load_heads(spec.heads)
 
 
 def build_engine(

@@ -12,9 +12,10 @@ logprob and entropy (of the distribution it was drawn from) and the weights vers
 made it; a swap lands between two steps, so versions change exactly where it happened and
 no request is dropped or restarted. Identical prompts (a GRPO group) are prefilled once and
 their KV is copied; a finished request's KV is parked in a prefix cache (`prefix.py`), so
-an agent's next turn prefills only its new tokens. Drafts (MTP heads, n-grams) are verified
-k per row in one forward, exactly; `engine.weights` may run Linears in int8/FP8 (`precision.py`).
-A mixture of experts also records each position's experts (`route_log.py`), for replay.
+an agent's next turn prefills only its new tokens. With `speculative.k`, drafts are verified
+k per row in one forward, exactly (`speculation.py`); `engine.weights` may run Linears in
+int8/FP8 (`precision.py`). A mixture of experts also records each position's experts
+(`route_log.py`), for replay.
 
 Callers: `await engine.generate(ids, sampling)` (the `Policy` protocol, safe from many
 asyncio tasks), `engine.generate_stream(...)`, or the blocking `engine.generate_batch`."""
@@ -38,7 +39,6 @@ from shadowrl.inference.caches import build_kv
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.cuda_graphs import GraphStep
 from shadowrl.inference.forward import Decoder
-from shadowrl.inference.mtp import MTPHeads
 from shadowrl.inference.precision import build_precision
 from shadowrl.inference.prefix import PrefixCache
 from shadowrl.inference.requests import (
@@ -50,7 +50,7 @@ from shadowrl.inference.requests import (
     resolve_future,
 )
 from shadowrl.inference.route_log import route_log
-from shadowrl.inference.spec_step import speculator
+from shadowrl.inference.speculation import build_speculator
 from shadowrl.inference.step import DecodeStep, EagerStep, Picks
 from shadowrl.inference.weights import Swap, apply_state, eos_ids
 from shadowrl.types import FinishReason, Generation, SamplingParams
@@ -69,8 +69,9 @@ class Engine:
         *,
         version: int = 0,
         seed: int | None = None,
-        heads: MTPHeads | None = None,
+        heads: Any = None,
     ) -> None:
+        """`heads`: the draft heads that `speculative.k` drafts with (`speculation.py`)."""
         self.config = config or EngineConfig()
         if self.config.dtype != "auto":  # the engine owns its model: cast in place, once
             model = model.to(getattr(torch, self.config.dtype))
@@ -91,12 +92,11 @@ class Engine:
         self.prefix = PrefixCache(self.cache, self.config.prefix_cache_tokens)
         self.default_stop_ids = eos_ids(model, tokenizer)
         self._tensors = dict(model.state_dict(keep_vars=True))
-        spec = (
+        self.speculator = (
             None
             if plain
-            else speculator(self.decoder, heads, self.cache, self.config, self._tensors)
+            else build_speculator(self.decoder, heads, self.cache, self.config, self._tensors)
         )
-        self.speculator = spec
         self._rng = torch.Generator()  # seeds the requests that bring none
         self._rng.manual_seed(seed if seed is not None else self._rng.seed())
         self._cv = threading.Condition()

@@ -53,9 +53,11 @@ from typing import Any, Literal
 import torch
 from torch import Tensor, nn
 
+from shadowrl.inference.speculation import DRAFTS, HEADS_FILE
+
 Kind = Literal["sequential", "medusa"]
-FILENAME = "mtp.safetensors"
-PREFIX = "mtp."  # the heads' tensor names in an engine and in a published weight state
+FILENAME = HEADS_FILE
+PREFIX = DRAFTS  # the heads' tensor names in an engine and in a published weight state
 
 
 class _RMSNorm(nn.Module):

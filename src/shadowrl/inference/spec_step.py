@@ -212,15 +212,14 @@ def speculator(
     cache: KVCache,
     config: EngineConfig,
     tensors: MutableMapping[str, Tensor],
-) -> SpeculativeStep | None:
-    """The engine's speculative step, or None (k = 0, or MTP drafts without heads).
+) -> SpeculativeStep:
+    """The engine's speculative step (k > 0, and heads for MTP drafts: the caller,
+    `speculation.build_speculator`, checks).
 
     MTP heads' tensors join the engine's swappable `tensors` as `mtp.*`, so a weight
     update (full or delta) carries them along with the model's.
     """
     spec = config.speculative
-    if spec.k == 0 or (spec.drafter == "mtp" and heads is None):
-        return None
     drafter: Drafter
     if spec.drafter == "ngram":
         drafter = NgramDrafter(spec.k, spec.ngram_longest, spec.ngram_shortest)

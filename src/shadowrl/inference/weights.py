@@ -14,7 +14,7 @@ from typing import Any
 
 from torch import Tensor
 
-from shadowrl.inference.mtp import PREFIX
+from shadowrl.inference.speculation import DRAFTS
 
 
 @dataclass(eq=False)
@@ -35,11 +35,11 @@ def apply_state(
     """Copy `state` into `tensors` (or add it when `delta`), key by key; return those written.
 
     `tensors` is the model's `state_dict(keep_vars=True)`. Tied weights appear under two
-    names with one storage; a delta is added once per storage, never twice. MTP draft
-    heads (`mtp.*`) are skipped by an engine that has none: it does not speculate.
+    names with one storage; a delta is added once per storage, never twice. Draft heads'
+    tensors (`speculation.DRAFTS`) are skipped by an engine that has none.
     """
-    if not any(name.startswith(PREFIX) for name in tensors):
-        state = {k: v for k, v in state.items() if not k.startswith(PREFIX)}
+    if not any(name.startswith(DRAFTS) for name in tensors):
+        state = {k: v for k, v in state.items() if not k.startswith(DRAFTS)}
     unknown = sorted(set(state) - set(tensors))
     if unknown:
         raise KeyError(f"not parameters of this model: {unknown[:5]}")

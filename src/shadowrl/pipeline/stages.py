@@ -46,7 +46,7 @@ from shadowrl.pipeline.tasksets import (
     train_tasks,
 )
 from shadowrl.pipeline.warmstart import score_policy, sft_more_stage, sft_stage
-from shadowrl.rl.mtp_rl import starting_heads
+from shadowrl.rl.companion import build_companion
 from shadowrl.rl.run import run_rl
 from shadowrl.tasks import PreparedTask, Task, prepare
 
@@ -169,7 +169,7 @@ def rl_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
             spec=run.episode,
             seed=run.seed,
             ray=run.ray,
-            heads=starting_heads(run.train.mtp, checkpoint_dir(run.model_path)),
+            companion=build_companion(run.train, checkpoint_dir(run.model_path)),
             model_path=run.model_path,
         )
     )

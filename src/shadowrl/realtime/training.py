@@ -23,10 +23,9 @@ from shadowrl.realtime.rewards import Reward
 from shadowrl.realtime.rows import RowCounts, cohort_groups, production_batch
 from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.rl.batch import TrainBatch
+from shadowrl.rl.companion import Companion, build_companion
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.forward import token_logprobs
-from shadowrl.rl.mtp_rl import acceptance as mtp_acceptance
-from shadowrl.rl.mtp_rl import starting_heads
 from shadowrl.rl.trainer import Trainer
 from shadowrl.types import Trajectory
 
@@ -117,18 +116,16 @@ def train_arm(arm: Arm, data: TrainInput, dest: Path) -> ArmResult:
     if not batch.microbatches:
         return ArmResult(counts, arm.parent, None, "no signal: no cohort has unequal rewards")
     model, tokenizer = load_model(arm.model.model_copy(update={"path": arm.parent}))
-    trainer = Trainer(model, arm.train, heads=starting_heads(arm.train.mtp, arm.parent))
+    companion = build_companion(arm.train, arm.parent)  # the MTP heads, re-distilled
+    trainer = Trainer(model, arm.train, companion=companion)
     trainer.version = arm.parent_version
-    heads = trainer.mtp.heads if trainer.mtp is not None else None
-    parent = None if heads is None else mtp_acceptance(model, heads, batch, arm.train.mtp)
+    parent = _heads_acceptance(model, companion, batch, arm.train)
     metrics: dict[str, float] = {}
     for _ in range(arm.steps):
         metrics = trainer.step(batch)  # re-distils the heads too (train.mtp), saved beside
     kl = divergence(trainer.model, batch)
-    mtp = None
-    if heads is not None and parent is not None:
-        after = mtp_acceptance(model, heads, batch, arm.train.mtp)
-        mtp = MtpAcceptance(tuple(parent), tuple(after))
+    after = _heads_acceptance(model, companion, batch, arm.train)
+    mtp = None if parent is None or after is None else MtpAcceptance(tuple(parent), tuple(after))
     trainer.version = arm.version
     path = str(trainer.save(dest, tokenizer))
     finite = {k: v for k, v in metrics.items() if isinstance(v, float) and math.isfinite(v)}
@@ -137,3 +134,15 @@ def train_arm(arm: Arm, data: TrainInput, dest: Path) -> ArmResult:
         counts, arm.parent, path, version=arm.version, kl=kl, metrics=finite, tokens=tokens,
         steps=arm.steps, mtp=mtp,
     )  # fmt: skip
+
+
+def _heads_acceptance(
+    model: Any, companion: Companion | None, batch: TrainBatch, train: TrainConfig
+) -> list[float] | None:
+    """The MTP heads' greedy acceptance per draft position on `batch` under `model` (the
+    deploy checks compare parent and candidate); None without heads, importing nothing."""
+    if companion is None:
+        return None
+    from shadowrl.rl.mtp_rl import acceptance
+
+    return acceptance(model, companion.served(), batch, train.mtp)

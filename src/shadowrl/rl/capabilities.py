@@ -9,6 +9,10 @@ capability that is off is never imported:
                         (`rollout_records.py`, read by `shadowrl replay`)
     agent.summary       self-summarisation's per-step metrics (`agent/summary.py`; in
                         the episode itself it is the loop's `agent/compaction.py`)
+    train.mtp           MTP draft heads re-distilled beside the policy: the trainer's
+                        `Companion`, from `companion.build_companion` (`rl/mtp_rl.py`,
+                        imported only with heads); the engine's side is
+                        `inference/speculation.py`
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ def save_checkpoint(
 ) -> Path:
     """Write checkpoint `state.step` atomically; keep only the newest `keep`. Returns its path.
 
-    `extra(directory)` writes more files into it (the MTP heads, LoRA adapters) before it
+    `extra(directory)` writes more files into it (LoRA adapters, a companion's: `companion.py`) before it
     is committed; `weights`, if given, are saved instead of the model's own (merged LoRA)."""
     tmp = begin(root, state.step)
     model.save_pretrained(tmp, state_dict=None if weights is None else dict(weights))

@@ -33,7 +33,6 @@ import torch.multiprocessing as mp
 from torch import Tensor
 from torch.distributed.tensor import DTensor
 
-from shadowrl.inference.mtp import PREFIX
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.loss import LossStats
 from shadowrl.rl.weight_codec import owners
@@ -154,15 +153,18 @@ class ShardedPublisher:
     """The orchestrator's weight publisher over a rank group: every rank writes the
     shards of the tensors it owns, in parallel; rank 0 commits the version."""
 
-    def __init__(self, leader: Leader, store: WeightStore) -> None:
-        self.leader, self.store = leader, store
+    def __init__(
+        self, leader: Leader, store: WeightStore, alone: frozenset[str] = frozenset()
+    ) -> None:
+        """`alone`: names of tensors rank 0 alone holds (a companion's), which it writes."""
+        self.leader, self.store, self.alone = leader, store, alone
 
     def publish(self, state: Mapping[str, Tensor], version: int) -> dict[str, Any]:
         self.leader.command("publish", self.store.spec, version)
-        # MTP heads live on rank 0 alone: it writes them, the policy is split as every rank does
-        heads = {k: v for k, v in state.items() if k.startswith(PREFIX)}
-        policy = {k: v for k, v in state.items() if k not in heads}
-        mine = {**owned(policy, 0, self.leader.world_size), **heads}
+        # the policy is split as every rank splits it; rank 0 adds what it alone holds
+        aside = {k: v for k, v in state.items() if k in self.alone}
+        policy = {k: v for k, v in state.items() if k not in aside}
+        mine = {**owned(policy, 0, self.leader.world_size), **aside}
         part = self.store.write_part(mine, version, 0)
         parts = self.leader.gather(part)
         assert parts is not None

@@ -120,7 +120,7 @@ class Sharded:
         """All ranks: rank 0 prepares the directory and writes the config, RNG and
         counters; every rank writes its shards; rank 0 commits it (`checkpoint.py`)."""
         if extra is not None or weights is not None:
-            raise ValueError("MTP heads and LoRA are not saved with a sharded model yet")
+            raise ValueError("LoRA and companions are not saved with a sharded model yet")
         rank = dist.get_rank()
         if rank == 0:
             tmp = begin(root, state.step)

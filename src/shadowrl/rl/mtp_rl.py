@@ -32,7 +32,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from shadowrl.inference.mtp import PREFIX, MTPHeads, heads_path, load_heads
+from shadowrl.inference.mtp import PREFIX, MTPHeads, heads_path, load_heads, save_heads
 from shadowrl.rl.batch import TrainBatch
 from shadowrl.rl.mtp_config import RLDistillConfig
 from shadowrl.rl.mtp_distill import States, evaluate, head_and_teacher_logits
@@ -101,7 +101,8 @@ def acceptance(
 
 
 class HeadsTrainer:
-    """The draft heads, their own optimizer, and the cadence they are re-distilled at."""
+    """The draft heads, their own optimizer, and the cadence they are re-distilled at:
+    the trainer's `Companion` (`rl/companion.py`)."""
 
     def __init__(self, heads: MTPHeads, cfg: RLDistillConfig, seed: int = 0) -> None:
         self.heads = heads.float().train()
@@ -112,6 +113,10 @@ class HeadsTrainer:
     def due(self, updates: int) -> bool:
         """Whether the `updates`-th policy update is followed by a re-distillation."""
         return self.cfg.every > 0 and updates % self.cfg.every == 0
+
+    def after_update(self, model: Any, batch: TrainBatch, updates: int) -> dict[str, float]:
+        """Re-distil after the `updates`-th policy update, if due (`every`)."""
+        return self.update(model, batch) if self.due(updates) else {}
 
     def update(self, model: Any, batch: TrainBatch) -> dict[str, float]:
         """Score the heads on the batch under `model` (the updated policy), then distil."""
@@ -144,25 +149,10 @@ class HeadsTrainer:
         """The heads' tensors under their published names (`mtp.*`)."""
         return {PREFIX + k: v for k, v in self.heads.state_dict().items()}
 
+    def save(self, directory: Path) -> None:
+        """`mtp.safetensors` in a checkpoint: what a resumed run starts from."""
+        save_heads(self.heads, directory)
 
-class EngineAcceptance:
-    """What an engine's speculative steps accepted since the last read, per draft position:
-    `spec_accept_j` = P(draft j accepted) over its steps, `spec_tau` = tokens per step."""
-
-    def __init__(self, engine: Any) -> None:
-        self.speculator = getattr(engine, "speculator", None)
-        self.seen = list(self.speculator.accepted) if self.speculator is not None else []
-
-    def read(self) -> dict[str, float]:
-        if self.speculator is None:
-            return {}
-        now = list(self.speculator.accepted)
-        hist = [a - b for a, b in zip(now, self.seen, strict=True)]
-        self.seen, steps = now, sum(hist)
-        if not steps:
-            return {"spec_steps": 0.0}
-        out = {"spec_steps": float(steps),
-               "spec_tau": sum((n + 1) * c for n, c in enumerate(hist)) / steps}  # fmt: skip
-        for j in range(1, len(hist)):
-            out[f"spec_accept_{j}"] = sum(hist[j:]) / steps
-        return out
+    def served(self) -> MTPHeads:
+        """The live heads: the engine builder copies them and drafts with the copy."""
+        return self.heads

@@ -28,6 +28,7 @@ from shadowrl.atomic import write_json
 from shadowrl.episode import EpisodeSpec
 from shadowrl.inference.build import build_engine
 from shadowrl.inference.config import EngineConfig
+from shadowrl.inference.speculation import EngineAcceptance
 from shadowrl.metrics import MetricsLogger
 from shadowrl.rl.capabilities import (
     GroupSink,
@@ -36,9 +37,9 @@ from shadowrl.rl.capabilities import (
     build_rollouts,
 )
 from shadowrl.rl.cluster.config import RayConfig
+from shadowrl.rl.companion import Companion
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.demos import append_trajectories
-from shadowrl.rl.mtp_rl import EngineAcceptance
 from shadowrl.rl.orchestrator import (
     EpisodeMetrics,
     Orchestrator,
@@ -87,11 +88,11 @@ def local_services(
     engine_config: EngineConfig,
     spec: EpisodeSpec,
     seed: int,
-    heads: Any = None,
+    companion: Companion | None = None,
 ) -> Iterator[Services]:
-    """Trainer, weight store and engine in this process (the default backend); `heads`
-    (MTP) are trained by the trainer and served by the engine, synced with the policy."""
-    trainer = Trainer.resume(ckpt, train) if ckpt else Trainer(model, train, heads=heads)
+    """Trainer, weight store and engine in this process (the default backend); the
+    `companion` is trained by the trainer and served by the engine, synced with the policy."""
+    trainer = Trainer.resume(ckpt, train) if ckpt else Trainer(model, train, companion=companion)
     # on N data-parallel ranks, each rank writes the shards it owns
     store = trainer.publisher(
         WeightStore(
@@ -104,7 +105,7 @@ def local_services(
     )
     store.publish(trainer.state_dict(), trainer.version)
     policy = trainer.policy_copy(lambda: store.fetch(trainer.version))
-    served = trainer.mtp.heads if trainer.mtp is not None else None  # the builder copies them
+    served = trainer.companion.served() if trainer.companion is not None else None
     # with warm pools, each task's root and pool outlive its groups (`rl/roots.py`)
     roots = SandboxRoots(spec) if spec.sandbox.pool.enabled else None
     with (
@@ -115,7 +116,7 @@ def local_services(
         closing(roots) if roots is not None else contextlib.nullcontext(),
     ):
         rollout = build_rollouts(engine, train, tokenizer, spec, roots)
-        accepted = EngineAcceptance(engine)  # the engine's own speculation, per step
+        accepted = EngineAcceptance(engine.speculator)  # the engine's speculation, per step
         yield Services(
             trainer,
             store,
@@ -141,7 +142,7 @@ async def run_rl(
     seed: int = 0,
     ray: RayConfig | None = None,
     rollout: RolloutFn | None = None,
-    heads: Any = None,
+    companion: Companion | None = None,
     model_path: str = "",
 ) -> Any:
     """Train `train.steps` RL steps on `tasks` (resuming from run_dir/checkpoints); return
@@ -151,9 +152,8 @@ async def run_rl(
     `ray` runs the services as actors on a Ray cluster (`rl/cluster/`), the loop staying
     here; a lost trainer restarts from the last checkpoint up to `ray.trainer_restarts`
     times. `rollout` replaces the episodes (recorded groups replayed, to compare backends).
-    `heads`: MTP draft heads of `model`, re-distilled as the policy trains (`train.mtp`)
-    and served by the engines, on either backend; a resumed run takes those saved with its
-    checkpoint.
+    `companion` (`rl/companion.py`): trained beside the policy and served by the engines,
+    on either backend; a resumed run takes the one saved with its checkpoint.
     `model_path` (the base model's) goes into the records of `train.save_rollouts`.
     """
     # every running tool call and sandbox operation holds a worker thread: size the
@@ -168,7 +168,7 @@ async def run_rl(
         if ray is None:
             services = local_services(
                 model, tokenizer, ckpt, run_dir,
-                train=train, engine_config=engine_config, spec=spec, seed=seed, heads=heads,
+                train=train, engine_config=engine_config, spec=spec, seed=seed, companion=companion,
             )  # fmt: skip
         else:
             from shadowrl.rl.cluster.backend import ray_services
@@ -176,7 +176,7 @@ async def run_rl(
             fixed = tasks if isinstance(tasks, list) else []
             services = ray_services(
                 model, tokenizer, fixed, run_dir, ray, ckpt=ckpt,
-                train=train, engine_config=engine_config, spec=spec, seed=seed, heads=heads,
+                train=train, engine_config=engine_config, spec=spec, seed=seed, companion=companion,
             )  # fmt: skip
         try:
             with services as s:

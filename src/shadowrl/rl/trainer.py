@@ -12,11 +12,11 @@ of microbatch gradients is exactly the gradient of the batch loss. The same hold
 across data-parallel ranks (`train.world_size`, see `dp.py`): each rank runs its
 share of the microbatches and the ranks sum their gradients before the step. Whether
 ranks hold replicas or FSDP shards is `train.parallel`'s strategy (`parallel.py`).
+A model trained beside the policy, never into it, is a `Companion` (`companion.py`).
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -26,10 +26,10 @@ import torch
 from torch import Tensor
 from torch.distributed.tensor import DTensor
 
-from shadowrl.inference.mtp import MTPHeads, save_heads
 from shadowrl.inference.routing import replaying, routers
 from shadowrl.rl.batch import MicroBatch, TrainBatch, build_rl_batch
 from shadowrl.rl.checkpoint import TrainerState, checkpoint_path
+from shadowrl.rl.companion import Companion, build_companion
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.dp import Leader, Ranks, ShardedPublisher
 from shadowrl.rl.forward import PolicyLogprobs, enable_checkpointing, token_logprobs
@@ -41,7 +41,6 @@ from shadowrl.rl.loss import (
     sft_loss,
     sft_stats,
 )
-from shadowrl.rl.mtp_rl import HeadsTrainer, starting_heads
 from shadowrl.rl.parallel import build_parallel, starting_model
 from shadowrl.rl.weights import WeightStore
 from shadowrl.types import Trajectory
@@ -89,18 +88,16 @@ class Trainer:
         objective: Literal["rl", "sft"] = "rl",
         ref_model: Any = None,
         ranks: Ranks | None = None,
-        heads: MTPHeads | None = None,
+        companion: Companion | None = None,
     ) -> None:
         """`ranks`: set only on ranks 1..N-1 by `dp.py`; rank 0 spawns them itself when
-        `cfg.world_size > 1`. `heads`: MTP draft heads, re-distilled after policy updates
-        (`cfg.mtp`, `mtp_rl.py`) and published with the weights."""
+        `cfg.world_size > 1`. `companion` (`build_companion`) learns after each update and
+        is published and checkpointed with the weights."""
         if cfg.loss.kl_coef > 0 and objective == "rl" and ref_model is None:
             raise ValueError("kl_coef > 0 needs a ref_model")
         if cfg.world_size > 1 and ref_model is not None:
             raise ValueError("train.world_size > 1 does not support a reference model yet")
         self.parallel = build_parallel(cfg)
-        if self.parallel.sharded and heads is not None and cfg.mtp.every:
-            raise ValueError(f"MTP heads are not trained under train.parallel {cfg.parallel!r} yet")
         self.cfg = cfg
         self.model = model.to(DTYPES[cfg.dtype])
         self.lora = Adapters(self.model, cfg.lora) if cfg.lora.enabled else None
@@ -128,7 +125,7 @@ class Trainer:
             weight_decay=cfg.optimizer.weight_decay,
             fused=True,  # one kernel over all tensors: ~5x faster than the per-tensor loop on CPU
         )
-        self.mtp = HeadsTrainer(heads, cfg.mtp, cfg.seed) if heads and cfg.mtp.every else None
+        self.companion = companion
         self.step_count = self.version = 0
         self._saved: tuple[Path, int] | None = None  # (root, step) of the last checkpoint written
         torch.manual_seed(cfg.seed)
@@ -168,12 +165,12 @@ class Trainer:
             self.step_count += 1
             self.version += 1
         self.optimizer.zero_grad(set_to_none=True)
-        heads: dict[str, float] = {}  # after the step, detached: the policy never sees it
-        if applied and self.mtp is not None and self.mtp.due(self.step_count):
-            heads = self.mtp.update(self.model, batch)
+        aside: dict[str, float] = {}  # after the step, detached: the policy never sees it
+        if applied and self.companion is not None:
+            aside = self.companion.after_update(self.model, batch, self.step_count)
         return {
             **batch.stats,
-            **heads,
+            **aside,
             **stats.to_metrics(),
             **gap.to_metrics(),
             "loss": float(loss_sum),
@@ -203,7 +200,7 @@ class Trainer:
 
         Tied tensors (lm_head = embed_tokens) appear once: loading one name updates both.
         Under LoRA, the merged weights under the base names.
-        The MTP heads, if any, come along as `mtp.*`.
+        A companion's tensors, if any, come along under its own names.
         Under FSDP the tensors are DTensor shards (`dp.owned` gathers them).
         """
         out, seen = {}, set()
@@ -214,12 +211,15 @@ class Trainer:
                 seen.add(key)
                 out[name] = t
         out = self.lora.merge(out) if self.lora is not None else out
-        return out | (self.mtp.state_dict() if self.mtp is not None else {})
+        return out | (self.companion.state_dict() if self.companion is not None else {})
 
     def publisher(self, store: WeightStore) -> WeightStore | ShardedPublisher:
         """What publishes this trainer's weights to `store`: the store itself on one rank;
         on N ranks, one that has every rank write the shards it owns."""
-        return ShardedPublisher(self.ranks, store) if isinstance(self.ranks, Leader) else store
+        if not isinstance(self.ranks, Leader):
+            return store
+        aside = self.companion.state_dict() if self.companion is not None else {}
+        return ShardedPublisher(self.ranks, store, alone=frozenset(aside))
 
     def policy_copy(self, fetch: Callable[[], Mapping[str, Tensor]] | None = None) -> Any:
         """A plain copy of the policy (LoRA merged) for the engine or a later stage; `fetch`
@@ -278,9 +278,9 @@ class Trainer:
         return path
 
     def _extra(self) -> Callable[[Path], Any] | None:
-        """What is saved beside the weights: the MTP heads, the LoRA adapters."""
+        """What is saved beside the weights: the LoRA adapters, the companion's files."""
         writers: list[Callable[[Path], Any]] = [self.lora.save] if self.lora is not None else []
-        writers += [functools.partial(save_heads, self.mtp.heads)] if self.mtp is not None else []
+        writers += [self.companion.save] if self.companion is not None else []
         return (lambda d: [w(d) for w in writers]) if writers else None
 
     def load_state(self, ckpt: str | Path) -> None:
@@ -309,7 +309,7 @@ class Trainer:
     ) -> Trainer:
         """Rebuild model and trainer from a checkpoint written by `save`."""
         model = starting_model(ckpt, cfg.dtype)
-        kw.setdefault("heads", starting_heads(cfg.mtp, ckpt, resumed=True))  # saved with it
+        kw.setdefault("companion", build_companion(cfg, ckpt, resumed=True))  # saved with it
         trainer = cls(model, cfg, objective=objective, **kw)
         trainer.load_state(ckpt)
         return trainer

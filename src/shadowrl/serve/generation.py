@@ -61,11 +61,11 @@ def concat(parts: Sequence[TokenDelta]) -> Generation:
 
 def read_safetensors(path: str) -> dict[str, Any]:
     """A safetensors file, or every `*.safetensors` shard of a checkpoint directory; the
-    MTP draft heads beside it (`mtp.safetensors`) under the engine's `mtp.*` names."""
+    draft heads beside it (`speculation.HEADS_FILE`) under the engine's names for them."""
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    from shadowrl.inference.mtp import FILENAME, PREFIX
+    from shadowrl.inference.speculation import DRAFTS, HEADS_FILE
 
     p = Path(path)
     files = sorted(p.glob("*.safetensors")) if p.is_dir() else [p]
@@ -77,6 +77,6 @@ def read_safetensors(path: str) -> dict[str, Any]:
             tensors = load_file(str(f))
         except (OSError, SafetensorError) as e:  # unreadable, or not a safetensors file
             raise APIError(400, f"cannot read {f} as safetensors: {e}", "path") from e
-        prefix = PREFIX if f.name == FILENAME else ""
+        prefix = DRAFTS if f.name == HEADS_FILE else ""
         state.update({prefix + k: v for k, v in tensors.items()})
     return state

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from shadowrl.episode import EpisodeSpec, graded_episode
 from shadowrl.inference.config import EngineConfig
+from shadowrl.rl.companion import Companion
 from shadowrl.rl.config import BranchingConfig, TrainConfig
 from shadowrl.rl.rollout import forked_episode
 from shadowrl.rl.roots import SandboxRoots
@@ -72,11 +73,13 @@ class TrainerActor:
         store_url: str,
         store_dtype: str | None,
         threads: int = 0,
-        heads: Any = None,
+        companion: Companion | None = None,
     ) -> None:
         _threads(threads)
         self.tokenizer = tokenizer
-        self.trainer = Trainer.resume(ckpt, train) if ckpt else Trainer(model, train, heads=heads)
+        self.trainer = (
+            Trainer.resume(ckpt, train) if ckpt else Trainer(model, train, companion=companion)
+        )
         self.store = weight_store(store_url, train, store_dtype)
 
     def counters(self) -> tuple[int, int]:
@@ -152,7 +155,7 @@ class EngineActor:
         return int(self.engine.prefix.hit_tokens)
 
     def draft_heads(self) -> dict[str, Any]:
-        """The MTP heads this engine speculates with, as tensors ({} without heads)."""
+        """The draft heads this engine speculates with, as tensors ({} without heads)."""
         spec = self.engine.speculator
         heads = None if spec is None else spec.heads  # an n-gram drafter has no heads
         return {} if heads is None else {k: v.clone() for k, v in heads.state_dict().items()}

@@ -34,6 +34,7 @@ from shadowrl.rl.cluster.proxies import (
     WeightsAt,
 )
 from shadowrl.rl.cluster.workers import WorkerPool
+from shadowrl.rl.companion import Companion
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.services import Services
 from shadowrl.tasks import PreparedTask, Task
@@ -107,7 +108,7 @@ def start_engines(
     seed: int, train: TrainConfig | None = None, url: str | None = None, heads_ref: Any = None,
 ) -> list[Any]:  # fmt: skip
     """`cfg.engines` engine actors serving `model_ref` (following the store at `url`, if any),
-    with the MTP heads `heads_ref` (None: by `inference/build.py`'s rule)."""
+    with the draft heads `heads_ref` (None: by `inference/build.py`'s rule)."""
     restarts = dict(max_restarts=cfg.actor_restarts, max_task_retries=0)
     return [
         actor_class(
@@ -158,12 +159,12 @@ def ray_services(
     engine_config: EngineConfig,
     spec: EpisodeSpec,
     seed: int,
-    heads: Any = None,
+    companion: Companion | None = None,
 ) -> Iterator[Services]:
     """The trainer, `cfg.engines` engines and a pool of environment workers (`cfg.env_workers`,
     or elastic between `cfg.elastic.min_workers` and `max_workers`) as actors, behind the
-    orchestrator's interfaces; every actor is killed on exit. `heads` (MTP) as in
-    `local_services`: the trainer re-distils them, the engines serve them."""
+    orchestrator's interfaces; every actor is killed on exit. `companion` as in
+    `local_services`: the trainer actor trains it, the engines serve it."""
     import ray
 
     connect(cfg)
@@ -177,15 +178,14 @@ def ray_services(
         # start from `model_ref`, and an actor Ray restarts is built again from these very
         # arguments (ones Ray put itself are freed after the first construction).
         model_ref, tok_ref = ray.put(model), ray.put(tokenizer)
-        # the trainer keeps heads only when it re-distils them (`Trainer.mtp`), and the
-        # engines serve exactly those: what the in-process backend does
-        heads_ref = ray.put(heads if heads is not None and train.mtp.every else None)
+        # the engines serve what the trainer's companion serves: as in the in-process backend
+        heads_ref = ray.put(companion.served() if companion is not None else None)
         trainer_actor = actor_class(
             TrainerActor, prefix, "trainer", cfg.trainer_cpus, cfg.trainer_gpus,
             cfg.trainer_resources,
         ).remote(
             model_ref, tok_ref, str(ckpt) if ckpt else None, train, url, dtype, cfg.torch_threads,
-            heads_ref,
+            ray.put(companion),
         )  # fmt: skip
         started.append(trainer_actor)
         trainer = RemoteTrainer(trainer_actor)

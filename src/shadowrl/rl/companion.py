@@ -1,0 +1,69 @@
+"""A model trained beside the policy and never into it: the trainer's one seam for it.
+
+The trainer knows only the `Companion` Protocol: after each applied policy update it
+hands over the step's batch, the companion's tensors join the policy's published state
+(so every weight delta carries them to the engines, under the same version) and its
+files join each checkpoint. `build_companion` makes it once from `train:`; when there
+is none the trainer holds None, and nothing of it is imported.
+
+The one companion today is the MTP draft heads the engine speculates with
+(`train.mtp`, `rl/mtp_rl.py`): re-distilled on each step's own rollout tokens.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from torch import Tensor
+
+from shadowrl.inference.speculation import heads_beside
+from shadowrl.rl.config import TrainConfig
+
+if TYPE_CHECKING:
+    from shadowrl.rl.batch import TrainBatch
+
+
+class Companion(Protocol):
+    """Trained from the policy's batches after its updates; detached from the policy."""
+
+    def after_update(self, model: Any, batch: TrainBatch, updates: int) -> dict[str, float]:
+        """Learn from `batch` under the updated `model` (its `updates`-th update); the
+        metrics join the step's ({} when it is not due this time)."""
+        ...
+
+    def state_dict(self) -> dict[str, Tensor]:
+        """Its tensors under the names engines load them by, published with the policy's."""
+        ...
+
+    def save(self, directory: Path) -> None:
+        """Write its files into a checkpoint directory before it is committed."""
+        ...
+
+    def served(self) -> Any:
+        """What an engine is built with beside the policy (`build_engine(heads=)`)."""
+        ...
+
+
+def build_companion(
+    train: TrainConfig,
+    checkpoint: str | Path | None = None,
+    *,
+    heads: Any = None,
+    resumed: bool = False,
+) -> Companion | None:
+    """The MTP heads' re-distillation (`train.mtp`; `rl/mtp_rl.py`, imported only then)
+    over `heads`, else the heads `train.mtp.heads` names or saved beside `checkpoint`
+    (first, when `resumed`: the run's own); None when there are none or `train.mtp.every`
+    is 0. A sharded trainer (`train.parallel`) cannot train them yet."""
+    mtp = train.mtp
+    if mtp.every == 0 or (heads is None and not mtp.heads and not heads_beside(checkpoint)):
+        return None
+    from shadowrl.rl.mtp_rl import HeadsTrainer, starting_heads
+
+    heads = heads if heads is not None else starting_heads(mtp, checkpoint, resumed=resumed)
+    if heads is None:
+        return None
+    if train.parallel != "replicate":  # a sharded checkpoint cannot hold them yet (fsdp.py)
+        raise ValueError(f"MTP heads are not trained under train.parallel {train.parallel!r} yet")
+    return HeadsTrainer(heads, mtp, train.seed)
