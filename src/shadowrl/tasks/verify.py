@@ -24,7 +24,7 @@ untouched), where, in order:
    catches (`voided_by="test_guard"`); a fingerprint that changed during the run voids
    (`voided_by="workspace"`);
 4. resolved iff the run finished (status `ran`) and every listed id was reported
-   passed (SWE-bench's rule). A collection error, `sys.exit(0)`, a crash or a
+   passed (SWE-bench's rule), each with test code run in its call phase (`runner.py`). A collection error, `sys.exit(0)`, a crash or a
    timeout leaves ids missing or the run unfinished, which is a failure, never a pass;
 5. a run that passed is paid only if the task's canaries (`canary.py`, planned by
    `canaryplan.py`: the hidden tests with perturbed expected values, run the same way in
