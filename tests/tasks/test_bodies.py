@@ -101,7 +101,8 @@ def test_the_reader_voids_a_passed_call_without_a_body() -> None:
     calls = [{"nodeid": "t.py::a", "when": "call", "outcome": "passed", "body": True},
              {"nodeid": "t.py::b", "when": "call", "outcome": "passed"},
              {"nodeid": "t.py::c", "when": "call", "outcome": "failed", "body": False}]  # fmt: skip
-    text = "".join(record_line(key, i, r) for i, r in enumerate([*calls, {"exitstatus": 1}]))
+    records: list[dict[str, object]] = [*calls, {"exitstatus": 1}]
+    text = "".join(record_line(key, i, r) for i, r in enumerate(records))
     found = read_outcomes(text, key, False, 1)
     assert found.status == "tampered"
     assert found.tampered == ("t.py::b: reported passed, but no test code ran in its call phase",)
