@@ -98,7 +98,7 @@ def test_passed_without_a_body_is_tampering(hack: str, tmp_path: Path, python: P
 
 def test_the_reader_voids_a_passed_call_without_a_body() -> None:
     key = new_key()
-    calls = [{"nodeid": "t.py::a", "when": "call", "outcome": "passed", "body": True},
+    calls: list[dict[str, object]] = [{"nodeid": "t.py::a", "when": "call", "outcome": "passed", "body": True},
              {"nodeid": "t.py::b", "when": "call", "outcome": "passed"},
              {"nodeid": "t.py::c", "when": "call", "outcome": "failed", "body": False}]  # fmt: skip
     records: list[dict[str, object]] = [*calls, {"exitstatus": 1}]
