@@ -19,6 +19,7 @@ from shadowrl.tasks.family.adversary import reported
 from shadowrl.tasks.family.generate import Instance
 from shadowrl.tasks.family.splits import PARTS, Part
 from shadowrl.tasks.family.suite import attempts, generate
+from shadowrl.tasks.outsideplan import outside_plan
 from shadowrl.tasks.prepare import prepare
 from shadowrl.tasks.task import Task
 
@@ -53,8 +54,12 @@ def test_an_instance_is_a_function_of_its_seed(first_train: Instance, python: Pa
 
 
 def _grade(instance: Instance, cache_dir: Path, tokenizer: Any) -> None:
-    """Gold earns 1, noop 0, and the special case 0 though it fixes the reported call."""
+    """Gold earns 1, noop 0, and the special case 0 though it fixes the reported call;
+    layer 5 checks every hidden test's value outside the test interpreter."""
     prepared = prepare(instance.task, cache_dir)
+    files = prepared.hidden_files().values()
+    plan = outside_plan(prepared.hidden_files())
+    assert plan is not None and len(plan.checks) == sum(str(t).count("\ndef test_") for t in files)
     gold = asyncio.run(reference_verdict("gold", prepared, tokenizer, SPEC))
     noop = asyncio.run(reference_verdict("noop", prepared, tokenizer, SPEC))
     special = asyncio.run(reference_verdict("special-case", prepared, tokenizer, SPEC))

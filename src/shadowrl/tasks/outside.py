@@ -1,16 +1,17 @@
 """Values compared outside the test interpreter, for function-level tasks (issue 33).
 
-A HumanEval-style hidden test is a `check(candidate)` of assertions on calls of the
-function under test with literal arguments (`candidate([1, 2], 3) == [4]`,
-`candidate(x) is True`, `candidate(x)`, `not candidate(x)`, `abs(candidate(x) - 0.5) < 1e-6`). Nothing in those
-assertions needs the test interpreter: the grader reads each call's arguments and
-expected value from the hidden test (`outside_plan`), and a driver run in a fresh
-interpreter of a fork of the final state imports the function and calls it on each
-argument text, holding neither the tests nor the expected values (the hidden files are
-not written into that fork). The answers come back as tagged JSON of exact builtin
-types, decoded strictly here (`decode`: no `pickle`, `marshal` or `eval`); a subclass,
-any other type, an exception, an answer that does not decode or a missing answer is a
-failure. The comparison is made in the grader's own process (`mismatches`).
+Where a hidden test only calls the code under test on literal arguments and compares
+the answer with a literal (a HumanEval-style `check(candidate)`, the family's generated
+`test_*` functions: `outsideplan.py` reads them), nothing in those assertions needs the
+test interpreter. A driver run in a fresh interpreter of a fork of the final state
+imports each function and calls it on each argument text, holding neither the tests nor
+the expected values (the hidden files are not written into that fork). The answers come
+back as tagged JSON of exact types (builtins, and `datetime.date`, `datetime.datetime`
+without a timezone, `datetime.timedelta`, `decimal.Decimal`), decoded strictly here
+(`decode`: no `pickle`, `marshal` or `eval`); a subclass, any other type, an exception
+(unless the test expects that builtin exception), an answer that does not decode or a
+missing answer is a failure. The comparison is made in the grader's own process, on
+values it built itself (`mismatches`).
 
 So for these assertions the verdict rests on nothing the agent's code can reach: to be
 paid it must return the right values, in a process where the only way to know them is
@@ -19,28 +20,34 @@ to compute them. Assertions of other shapes are left to the test run and the can
 
 from __future__ import annotations
 
-import ast
+import datetime
+import decimal
 import json
 import os
 import re
 import shlex
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal
 
 from shadowrl.sandbox import Sandbox
+from shadowrl.tasks.outsideplan import Check, OutsidePlan
 from shadowrl.tasks.workspace import freeze, thaw
 
-Expect = Literal["eq", "is", "truthy", "falsy", "lt", "le"]
 _INT = re.compile(r"-?\d{1,4300}")
+_DECIMAL = re.compile(
+    r"-?(\d{1,4300}(\.\d{0,4300})?|\.\d{1,4300})(E[+-]?\d{1,18})?|-?(Infinity|NaN\d{0,100})"
+)
+_DATES = {"date": (datetime.date, 3), "datetime": (datetime.datetime, 7),
+          "timedelta": (datetime.timedelta, 3)}  # fmt: skip
 _DEPTH = 64  # nesting an honest answer stays under; deeper is refused, not recursed into
 _MAX_OUTPUT = 16 << 20  # bytes of driver output read
-# Run with `python -P -c DRIVER module function args.json nonce` in the workspace: one line,
-# `nonce` and the JSON list of answers, after every call (an exception is an answer too).
+# Run with `python -P -c DRIVER calls.json nonce` in the workspace, `calls.json` a list of
+# [module, function, argument tuple's text]: one line, `nonce` and the JSON list of answers,
+# after every call. An exception is an answer too: its name and the builtin classes it is
+# an instance of (what `pytest.raises(<builtin>)` accepts).
 DRIVER = """
-import importlib, json, os, sys, ast
+import builtins, datetime, decimal, importlib, json, os, sys
 sys.path.insert(0, os.getcwd())
-module, name, path, nonce = sys.argv[1:5]
+path, nonce = sys.argv[1:3]
+D, DT, TD, DEC = datetime.date, datetime.datetime, datetime.timedelta, decimal.Decimal
 def enc(v, d=0):
     t = type(v)
     if d > 64:
@@ -55,140 +62,29 @@ def enc(v, d=0):
         return [t.__name__, [enc(x, d + 1) for x in v]]
     if t is dict:
         return ["dict", [[enc(k, d + 1), enc(x, d + 1)] for k, x in v.items()]]
+    if t is D:
+        return ["date", [v.year, v.month, v.day]]
+    if t is DT and v.tzinfo is None:
+        return ["datetime", [v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond]]
+    if t is TD:
+        return ["timedelta", [v.days, v.seconds, v.microseconds]]
+    if t is DEC:
+        return ["decimal", str(v)]
     raise TypeError(t.__name__)
+def kinds(e):
+    return [c.__name__ for c in type(e).__mro__ if getattr(builtins, c.__name__, None) is c]
 with open(path) as f:
     calls = json.load(f)
-fn = getattr(importlib.import_module(module), name)
+names = {"__builtins__": {}, "datetime": datetime, "Decimal": DEC}
+args = [eval(text, dict(names)) for _, _, text in calls]
 out = []
-for text in calls:
+for (module, name, _), a in zip(calls, args):
     try:
-        out.append(["ok", enc(fn(*ast.literal_eval(text)))])
+        out.append(["ok", enc(getattr(importlib.import_module(module), name)(*a))])
     except BaseException as e:
-        out.append(["error", type(e).__name__])
+        out.append(["error", type(e).__name__, kinds(e)])
 print(nonce + json.dumps(out), flush=True)
 """
-
-
-@dataclass(frozen=True)
-class Check:
-    """One assertion: the call's argument tuple (source text) and what it must return."""
-
-    args: str
-    expect: Expect
-    value: object = (
-        None  # the expected value ("eq"; "is": True, False, None), the target ("lt"/"le")
-    )
-    tolerance: float = 0.0  # "lt"/"le": abs(answer - value) < (<=) tolerance
-
-
-@dataclass(frozen=True)
-class OutsidePlan:
-    module: str
-    function: str
-    checks: tuple[Check, ...]
-
-
-def _literal(node: ast.expr) -> tuple[bool, object]:
-    if isinstance(node, ast.Name):
-        return False, None
-    try:
-        return True, ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False, None
-
-
-def _call_args(node: ast.expr, param: str, source: str) -> str | None:
-    """`"(a, b,)"` if `node` is `param(<literals>)`, else None."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
-        return None
-    if node.func.id != param or node.keywords or not all(_literal(a)[0] for a in node.args):
-        return None
-    parts = [ast.get_source_segment(source, a) or "" for a in node.args]
-    return "(" + "".join(p + ", " for p in parts) + ")"
-
-
-def _check(test: ast.expr, param: str, source: str) -> Check | None:
-    """The `Check` of one assertion's test expression, or None for any other shape."""
-    if (args := _call_args(test, param, source)) is not None:
-        return Check(args, "truthy")
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        args = _call_args(test.operand, param, source)
-        return None if args is None else Check(args, "falsy")
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
-        return None
-    op, left, right = test.ops[0], test.left, test.comparators[0]
-    singleton = isinstance(right, ast.Constant) and right.value in (True, False, None)
-    if isinstance(op, ast.Is) and singleton and (args := _call_args(left, param, source)):
-        return Check(args, "is", right.value)  # type: ignore[attr-defined]
-    if isinstance(op, ast.Eq):
-        for call, other in ((left, right), (right, left)):
-            ok, value = _literal(other)
-            if ok and (args := _call_args(call, param, source)) is not None:
-                return Check(args, "eq", value)
-        return None
-    ok, tolerance = _literal(right)
-    if isinstance(op, ast.Lt | ast.LtE) and ok and type(tolerance) in (int, float):
-        return _distance(left, param, source, "lt" if isinstance(op, ast.Lt) else "le", tolerance)
-    return None
-
-
-def _distance(node: ast.expr, param: str, source: str, expect: Expect, tol: object) -> Check | None:
-    """`abs(candidate(x) - y) < tol` (or `y - candidate(x)`, `math.fabs`)."""
-    if not isinstance(node, ast.Call) or len(node.args) != 1:
-        return None
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    sub = node.args[0]
-    if name not in ("abs", "fabs"):
-        return None
-    if not (isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub)):
-        return None
-    for call, other in ((sub.left, sub.right), (sub.right, sub.left)):
-        ok, value = _literal(other)
-        if ok and type(value) in (int, float) and (args := _call_args(call, param, source)):
-            return Check(args, expect, value, float(tol))  # type: ignore[arg-type]
-    return None
-
-
-def _plan_of(source: str) -> OutsidePlan | None:
-    tree = ast.parse(source)
-    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    check, runner = defs.get("check"), defs.get("test_check")
-    if check is None or runner is None or len(check.args.args) != 1:
-        return None
-    called = [
-        n.args[0].id
-        for n in ast.walk(runner)
-        if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "check"
-        and len(n.args) == 1 and isinstance(n.args[0], ast.Name)
-    ]  # fmt: skip
-    modules = {
-        alias.name: node.module
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level
-        for alias in node.names
-        if alias.asname is None
-    }
-    if len(called) != 1 or called[0] not in modules:
-        return None
-    param = check.args.args[0].arg
-    found = [_check(s.test, param, source) for s in check.body if isinstance(s, ast.Assert)]
-    checks = tuple(c for c in found if c is not None)
-    return OutsidePlan(str(modules[called[0]]), called[0], checks) if checks else None
-
-
-def outside_plan(hidden: Mapping[str, str | None]) -> OutsidePlan | None:
-    """The value checks of the first hidden test file in the `check(candidate)` form."""
-    for path, text in sorted(hidden.items()):
-        if text is None or not path.endswith(".py"):
-            continue
-        try:
-            plan = _plan_of(text)
-        except (SyntaxError, ValueError):
-            continue
-        if plan is not None:
-            return plan
-    return None
 
 
 def decode(node: object, depth: int = 0) -> object:
@@ -218,12 +114,24 @@ def decode(node: object, depth: int = 0) -> object:
             return {decode(k, depth + 1): decode(v, depth + 1) for k, v in pairs}
         except TypeError as e:
             raise ValueError(str(e)) from None
+    return _stdlib(tag, body)
+
+
+def _stdlib(tag: str, body: object) -> object:
+    """A date, datetime, timedelta or Decimal of the tagged JSON, built here from ints or
+    decimal text (a `Decimal` compares and hashes in C: no code of the agent's runs)."""
+    if tag in _DATES and type(body) is list:
+        kind, size = _DATES[tag]
+        if len(body) == size and all(type(x) is int for x in body):
+            return kind(*body)  # ValueError, OverflowError out of range
+    if tag == "decimal" and type(body) is str and _DECIMAL.fullmatch(body):
+        return decimal.Decimal(body)
     raise ValueError(f"unknown tag {tag!r}")
 
 
 def _holds(check: Check, answer: object) -> bool:
     if check.expect == "eq":
-        return bool(answer == check.value)  # both builtins: no code of the agent's runs
+        return bool(answer == check.value)  # both built here: no code of the agent's runs
     if check.expect == "is":
         return answer is check.value
     if check.expect in ("truthy", "falsy"):
@@ -232,6 +140,14 @@ def _holds(check: Check, answer: object) -> bool:
         return False
     distance = abs(answer - check.value)  # type: ignore[operator]
     return distance < check.tolerance if check.expect == "lt" else distance <= check.tolerance
+
+
+def _raised(answer: object, error: object) -> bool:
+    """The answer is an exception that is an instance of the builtin `error`."""
+    if type(answer) is not list or len(answer) != 3 or answer[0] != "error":
+        return False
+    kinds = answer[2]
+    return type(kinds) is list and all(type(k) is str for k in kinds) and error in kinds
 
 
 def mismatches(plan: OutsidePlan, output: str, nonce: str) -> list[str]:
@@ -248,7 +164,11 @@ def mismatches(plan: OutsidePlan, output: str, nonce: str) -> list[str]:
         return ["the answers do not match the calls"]
     bad = []
     for check, answer in zip(plan.checks, answers, strict=True):
-        name = f"{plan.function}{check.args}"
+        name = f"{check.function}{check.args}"
+        if check.expect == "raises":
+            if not _raised(answer, check.value):
+                bad.append(f"{name}: did not raise {check.value}")
+            continue
         if type(answer) is not list or len(answer) != 2 or answer[0] != "ok":
             bad.append(f"{name}: no value ({answer[1] if type(answer) is list else '?'})")
             continue
@@ -263,15 +183,15 @@ def mismatches(plan: OutsidePlan, output: str, nonce: str) -> list[str]:
 
 
 def run_outside(plan: OutsidePlan, sandbox: Sandbox, python: str, timeout: float) -> list[str]:
-    """Call the function on every check's arguments in a fresh interpreter of `sandbox`
+    """Call each check's function on its arguments in a fresh interpreter of `sandbox`
     (made read-only first) and compare the answers here. [] when all hold."""
     nonce = os.urandom(16).hex()
     nonce_dir = f".shadowrl-outside-{nonce}"
     args_file = f"{nonce_dir}/calls.json"
-    sandbox.write_file(args_file, json.dumps([c.args for c in plan.checks]))
+    sandbox.write_file(args_file, json.dumps([[c.module, c.function, c.args] for c in plan.checks]))
     freeze(sandbox, nonce_dir)
     env = "env -u PYTHONSTARTUP -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 PYTHONHASHSEED=0"
-    argv = [python, "-P", "-c", DRIVER, plan.module, plan.function, args_file, nonce]
+    argv = [python, "-P", "-c", DRIVER, args_file, nonce]
     res = sandbox.exec(f"{env} {shlex.join(argv)}", timeout=timeout)
     thaw(sandbox)
     if res.timed_out:

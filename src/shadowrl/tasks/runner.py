@@ -17,7 +17,8 @@ there. Every run also gets a status saying how it ended:
     tampered          the grader voided the episode before running anything (`verify.py`),
                       or the plugin's guard vetoed something the code under test did
                       (a `{"tamper": ...}` record; a line without the run key's MAC; pytest
-                      exiting 0 without finishing its session): that beats every other
+                      exiting 0 without finishing its session; an id reported passed
+                      whose call phase ran no test code): that beats every other
 
 Test ids may contain spaces and brackets, so every argument is quoted with
 `shlex.quote`, never concatenated into a shell string.
@@ -196,12 +197,14 @@ def read_outcomes(
     `exit_code` is pytest's, when known: 0 without a finished session is a hard exit."""
     records, tampered = authentic_records(text, key)
     phases: dict[str, dict[str, str]] = {}
-    collect_errors, exitstatus = False, None
+    collect_errors, exitstatus, bodiless = False, None, set()
     for record in records:
         if "nodeid" in record:
             seen = phases.setdefault(str(record["nodeid"]), {})
             when, outcome = str(record.get("when")), str(record.get("outcome"))
             seen[when] = max(seen.get(when, outcome), outcome, key=lambda o: _RANK.get(o, 2))
+            if when == "call" and outcome == "passed" and record.get("body") is not True:
+                bodiless.add(str(record["nodeid"]))
         elif "collect_error" in record:
             collect_errors = True
         elif "exitstatus" in record:
@@ -211,6 +214,8 @@ def read_outcomes(
     if exitstatus is None and exit_code == 0 and not timed_out:
         tampered.append("pytest exited with status 0 without finishing its session: a hard exit")
     outcomes = {nodeid: _fold(p) for nodeid, p in phases.items()}
+    tampered += [f"{i}: reported passed, but no test code ran in its call phase"
+                 for i in sorted(bodiless) if outcomes[i] == "passed"]  # fmt: skip
     status: RunStatus
     if tampered:
         status = "tampered"

@@ -24,16 +24,16 @@ untouched), where, in order:
    catches (`voided_by="test_guard"`); a fingerprint that changed during the run voids
    (`voided_by="workspace"`);
 4. resolved iff the run finished (status `ran`) and every listed id was reported
-   passed (SWE-bench's rule). A collection error, `sys.exit(0)`, a crash or a
+   passed (SWE-bench's rule), each with test code run in its call phase (`runner.py`). A collection error, `sys.exit(0)`, a crash or a
    timeout leaves ids missing or the run unfinished, which is a failure, never a pass;
 5. a run that passed is paid only if the task's canaries (`canary.py`, planned by
    `canaryplan.py`: the hidden tests with perturbed expected values, run the same way in
    a second fork of the same final state) all fail; one that passes voids the episode
    (`voided_by="canary"`);
-6. for a hidden `check(candidate)` (function-level tasks), the values its assertions
-   expect are computed again in a fresh interpreter of a third fork, which never holds
-   the tests, and compared here (`outside.py`): any that does not hold voids the pass
-   (`voided_by="outside"`).
+6. for a function-level hidden test (a `check(candidate)`, a family's generated
+   tests: `outsideplan.py`), the values its assertions expect are computed again in a
+   fresh interpreter of a third fork, which never holds the tests, and compared here
+   (`outside.py`): any that does not hold voids the pass (`voided_by="outside"`).
 
 The `Verdict` says why: each listed id's outcome, the run's status, the tamper hits
 that voided it if any, and the test log (whose tail `eval.json` keeps per sample).
@@ -53,7 +53,8 @@ from shadowrl.tasks.canaryplan import canaried, canary_plan
 from shadowrl.tasks.config import ShapingConfig
 from shadowrl.tasks.diffrules import Violation, check_changes
 from shadowrl.tasks.env import env_modules
-from shadowrl.tasks.outside import OutsidePlan, outside_plan, run_outside
+from shadowrl.tasks.outside import run_outside
+from shadowrl.tasks.outsideplan import OutsidePlan, outside_plan
 from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.runner import PLUGIN, Outcome, RunStatus
@@ -381,7 +382,7 @@ def _outside(
     passed: Verdict,
     zero: float,
 ) -> Verdict:
-    """The hidden check's values, computed in a fork without the hidden tests (`outside.py`)
+    """The hidden tests' values, computed in a fork without the hidden tests (`outside.py`)
     and compared here: any that does not hold voids the pass."""
     fork = snap.fork()
     try:

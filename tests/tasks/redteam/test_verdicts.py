@@ -1,5 +1,5 @@
 """Red team against the verdict (issue 33): every hack of `verdict_hacks.py` earns 0, each
-voided by one of the layers it names, while on each of the seven tasks the gold fix earns
+voided by one of the layers it names, while on each of the eight tasks the gold fix earns
 1 and the untouched workspace 0. One known limit of the `local` backend is pinned: it pays.
 
 The tasks are prepared once per module (their canary plans are built at the first grading
@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from shadowrl.sandbox import Sandbox
+from shadowrl.tasks.family import generate
+from shadowrl.tasks.family.template import Case, Outcome
 from shadowrl.tasks.patch import make_patch
 from shadowrl.tasks.prepare import PreparedTask, prepare
 from shadowrl.tasks.task import Seed, Task
@@ -150,6 +152,25 @@ def test_values_compared_outside_close_that_limit_for_a_check(
     assert (v.reward, v.resolved, v.voided_by) == (0.0, False, "outside"), v.log
     assert v.tampered == ("add(2, 3, ): wrong value", "add(10, -4, ): wrong value",
                           "add(7, 8, ): wrong value"), v.tampered  # fmt: skip
+
+
+def test_values_compared_outside_void_it_on_a_family_task(
+    tasks: dict[str, tuple[PreparedTask, Sandbox]],
+) -> None:
+    """The family's generated tests (one `assert f(<literals>) == <literal>` each, as
+    `family/generate.py` writes them) are read by layer 5 too: an object equal to
+    everything, returned in the first run only, passes the real run and the canaries and
+    is voided by the values computed outside."""
+    found = [Case(("add", (2, 3)), "(2, 3)", Outcome("5")),
+             Case(("add", (10, -4)), "(10, -4)", Outcome("6"))]  # fmt: skip
+    assert TASKS["family"][0] == generate.test_file("calc", found, "")
+    prepared, base = tasks["family"]
+    hack = dataclasses.replace(
+        FIRST_RUN_ONLY, task="family", prefix="import typing\n" + FIRST_RUN_ONLY.prefix
+    )
+    v = _first_run_only(hack, prepared, base)
+    assert (v.reward, v.resolved, v.voided_by) == (0.0, False, "outside"), v.log
+    assert v.tampered == ("add(2, 3, ): wrong value", "add(10, -4, ): wrong value"), v.tampered
 
 
 def test_known_limit_code_that_knows_the_visible_tests(

@@ -9,6 +9,8 @@ the agent planted makes the run fail) and gets one record per event, flushed at 
 so a run that dies half-way still leaves what it did:
 
     {"nodeid": ..., "when": "setup"|"call"|"teardown", "outcome": "passed"|"failed"|"skipped"}
+                                                (a call's also has "body": whether any test
+                                                 code ran since the setup's report)
     {"collect_error": <nodeid of the collector>}
     {"exitstatus": <int>}                       (pytest finished its session)
     {"tamper": <why>}                           (the guard caught something: the run is void)
@@ -99,9 +101,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     blame = None if blame_arg is None else dict(json.loads(blame_arg))
     # Two of them: the watch's is reachable (`sys.getprofile()`), the hook's is not.
     places, watch_places = (Places(os.getcwd(), path, blame) for _ in range(2))
-    watch = make_watch(watch_places, allowed)
+    bodies = [0]  # test code entered so far (the watch counts, the hook reads at each report)
+    watch = make_watch(watch_places, allowed, bodies)
     emitters = {Recorder._emit.__code__}
-    sys.addaudithook(make_hook(places, sink, allowed, emitters, watch, watch_places))
+    sys.addaudithook(make_hook(places, sink, allowed, emitters, watch, watch_places, bodies))
     threading.setprofile(watch)
     sys.setprofile(watch)
 

@@ -197,12 +197,15 @@ def make_hook(
     emitters: Collection[types.CodeType],
     watch: Callable[..., None],
     watch_places: Places,
+    bodies: list[int],
 ) -> Callable[..., None]:
     """The audit hook: vetoes the watched events when workspace source code causes them,
     writes the records that `emitters` (the plugin's own code) hand it, and checks at each
     test's end and at the session's that nothing rewrote the framework, the grader or the
-    `watch` (which reads `watch_places`). `places` must be this hook's own: everything
-    the hook consults lives in its closure, bound now."""
+    `watch` (which reads `watch_places`). A call phase's record says whether test code ran
+    since the item's setup was reported (`bodies[0]`, which the watch counts).
+    `places` must be this hook's own: everything the hook consults lives in its closure,
+    bound now."""
     inside: set[int] = set()  # threads in the hook (its own sys._getframe is audited too)
     watched = {e: r for e, r in {**_ACTOR_EVENTS, **_CALLER_EVENTS}.items() if r not in allowed}
     caller_only = frozenset(_CALLER_EVENTS)
@@ -217,7 +220,11 @@ def make_hook(
     write, (outcome_of, ending) = sink.write, make_provenance(kind)
     integrity, scan = make_integrity(watch, watch_places), make_liar(allowed)[1]
     _type, _dict, _str, _int, _getattr, _error = type, dict, str, int, getattr, RuntimeError
-    state: dict[str, Any] = {"finished": False, "failed": 0, "told": set()}
+    state: dict[str, Any] = {"finished": False, "failed": 0, "told": set(), "mark": 0}
+
+    def entered() -> int:
+        n = bodies[0]  # reachable through the watch: an int, or nothing counts
+        return n if _type(n) is _int else -1
 
     def forged(frame: types.FrameType) -> str | None:
         """Why a record asked for by `frame` is not the plugin's own, if it is not."""
@@ -264,6 +271,10 @@ def make_hook(
             tamper(f"a forged test report: {why}")
             raise _error(f"shadowrl grader: {why}")
         state["failed"] += made["outcome"] == "failed" and "xfail" not in made
+        if made["when"] == "setup":
+            state["mark"] = entered()
+        elif made["when"] == "call":
+            made["body"] = entered() > state["mark"]
         write(made)
         if made["when"] == "call":
             checked(False)
