@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shadowrl.inference.config import EngineConfig
+from shadowrl.inference.drafts import heads_beside
 from shadowrl.inference.engine import Engine
-from shadowrl.inference.speculation import heads_beside
 
 if TYPE_CHECKING:
     from shadowrl.inference.mtp import MTPHeads

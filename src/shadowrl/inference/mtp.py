@@ -53,7 +53,7 @@ from typing import Any, Literal
 import torch
 from torch import Tensor, nn
 
-from shadowrl.inference.speculation import DRAFTS, HEADS_FILE
+from shadowrl.inference.drafts import DRAFTS, HEADS_FILE
 
 Kind = Literal["sequential", "medusa"]
 FILENAME = HEADS_FILE

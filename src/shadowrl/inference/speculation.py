@@ -9,7 +9,6 @@ its acceptance rules and the heads' module (`spec_step.py`, `drafters.py`,
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from torch import Tensor
@@ -20,16 +19,6 @@ if TYPE_CHECKING:
     from shadowrl.inference.forward import Decoder
     from shadowrl.inference.kv import KVCache
     from shadowrl.inference.spec_step import SpeculativeStep
-
-# draft heads' tensor names in an engine and in a published weight state (MTP's heads,
-# the one drafter with tensors, `mtp.py`)
-DRAFTS = "mtp."
-HEADS_FILE = "mtp.safetensors"  # draft heads saved in a checkpoint directory
-
-
-def heads_beside(checkpoint: str | Path | None) -> bool:
-    """Whether a checkpoint directory holds draft heads (a file test: nothing imported)."""
-    return checkpoint is not None and (Path(checkpoint) / HEADS_FILE).is_file()
 
 
 def build_speculator(

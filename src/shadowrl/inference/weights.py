@@ -14,7 +14,7 @@ from typing import Any
 
 from torch import Tensor
 
-from shadowrl.inference.speculation import DRAFTS
+from shadowrl.inference.drafts import DRAFTS
 
 
 @dataclass(eq=False)
@@ -36,7 +36,7 @@ def apply_state(
 
     `tensors` is the model's `state_dict(keep_vars=True)`. Tied weights appear under two
     names with one storage; a delta is added once per storage, never twice. Draft heads'
-    tensors (`speculation.DRAFTS`) are skipped by an engine that has none.
+    tensors (`drafts.DRAFTS`) are skipped by an engine that has none.
     """
     if not any(name.startswith(DRAFTS) for name in tensors):
         state = {k: v for k, v in state.items() if not k.startswith(DRAFTS)}

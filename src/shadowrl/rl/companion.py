@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from torch import Tensor
 
-from shadowrl.inference.speculation import heads_beside
+from shadowrl.inference.drafts import heads_beside
 from shadowrl.rl.config import TrainConfig
 
 if TYPE_CHECKING:

@@ -61,11 +61,11 @@ def concat(parts: Sequence[TokenDelta]) -> Generation:
 
 def read_safetensors(path: str) -> dict[str, Any]:
     """A safetensors file, or every `*.safetensors` shard of a checkpoint directory; the
-    draft heads beside it (`speculation.HEADS_FILE`) under the engine's names for them."""
+    draft heads beside it (`drafts.HEADS_FILE`) under the engine's names for them."""
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    from shadowrl.inference.speculation import DRAFTS, HEADS_FILE
+    from shadowrl.inference.drafts import DRAFTS, HEADS_FILE
 
     p = Path(path)
     files = sorted(p.glob("*.safetensors")) if p.is_dir() else [p]
