@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
+import logging
+import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 
 import pytest
 
+from shadowrl.inference import requests
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.engine import Engine
 from shadowrl.inference.requests import OnDelta, TokenDelta, future_setter
@@ -74,13 +77,36 @@ def test_raising_on_delta_fails_its_request_and_the_engine_serves_the_rest(
     assert after.token_ids == alone.token_ids
 
 
+class _Caught(logging.Handler):
+    """Collects records of one logger and signals the first (the engine logs on its thread)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+        self.seen = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+        self.seen.set()
+
+
 def test_raising_on_done_is_logged_and_the_engine_keeps_serving(
-    engine: Engine, caplog: pytest.LogCaptureFixture
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def on_done(result: Generation | BaseException) -> None:
         raise Broken("caller's on_done failed")
 
-    engine.submit([9, 10, 11], GREEDY, on_done)
-    after = submit(engine, [5, 6, 7, 8]).result(WAIT_S)
+    # Its own handler on the module's logger: another test's logging set-up (a library's
+    # fileConfig that disables existing loggers, say) must not hide the record.
+    logger = logging.getLogger(requests.__name__)
+    caught = _Caught()
+    monkeypatch.setattr(logger, "disabled", False)
+    logger.addHandler(caught)
+    try:
+        engine.submit([9, 10, 11], GREEDY, on_done)
+        after = submit(engine, [5, 6, 7, 8]).result(WAIT_S)
+        assert caught.seen.wait(WAIT_S)
+    finally:
+        logger.removeHandler(caught)
     assert len(after.token_ids) == GREEDY.max_new_tokens
-    assert any("on_done" in r.getMessage() for r in caplog.records)
+    assert any("on_done" in m for m in caught.messages)
