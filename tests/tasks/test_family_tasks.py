@@ -58,7 +58,7 @@ def _grade(instance: Instance, cache_dir: Path, tokenizer: Any) -> None:
     layer 5 checks every hidden test's value outside the test interpreter."""
     prepared = prepare(instance.task, cache_dir)
     files = prepared.hidden_files().values()
-    plan = outside_plan(prepared.hidden_files())
+    plan = outside_plan(prepared.hidden_files(), generated=True)
     assert plan is not None and len(plan.checks) == sum(str(t).count("\ndef test_") for t in files)
     gold = asyncio.run(reference_verdict("gold", prepared, tokenizer, SPEC))
     noop = asyncio.run(reference_verdict("noop", prepared, tokenizer, SPEC))

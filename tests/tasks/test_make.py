@@ -144,7 +144,11 @@ def test_outcome_file_is_read_per_node_id_at_its_worst_phase() -> None:
         (ids[5], "call", "failed"), (ids[5], "call", "passed"),  # a failed subtest, then the test
     ]  # fmt: skip
     key = new_key()
-    records = [{"nodeid": n, "when": w, "outcome": o} for n, w, o in events]
+    # the plugin marks each passed call phase that entered test code (`body`)
+    records = [
+        {"nodeid": n, "when": w, "outcome": o, **({"body": True} if w == "call" else {})}
+        for n, w, o in events
+    ]
     lines = [record_line(key, i, r) for i, r in enumerate(records)]
     finished = "".join([*lines, record_line(key, len(lines), {"exitstatus": 1})])
     found = read_outcomes(finished, key, timed_out=False)
@@ -166,7 +170,7 @@ def test_outcome_file_is_read_per_node_id_at_its_worst_phase() -> None:
 
 def test_records_without_the_runs_mac_or_out_of_sequence_are_tampering() -> None:
     key, other = new_key(), new_key()
-    passed = {"nodeid": "t.py::a", "when": "call", "outcome": "passed"}
+    passed = {"nodeid": "t.py::a", "when": "call", "outcome": "passed", "body": True}
     failed = {**passed, "outcome": "failed"}
     forged = record_line(other, 1, passed) + json.dumps(passed) + "\n"
     text = record_line(key, 0, failed) + forged + record_line(key, 1, {"exitstatus": 1})

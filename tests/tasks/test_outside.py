@@ -115,7 +115,8 @@ def test_a_family_file_is_read_whole_and_its_gold_holds(template: Any, tmp_path:
     source = template.render(rng).source
     found = generate.cases(template, source, rng)
     plan = outside_plan(
-        {f"test_{template.module}_cases.py": generate.test_file(template.module, found, "")}
+        {f"test_{template.module}_cases.py": generate.test_file(template.module, found, "")},
+        generated=True,
     )
     assert plan is not None and len(plan.checks) == len(found)
     assert {c.expect for c in plan.checks} <= {"eq", "raises"}
@@ -144,7 +145,8 @@ def test_raises_holds_only_for_an_instance_of_that_builtin(tmp_path: Path) -> No
     text = "import pytest\n\nfrom calc import div\n\n\ndef test_div_1():\n" + (
         "    with pytest.raises(ZeroDivisionError):\n        div(1, 0)\n"
     )
-    plan = outside_plan({"test_calc_cases.py": text})
+    assert outside_plan({"test_calc_cases.py": text}) is None  # not a family task
+    plan = outside_plan({"test_calc_cases.py": text}, generated=True)
     assert plan is not None and plan.checks == (
         Check("calc", "div", "(1, 0, )", "raises", "ZeroDivisionError"),
     )
@@ -174,4 +176,4 @@ def test_raises_holds_only_for_an_instance_of_that_builtin(tmp_path: Path) -> No
     ids=["two-asserts", "helper", "star", "rebound", "name", "decorated", "unbound-datetime"],
 )
 def test_only_a_file_of_generated_tests_is_read(text: str) -> None:
-    assert outside_plan({"test_calc_cases.py": text}) is None
+    assert outside_plan({"test_calc_cases.py": text}, generated=True) is None

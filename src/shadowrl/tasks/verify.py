@@ -312,7 +312,8 @@ def verify(
         verdict = _verdict(task, graded, _shaped(1.0, trajectory, shaping), zero)
         if verdict.resolved:
             verdict = _canaries(task, prepared, snap, current, blame, verdict, zero)
-        if verdict.resolved and (plan := outside_plan(prepared.hidden_files())) is not None:
+        family = task.tier == "family"  # its generated tests import from the workspace root
+        if verdict.resolved and (plan := outside_plan(prepared.hidden_files(), family)):
             verdict = _outside(task, prepared, snap, current, plan, verdict, zero)
     finally:
         snap.release()
