@@ -129,26 +129,29 @@ def _kind_task(i: int, source: str, outcomes: list[bool]) -> TaskResult:
 
 
 def test_bug_kind_is_the_mutation_operator_of_a_mutation_made_task():
-    assert _kind_task(0, "family+ast:comparison@f/body.0", []).bug_kind == "comparison"
-    assert _kind_task(0, "toolz+ast:binary+slice", []).bug_kind == "binary+slice"
+    assert _kind_task(0, "family+ast:flip_comparison@f/body.0", []).bug_kind == "flip_comparison"
+    assert _kind_task(0, "ast-mutation:return_None", []).bug_kind == "return_None"
+    assert _kind_task(0, "ast-mutation:flip_comparison+shift_constant", []).bug_kind == (
+        "flip_comparison+shift_constant"
+    )
     assert _kind_task(0, "humaneval+ast", []).bug_kind == ""
     assert _kind_task(0, "release-diff:attrs 1->2", []).bug_kind == ""
 
 
 def test_pass_rates_by_kind_per_policy():
     sft = from_tasks([
-        _kind_task(0, "family+ast:comparison@a", [True, False]),
-        _kind_task(1, "family+ast:comparison@b", [False, False]),
-        _kind_task(2, "family+ast:guard@c", [True, True]),
+        _kind_task(0, "family+ast:flip_comparison@a", [True, False]),
+        _kind_task(1, "family+ast:flip_comparison@b", [False, False]),
+        _kind_task(2, "family+ast:remove_guard_clause@c", [True, True]),
     ])  # fmt: skip
     rl = from_tasks([
-        _kind_task(0, "family+ast:comparison@a", [True, True]),
-        _kind_task(1, "family+ast:comparison@b", [True, False]),
-        _kind_task(2, "family+ast:guard@c", [False, False]),
+        _kind_task(0, "family+ast:flip_comparison@a", [True, True]),
+        _kind_task(1, "family+ast:flip_comparison@b", [True, False]),
+        _kind_task(2, "family+ast:remove_guard_clause@c", [False, False]),
     ])  # fmt: skip
     text = "\n".join(kind_lines({"sft": sft, "rl_step4": rl}))
-    assert "| comparison | 2 | 1/4 = 0.25 | 3/4 = 0.75 |" in text
-    assert "| guard | 1 | 2/2 = 1.00 | 0/2 = 0.00 |" in text
+    assert "| flip_comparison | 2 | 1/4 = 0.25 | 3/4 = 0.75 |" in text
+    assert "| remove_guard_clause | 1 | 2/2 = 1.00 | 0/2 = 0.00 |" in text
 
 
 def test_no_table_without_mutation_made_tasks():

@@ -85,16 +85,19 @@ class TaskResult(BaseModel):
     )
     source: str = Field(
         default="",
-        description="How the task was made (`Task.source`): for a mutation-made task "
-        "'<origin>+ast:<operator>[@<site>]', which names its kind of bug.",
+        description="How the task was made (`Task.source`); for a mutation-made task it "
+        "names the operator: 'family+ast:<operator>@<site>' (the family), "
+        "'ast-mutation:<operator>[+<operator>]' (`tasks make`).",
     )
     samples: list[SampleResult] = Field(description="One record per episode, in sample order.")
 
     @property
     def bug_kind(self) -> str:
-        """The mutation operator that made the bug ('' for a task not made by mutation)."""
-        _, ast_made, rest = self.source.partition("+ast:")
-        return rest.split("@", 1)[0] if ast_made else ""
+        """The mutation operator(s) that made the bug ('' for a task not made by mutation)."""
+        origin, sep, rest = self.source.partition(":")
+        if not sep or not (origin.endswith("+ast") or origin == "ast-mutation"):
+            return ""
+        return rest.split("@", 1)[0]
 
     @property
     def cluster(self) -> str:

@@ -24,14 +24,15 @@ untouched), where, in order:
    catches (`voided_by="test_guard"`); a fingerprint that changed during the run voids
    (`voided_by="workspace"`);
 4. resolved iff the run finished (status `ran`) and every listed id was reported
-   passed (SWE-bench's rule), each with test code run in its call phase (`runner.py`). A collection error, `sys.exit(0)`, a crash or a
-   timeout leaves ids missing or the run unfinished, which is a failure, never a pass;
+   passed (SWE-bench's rule), each with test code run in its call phase (`runner.py`).
+   A collection error, `sys.exit(0)`, a crash or a timeout leaves ids missing or the
+   run unfinished, which is a failure, never a pass;
 5. a run that passed is paid only if the task's canaries (`canary.py`, planned by
    `canaryplan.py`: the hidden tests with perturbed expected values, run the same way in
    a second fork of the same final state) all fail; one that passes voids the episode
    (`voided_by="canary"`);
-6. for a function-level hidden test (a `check(candidate)`, a family's generated
-   tests: `outsideplan.py`), the values its assertions expect are computed again in a
+6. for a function-level hidden test (a `check(candidate)`, or a family task's
+   generated tests: `outsideplan.py`), the values its assertions expect are computed again in a
    fresh interpreter of a third fork, which never holds the tests, and compared here
    (`outside.py`): any that does not hold voids the pass (`voided_by="outside"`).
 
