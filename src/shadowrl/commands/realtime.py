@@ -213,6 +213,17 @@ def open_trace_store(url: str) -> TraceStore:
         raise UsageError(f"cannot open the trace store {url!r}: {e}") from e
 
 
+def _one_temperature(config: Config) -> None:
+    """Mixed rollouts and branch continuations sample at `agent.temperature`; a cycle
+    trains every row at the temperature its sessions were served at."""
+    rt, agent = config.realtime, config.agent.temperature
+    if (rt.mix > 0 or rt.branching.enabled) and agent != rt.rows.temperature:
+        raise UsageError(
+            f"realtime.mix and realtime.branching sample at agent.temperature={agent}, the "
+            f"cycle trains at realtime.rows.temperature={rt.rows.temperature}: set both alike"
+        )
+
+
 def run(args: argparse.Namespace, config: Config) -> int:
     import asyncio
 
@@ -229,6 +240,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
         config = config.model_copy(
             update={"realtime": config.realtime.model_copy(update={"cycles": args.cycles})}
         )
+    _one_temperature(config)
     run_dir = Path(config.run_dir).resolve()
     root = run_dir / "realtime"
     root.mkdir(parents=True, exist_ok=True)

@@ -50,6 +50,17 @@ def _need_ray() -> None:
         raise UsageError("--backend=ray needs Ray: pip install 'shadowrl[ray]'") from e
 
 
+def _same_temperature(config: Config) -> None:
+    """RL's importance ratios compare the trainer's log π with the engine's: both must
+    be of the one distribution the rollouts were drawn from."""
+    agent, train = config.agent.temperature, config.train.temperature
+    if config.train.steps and agent != train:
+        raise UsageError(
+            f"RL samples at agent.temperature={agent} but the trainer scores at "
+            f"train.temperature={train}: set both to the same value"
+        )
+
+
 def run(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.models import load_model
     from shadowrl.pipeline.stages import train_pipeline
@@ -58,6 +69,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
         config = config.model_copy(update={"backend": args.backend})
     if config.backend == "ray":
         _need_ray()
+    _same_temperature(config)
     start_run_dir(args, config)
     model, tokenizer = load_model(config.model)
     report = train_pipeline(model, tokenizer, train_run(config))

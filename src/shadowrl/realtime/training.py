@@ -30,12 +30,13 @@ from shadowrl.rl.trainer import Trainer
 from shadowrl.types import Trajectory
 
 
-def divergence(model: Any, batch: TrainBatch) -> float:
-    """Mean log π_served − log π_model over the batch's trained tokens (≈ KL per token)."""
+def divergence(model: Any, batch: TrainBatch, temperature: float = 1.0) -> float:
+    """Mean log π_served − log π_model over the batch's trained tokens (≈ KL per token),
+    π_model at the temperature the sessions were served at."""
     total, n = 0.0, 0
     with torch.no_grad():
         for mb in batch.microbatches:
-            lp = token_logprobs(model, mb.input_ids, mb.loss_mask)
+            lp = token_logprobs(model, mb.input_ids, mb.loss_mask, temperature=temperature)
             total += float(((mb.behaviour_logprobs - lp) * mb.loss_mask).sum())
             n += mb.num_tokens
     return total / n if n else 0.0
@@ -117,13 +118,15 @@ def train_arm(arm: Arm, data: TrainInput, dest: Path) -> ArmResult:
         return ArmResult(counts, arm.parent, None, "no signal: no cohort has unequal rewards")
     model, tokenizer = load_model(arm.model.model_copy(update={"path": arm.parent}))
     companion = build_companion(arm.train, arm.parent)  # the MTP heads, re-distilled
-    trainer = Trainer(model, arm.train, companion=companion)
+    # the rows are sessions served at `rows.temperature`: the trainer scores that distribution
+    train = arm.train.model_copy(update={"temperature": arm.rows.temperature})
+    trainer = Trainer(model, train, companion=companion)
     trainer.version = arm.parent_version
     parent = _heads_acceptance(model, companion, batch, arm.train)
     metrics: dict[str, float] = {}
     for _ in range(arm.steps):
         metrics = trainer.step(batch)  # re-distils the heads too (train.mtp), saved beside
-    kl = divergence(trainer.model, batch)
+    kl = divergence(trainer.model, batch, arm.rows.temperature)
     after = _heads_acceptance(model, companion, batch, arm.train)
     mtp = None if parent is None or after is None else MtpAcceptance(tuple(parent), tuple(after))
     trainer.version = arm.version

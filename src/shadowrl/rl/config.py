@@ -243,6 +243,14 @@ class TrainConfig(BaseModel):
     logprob_chunk: int = Field(
         1024, ge=1, description="Positions per chunk when turning logits into token logprobs."
     )
+    temperature: float = Field(
+        1.0,
+        gt=0,
+        description="Temperature the RL rollouts are sampled at: the trainer's log π is the "
+        "log-softmax of logits / temperature, the distribution the engine drew each token "
+        "from and reported the logprob of. `shadowrl train` requires it to equal "
+        "`agent.temperature`.",
+    )
     routing_replay: bool = Field(
         True,
         description="Mixture of experts: force each token through the experts the rollout "

@@ -23,6 +23,7 @@ def token_logprobs(
     chunk: int = 1024,
     *,
     share: bool = True,
+    temperature: float = 1.0,
 ) -> Tensor:
     """log π(token_t | tokens_<t) [B, T] at the positions in `loss_mask`, 0 elsewhere.
 
@@ -33,7 +34,11 @@ def token_logprobs(
     of the [B, T, V] logits a plain `model(...).logits` would build. No mask = every
     position but the first (it has no prefix). Under `routing.replaying` pass
     `share=False`: replay wants one router call per layer for the whole batch.
+    `temperature`: log-softmax of logits / temperature, the distribution the engine
+    samples from (and reports the logprob of) at that temperature.
     """
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0 (greedy rows are not trained): {temperature}")
     b, t = input_ids.shape
     mask = torch.ones_like(input_ids, dtype=torch.bool) if loss_mask is None else loss_mask
     mask = mask.clone()
@@ -46,8 +51,11 @@ def token_logprobs(
     hidden = decoder_hidden(model, input_ids[:, :last], share=share)
     picked = mask[:, 1 : last + 1]  # [B, last]: does hidden[:, j] predict a masked token?
     head = model.get_output_embeddings()
+    rows, bias = hidden[picked], head.bias
+    if temperature != 1.0:  # (h·W + b) / τ = (h / τ)·W + b / τ
+        rows, bias = rows / temperature, None if bias is None else bias / temperature
     lp = linear_token_logprobs(
-        hidden[picked], head.weight, input_ids[:, 1 : last + 1][picked], bias=head.bias, chunk=chunk
+        rows, head.weight, input_ids[:, 1 : last + 1][picked], bias=bias, chunk=chunk
     )
     return out.masked_scatter(mask, lp)
 
@@ -107,12 +115,17 @@ class PolicyLogprobs(torch.nn.Module):
     """`token_logprobs` of the trained model as a module: under FSDP it is the root unit,
     whose forward gathers the embedding, final norm and LM head (`fsdp.py`)."""
 
-    def __init__(self, model: Any, chunk: int, share: bool) -> None:
+    def __init__(self, model: Any, chunk: int, share: bool, temperature: float = 1.0) -> None:
         super().__init__()
-        self.model, self.chunk, self.share = model, chunk, share
+        self.model, self.chunk, self.share, self.temperature = model, chunk, share, temperature
 
     def forward(self, input_ids: Tensor, loss_mask: Tensor, share: bool = True) -> Tensor:
         """`share=False`: run every row's prefix itself (routing replay needs each row's)."""
         return token_logprobs(
-            self.model, input_ids, loss_mask, self.chunk, share=self.share and share
+            self.model,
+            input_ids,
+            loss_mask,
+            self.chunk,
+            share=self.share and share,
+            temperature=self.temperature,
         )

@@ -113,7 +113,9 @@ class Trainer:
         if cfg.activation_checkpointing:
             enable_checkpointing(model)
         # the shared prefix runs the layers a data-dependent number of times: not under FSDP
-        self.logprobs = PolicyLogprobs(self.model, cfg.logprob_chunk, not self.parallel.sharded)
+        self.logprobs = PolicyLogprobs(
+            self.model, cfg.logprob_chunk, not self.parallel.sharded, self._temperature(objective)
+        )
         self.parallel.shard(self.logprobs, self.model, ranks)
         self.params = [p for p in model.parameters() if p.requires_grad]  # LoRA: adapters only
         lr = cfg.sft.lr if objective == "sft" else cfg.optimizer.lr
@@ -234,6 +236,10 @@ class Trainer:
             self.ranks.close()
             self.ranks = None
 
+    def _temperature(self, objective: str) -> float:
+        """RL scores the rollouts' own distribution; SFT fits the plain softmax."""
+        return self.cfg.temperature if objective == "rl" else 1.0
+
     def _autocast(self) -> Any:
         """bf16 matmuls for `train.autocast` (backward follows the forward's casts)."""
         on = self.cfg.autocast == "bfloat16"
@@ -250,7 +256,11 @@ class Trainer:
             return None
         with torch.inference_mode():
             return token_logprobs(
-                self.ref_model, mb.input_ids, mb.loss_mask, self.cfg.logprob_chunk
+                self.ref_model,
+                mb.input_ids,
+                mb.loss_mask,
+                self.cfg.logprob_chunk,
+                temperature=self.logprobs.temperature,
             )
 
     # -- checkpoints -------------------------------------------------------------
