@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import astuple
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -174,3 +176,15 @@ def test_every_z_comes_from_one_quantile_per_kind() -> None:
             stats.power_quantiles(bad, 0.8)
     with pytest.raises(ValueError, match="confidence level"):
         stats.wilson_interval(1, 2, confidence=1.0)  # an interval of every value is no interval
+
+
+def test_no_other_module_takes_a_normal_quantile() -> None:
+    """The one statistics module: a second copy of a z (as `pipeline/sizing.py` had) fails."""
+    src = Path(stats.__file__).parents[1]
+    own = sorted(
+        p.relative_to(src).as_posix()
+        for p in src.rglob("*.py")
+        if "data" not in p.relative_to(src).parts
+        and re.search(r"\bNormalDist\b|\binv_cdf\b|scipy\.stats|\bnorm\.ppf\b", p.read_text())
+    )
+    assert own == ["eval/stats.py"]

@@ -6,6 +6,10 @@ tests on the *same* tasks, which is far more sensitive than comparing two
 independent means. Everything here is a pure function of counts or per-task rates
 (no I/O, no global RNG), checked in `tests/eval/test_stats.py` against hand-computed
 values.
+
+It is the project's one statistics module: the post-deploy watch (`realtime/checks.py`),
+the alarms, the experiments' power and trend tests and the report's eval sizing call
+these functions, and only this module turns a level into a normal quantile.
 """
 
 from __future__ import annotations
