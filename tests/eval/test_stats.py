@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import astuple
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -160,3 +162,29 @@ def test_the_detectable_drop_is_the_rise_read_from_the_other_end() -> None:
         drop = stats.smallest_detectable_drop(p, n, alpha=0.05, power=0.8)
         assert drop == stats.smallest_detectable_rise(1 - p, n, alpha=0.05, power=0.8)
     assert stats.episodes_needed(0.4, 0.1) == 303  # 6.182557 · (0.24 + 0.25) / 0.01 = 302.9
+
+
+def test_every_z_comes_from_one_quantile_per_kind() -> None:
+    # two-sided: ±1.959964 spans 95 %, ±1.644854 spans 90 %; one-sided power: z_0.95, z_0.80
+    assert stats.z_two_sided(0.95) == pytest.approx(1.959964, abs=1e-6)
+    assert stats.z_two_sided(0.9) == pytest.approx(1.644854, abs=1e-6)
+    assert stats.power_quantiles(0.05, 0.8) == pytest.approx((1.644854, 0.841621), abs=1e-6)
+    for bad in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match="confidence level"):
+            stats.z_two_sided(bad)
+        with pytest.raises(ValueError, match="alpha and power"):
+            stats.power_quantiles(bad, 0.8)
+    with pytest.raises(ValueError, match="confidence level"):
+        stats.wilson_interval(1, 2, confidence=1.0)  # an interval of every value is no interval
+
+
+def test_no_other_module_takes_a_normal_quantile() -> None:
+    """The one statistics module: a second copy of a z (as `pipeline/sizing.py` had) fails."""
+    src = Path(stats.__file__).parents[1]
+    own = sorted(
+        p.relative_to(src).as_posix()
+        for p in src.rglob("*.py")
+        if "data" not in p.relative_to(src).parts
+        and re.search(r"\bNormalDist\b|\binv_cdf\b|scipy\.stats|\bnorm\.ppf\b", p.read_text())
+    )
+    assert own == ["eval/stats.py"]

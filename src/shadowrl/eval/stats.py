@@ -6,6 +6,10 @@ tests on the *same* tasks, which is far more sensitive than comparing two
 independent means. Everything here is a pure function of counts or per-task rates
 (no I/O, no global RNG), checked in `tests/eval/test_stats.py` against hand-computed
 values.
+
+It is the project's one statistics module: the post-deploy watch (`realtime/checks.py`),
+the alarms, the experiments' power and trend tests and the report's eval sizing call
+these functions, and only this module turns a level into a normal quantile.
 """
 
 from __future__ import annotations
@@ -28,6 +32,14 @@ class Estimate:
     value: float
     low: float
     high: float
+
+
+def z_two_sided(confidence: float) -> float:
+    """The normal quantile z whose ±z spans `confidence` of the mass (1.96 at 0.95): the
+    one place an interval turns its confidence level into a z."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"the confidence level {confidence} must lie in (0, 1)")
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -57,7 +69,7 @@ def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> Est
     """
     if n <= 0 or not 0 <= successes <= n:
         raise ValueError(f"need 0 <= successes <= n and n > 0, got {successes}/{n}")
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    z = z_two_sided(confidence)
     p = successes / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
@@ -259,7 +271,7 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95) -> Estimate
     if not values:
         raise ValueError("no values")
     arr = np.asarray(values, dtype=np.float64)
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    z = z_two_sided(confidence)
     half = z * float(arr.std(ddof=1)) / math.sqrt(len(arr)) if len(arr) > 1 else 0.0
     mean = float(arr.mean())
     return Estimate(mean, mean - half, mean + half)
@@ -274,10 +286,12 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95) -> Estimate
 # detectable drop is the same calculation read from the other end.
 
 
-def _z_sum(alpha: float, power: float) -> float:
+def power_quantiles(alpha: float, power: float) -> tuple[float, float]:
+    """(z_{1−α}, z_power) of a one-sided test at level `alpha` with `power`: every size
+    calculation (these below, `pipeline/sizing.py`) takes its normal quantiles here."""
     if not (0 < alpha < 1 and 0 < power < 1):
         raise ValueError("alpha and power must lie in (0, 1)")
-    return NormalDist().inv_cdf(1 - alpha) + NormalDist().inv_cdf(power)
+    return NormalDist().inv_cdf(1 - alpha), NormalDist().inv_cdf(power)
 
 
 def episodes_needed(p0: float, d: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
@@ -287,7 +301,8 @@ def episodes_needed(p0: float, d: float, *, alpha: float = 0.05, power: float = 
     p1 = p0 + d
     if not (p0 >= 0 and p1 <= 1):
         raise ValueError(f"rates {p0} and {p0} + {d} must lie in [0, 1]")
-    z = _z_sum(alpha, power)
+    z_a, z_b = power_quantiles(alpha, power)
+    z = z_a + z_b
     return math.ceil(z * z * (p0 * (1 - p0) + p1 * (1 - p1)) / (d * d))
 
 
@@ -296,12 +311,11 @@ def paired_episodes_needed(
 ) -> int:
     """Pairs to detect a difference `d` when a share `discordant` of pairs disagree
     (McNemar, Connor 1987): n = (z_{1−α}·√ψ + z_power·√(ψ − d²))² / d²."""
-    _z_sum(alpha, power)  # validates alpha and power
+    z_a, z_b = power_quantiles(alpha, power)  # validates alpha and power first
     if d <= 0:
         raise ValueError("the effect d must be positive")
     if not (d * d < discordant <= 1):
         raise ValueError(f"the discordant share {discordant} must exceed d² and be at most 1")
-    z_a, z_b = NormalDist().inv_cdf(1 - alpha), NormalDist().inv_cdf(power)
     n = (z_a * math.sqrt(discordant) + z_b * math.sqrt(discordant - d * d)) ** 2
     return math.ceil(n / (d * d))
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from shadowrl import atomic
 from shadowrl.episode import EpisodeSpec
 from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.result import EvalResult
@@ -117,11 +117,7 @@ class LearningMeasurement:
         return MEASURED.validate_json(path.read_text()) if path.exists() else Measured()
 
     def save(self, ctx: Ctx, cycle: int, m: Measured) -> None:
-        path = self.path(ctx, cycle)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(MEASURED.dump_json(m, indent=1))
-        os.replace(tmp, path)
+        atomic.write_file(self.path(ctx, cycle), MEASURED.dump_json(m, indent=1))
 
     async def rewarded(self, ctx: Ctx, st: CycleState) -> None:
         if not self.preference.planted:

@@ -13,8 +13,8 @@ one-sided test at level α with the given power detects a gain g once
     se · (z_{1−α} + z_power) ≤ g,   i.e. at  f = (se · (z_{1−α} + z_power) / g)²
 
 times this run's tasks, templates, episodes and eval time. The normal approximation
-is the same one `realtime/power.py` sizes the panel with; that module sits above this
-one in the layers, so only the standard normal quantile is shared (`statistics`).
+and its quantiles are those of `eval/stats.py`'s power calculations (the gate's power
+check, the experiments' panel size); only the standard error is this module's own.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
+
+from shadowrl.eval.stats import power_quantiles
 
 
 def clustered_se(diffs: Sequence[float], clusters: Sequence[str]) -> float:
@@ -85,7 +86,8 @@ def eval_size(
     if gain <= 0 or not (0 < alpha < 1 and 0 < power < 1):
         raise ValueError("need gain > 0 and alpha, power in (0, 1)")
     se = clustered_se(diffs, clusters)
-    z = NormalDist().inv_cdf(1 - alpha) + NormalDist().inv_cdf(power)
+    z_a, z_b = power_quantiles(alpha, power)
+    z = z_a + z_b
     factor = (se * z / gain) ** 2 if se > 0 else math.inf  # nan (one template) -> inf too
     differing = sum(1 for d in diffs if d != 0)
     return EvalSize(
