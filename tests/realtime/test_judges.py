@@ -5,36 +5,31 @@ continued twice by a scripted policy: a fix in four turns, a bare submit in thre
 The session's own continuation (read, probe, edit, probe, submit: five turns, a fix) is
 re-run from the point, checked and re-judged by the same judge. The simulated user is
 the experiment's own (`experiments.reaction.react`, `measure.planted_judge`, grading
-diffs with `users.grade_diff`, the grader users grade with), injected through
-`judges.UserModel` as the command injects it: with a planted limit of four turns the
-preference rejects the recorded fix the tests accept, so the group's advantages
-(hand-computed) differ from the tests judge's. Silence is no label; a rest that does
+diffs with `users.grade_diff`, the grader users grade with), wrapped as the command
+wraps it (`commands/branch_user.py`) in the loop's `judges.UserModel`: with a planted
+limit of four turns the preference rejects the recorded fix the tests accept, so the
+group's advantages (hand-computed) differ from the tests judge's. Silence is no label; a rest that does
 not re-run as recorded keeps the recorded continuation out, with its reason.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from sqlalchemy import update
 
+from shadowrl.commands import branch_user
 from shadowrl.episode import EpisodeSpec
 from shadowrl.experiments.config import UsersConfig
-from shadowrl.experiments.measure import planted_judge
-from shadowrl.experiments.preference import Preference
-from shadowrl.experiments.reaction import Outcome, react
-from shadowrl.experiments.users import grade_diff
 from shadowrl.realtime.branch import store_points
 from shadowrl.realtime.continuations import BranchGroup, continue_point
 from shadowrl.realtime.judge import NotJudged, Scorer, SessionTests
-from shadowrl.realtime.judges import UserModel, Work, build_judge
+from shadowrl.realtime.judges import UserModel, build_judge
 from shadowrl.realtime.rebuild import Rebuilt
 from shadowrl.realtime.recorded import NOT_ONE_RUN, recorded
-from shadowrl.realtime.rewards import RewardConfig, Signal
+from shadowrl.realtime.rewards import RewardConfig
 from shadowrl.rl.batch import rows_from_groups
 from shadowrl.serve.store.schema import TraceStep
 from shadowrl.tasks import PreparedTask
@@ -57,22 +52,11 @@ SPEC = EpisodeSpec(agent=AGENT, sandbox=SANDBOX)
 
 
 def user_model(users: UsersConfig, prepared: PreparedTask) -> UserModel:
-    """The experiment's simulated user behind the loop's seam: what a command injects."""
-    judge = planted_judge(Preference.of(users))
-
-    def outcome(w: Work) -> Outcome:
-        return Outcome(w.resolved, w.diff, -1, w.turns, w.tokens)
-
-    def grader(task_id: str) -> Any:
-        if task_id != TASK:
-            return None
-        return lambda diff: grade_diff(prepared, diff, SPEC).resolved
-
-    def reaction(w: Work, rng: random.Random) -> Sequence[Signal]:
-        said = react(outcome(w), rng, users, judge)
-        return [Signal(b["signal"], b.get("value")) for b in said.feedback()]
-
-    return UserModel(grader, lambda w: judge(outcome(w)), reaction, RewardConfig(), users.seed)
+    """The experiment's simulated user behind the loop's seam, as `realtime` injects it;
+    the session's task is the demo workspace's own tests, prepared by the grader."""
+    return branch_user.user_model(
+        users, RewardConfig(), SPEC, lambda task_id: prepared if task_id == TASK else None, 0
+    )
 
 
 def branched(at: Served, tok: Any) -> Rebuilt:
