@@ -9,21 +9,28 @@ diffs with `users.grade_diff`, the grader users grade with), wrapped as the comm
 wraps it (`commands/branch_user.py`) in the loop's `judges.UserModel`: with a planted
 limit of four turns the preference rejects the recorded fix the tests accept, so the
 group's advantages (hand-computed) differ from the tests judge's. Silence is no label; a rest that does
-not re-run as recorded keeps the recorded continuation out, with its reason.
+not re-run as recorded keeps the recorded continuation out, with its reason; the
+stage counts continuations without a label and drops a point left with no group.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from sqlalchemy import update
 
 from shadowrl.commands import branch_user
-from shadowrl.episode import EpisodeSpec
+from shadowrl.episode import EpisodeSpec, SharedPolicy
 from shadowrl.experiments.config import UsersConfig
+from shadowrl.realtime import branch_stage
 from shadowrl.realtime.branch import store_points
+from shadowrl.realtime.config import BranchConfig
+from shadowrl.realtime.context import Ctx, Deps
 from shadowrl.realtime.continuations import BranchGroup, continue_point
 from shadowrl.realtime.judge import NotJudged, Scorer, SessionTests
 from shadowrl.realtime.judges import UserModel, build_judge
@@ -33,6 +40,7 @@ from shadowrl.realtime.rewards import RewardConfig
 from shadowrl.rl.batch import rows_from_groups
 from shadowrl.serve.store.schema import TraceStep
 from shadowrl.tasks import PreparedTask
+from shadowrl.tasks.config import ShapingConfig
 
 from .test_branch import (  # noqa: F401  (the fixtures, used by name)
     AGENT,
@@ -174,3 +182,35 @@ def test_a_recorded_rest_that_does_not_rerun_as_recorded_stays_out(
     # an output the model saw changed: its later prompts no longer re-render from it
     set_step(3, results=[{**step[3].results[0], "output": "2 3 9\n"}])
     assert judged() == NOT_ONE_RUN
+
+
+def test_the_stage_counts_silent_continuations_and_drops_their_point(
+    served: Served,  # noqa: F811
+    tokenizer: Any,  # noqa: F811
+) -> None:
+    since = datetime.now(UTC)
+    point = branched(served, tokenizer)
+    try:
+        task = SessionTests(CACHE, SANDBOX).task(point)
+    finally:
+        point.close()
+    assert isinstance(task, PreparedTask), task
+    edit = call("edit_file", path="stats.py", old=OLD, new=NEW)
+    policy = Continuations(tokenizer, [edit, call("submit")]).policy
+
+    @contextlib.asynccontextmanager
+    async def open_policy(checkpoint: str) -> AsyncIterator[SharedPolicy]:
+        yield SharedPolicy(policy, tokenizer, "scripted")
+
+    unused = dict.fromkeys(["run_dir", "rt", "eval", "train", "model", "pins", "open_evaluator",
+                            "pinned", "mix_tasks", "cache_dir", "workspaces"])  # fmt: skip
+    deps = Deps(**unused, spec=SPEC, tokenizer=tokenizer, open_policy=open_policy)  # type: ignore[arg-type]  # fmt: skip
+    ctx = Ctx(deps, served.store, None)  # type: ignore[arg-type]
+    cfg = BranchConfig(enabled=True, k=2, judge="reaction")
+    silent = user_model(UsersConfig(silent=1.0), task)
+    brancher = branch_stage.build(cfg, CACHE, SANDBOX, ShapingConfig(), silent)
+    assert brancher is not None
+    groups, stats = asyncio.run(brancher.groups(ctx, since, datetime.now(UTC), "ckpt-1", 1))
+    assert groups == []
+    assert (stats.faithful, stats.continuations, stats.unlabeled, stats.groups) == (1, 2, 2, 0)
+    assert stats.unjudged_why == {branch_stage.FEW: 1} and stats.recorded == 0
