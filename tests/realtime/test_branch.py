@@ -342,7 +342,10 @@ def test_continuations_are_masked_token_exact_judged_and_credited(
     finally:
         point.close()
     assert group.contrast
-    assert sorted(group.rewards) == [0.0, 0.0, 1.0], "only the fix passes the session's tests"
+    fresh = sorted(float(t.reward or 0.0) for t in group.fresh)
+    assert fresh == [0.0, 0.0, 1.0], "only the fix passes the session's tests"
+    # the session's own continuation (its edit) re-judged by the same tests: a member too
+    assert group.recorded and group.trajectories[-1].reward == 1.0
     prompt = request_chain(served.view(sid))[2].prompt_ids
     p = len(prompt)
     assert group.prefix == p
@@ -352,10 +355,10 @@ def test_continuations_are_masked_token_exact_judged_and_credited(
         assert not any(seg.loss_mask[:p]), "context only"
         assert seg.loss_mask[p], "the fresh reply is trained"
     rows, _ = rows_from_groups([group.leaves()])
-    # hand-computed: mean reward 1/3; each branch's own tokens get r − 1/3
+    # hand-computed: mean reward (0 + 0 + 1 + 1)/4; each branch's own tokens get r − 1/2
     pairs = sorted((t.reward, r.advantage) for r, t in zip(rows, group.trajectories, strict=True))
-    assert [r for r, _ in pairs] == [0.0, 0.0, 1.0]
-    assert [a for _, a in pairs] == pytest.approx([-1 / 3, -1 / 3, 2 / 3])
+    assert [r for r, _ in pairs] == [0.0, 0.0, 1.0, 1.0]
+    assert [a for _, a in pairs] == pytest.approx([-0.5, -0.5, 0.5, 0.5])
     assert all(not any(r.segment.loss_mask[:p]) for r in rows)
 
 
@@ -413,14 +416,19 @@ def test_the_stage_continues_the_cycles_points_on_the_serving_checkpoint(
     assert opened == ["ckpt-3"]
     why = {"run (call_0_0): output differs from the recorded one": 1}
     assert stats == BranchStats(negative=2, points=2, faithful=1, unfaithful=1, unjudged=0,
-                                continuations=2, groups=1, with_contrast=1, unfaithful_why=why)  # fmt: skip
+                                continuations=2, groups=1, with_contrast=1, unfaithful_why=why,
+                                recorded=1)  # fmt: skip
     (group,) = groups
-    assert sorted(t.reward for t in group) == [0.0, 1.0]
-    for traj in group:  # stamped with the serving checkpoint's registry version
+    # the two fresh ones, then the session's own edit, re-judged: it passes too
+    assert [t.reward for t in group][2] == 1.0
+    assert sorted(t.reward for t in group[:2]) == [0.0, 1.0]
+    for traj in group[:2]:  # stamped with the serving checkpoint's registry version
         (seg,) = traj.segments
         assert {v for v, m in zip(seg.versions, seg.loss_mask, strict=True) if m} == {3}
+    (seg,) = group[2].segments
+    assert 3 not in seg.versions, "the recorded continuation keeps its recorded versions"
     rows, _ = rows_from_groups([group])
-    assert sorted(r.advantage for r in rows) == [-0.5, 0.5]
+    assert sorted(r.advantage for r in rows) == pytest.approx([-2 / 3, 1 / 3, 1 / 3])
     # the same sessions, their key private now: never a branch point, nothing continued
     private = dataclasses.replace(deps, private_keys=frozenset({served.ids["alice"]}))
     ctx = Ctx(private, served.store, None)  # type: ignore[arg-type]

@@ -27,8 +27,9 @@ from shadowrl.commands.config import Config, episode_spec
 from shadowrl.commands.errors import UsageError
 
 if TYPE_CHECKING:
-    from shadowrl.realtime.context import Deps
+    from shadowrl.realtime.context import Brancher, Deps
     from shadowrl.serve.store import TraceStore
+    from shadowrl.tasks import PreparedTask
     from shadowrl.tasks.task import Task
 
 
@@ -162,7 +163,6 @@ def deps_of(config: Config, simulate: bool) -> Deps:
     from shadowrl.experiments.panel import panel_tasks
     from shadowrl.experiments.preference import Preference
     from shadowrl.models import load_tokenizer
-    from shadowrl.realtime import branch_stage
     from shadowrl.realtime.context import Deps
 
     rt = config.realtime
@@ -178,6 +178,7 @@ def deps_of(config: Config, simulate: bool) -> Deps:
             pool, workspaces, spec, rt.users, cache_dir, run_dir / "realtime", judge
         )
     panel = panel_tasks(pool, rt.panel.tasks) if rt.panel is not None else []
+    brancher = branching(config, pool if simulate else None)
     return Deps(
         run_dir=run_dir,
         rt=rt,
@@ -196,9 +197,31 @@ def deps_of(config: Config, simulate: bool) -> Deps:
         seed=config.seed,
         users=users,
         measurement=measure.build(rt, panel),
-        brancher=branch_stage.build(rt.branching, cache_dir, spec.sandbox, spec.shaping),
+        brancher=brancher,
         private_keys=private_keys(config),
     )
+
+
+def branching(config: Config, pool: list[Task] | None) -> Brancher | None:
+    """The branching stage `realtime.branching` asks for; `pool`: the simulated users'
+    tasks (None: real users), whose user judges with 'preference' or 'reaction'."""
+    from shadowrl.commands.branch_user import user_model
+    from shadowrl.realtime import branch_stage
+    from shadowrl.tasks.prepare import prepare
+
+    rt, spec = config.realtime, episode_spec(config)
+    cache_dir = Path(config.tasks.cache_dir).expanduser()
+    by_id = {t.instance_id: t for t in pool or ()}
+
+    def prepared(task_id: str) -> PreparedTask | None:
+        task = by_id.get(task_id)
+        return None if task is None else prepare(task, cache_dir)
+
+    user = None if pool is None else user_model(rt.users, rt.rewards, spec, prepared, config.seed)
+    try:
+        return branch_stage.build(rt.branching, cache_dir, spec.sandbox, spec.shaping, user)
+    except ValueError as e:
+        raise UsageError(str(e)) from e
 
 
 def open_trace_store(url: str) -> TraceStore:

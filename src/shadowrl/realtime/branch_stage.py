@@ -2,22 +2,28 @@
 
     sessions with negative feedback ─► branch points (branch.py) ─► faithful rebuilds
         (rebuild.py; unfaithful ones skipped, counted) ─► K continuations each by the
-        serving checkpoint, judged (continuations.py) ─► tree-credit groups, trained
-        beside the whole-session rows in the same batch
+        serving checkpoint, judged (continuations.py), with the session's own
+        continuation re-judged by the same judge (recorded.py) ─► tree-credit groups,
+        trained beside the whole-session rows in the same batch
 
 Built once from `realtime.branching` (`build`); off, `Deps.brancher` is None and the
 train stage never sees any of it. The continuations of all points run at once on one
 engine opened on the serving checkpoint, so their turns share its batches; their
 tokens are stamped with the checkpoint's registry version, as the mixed-in rollouts'
-are (`mix.stamped`). The judge is the session workspace's own tests run by the one
-grader (`judge.SessionTests`); a faithful point it cannot judge (no tests, tests that do
-not run) is no branch point: nothing is continued there, and it is counted (`unjudged`,
-with its reason). `max_points` caps the judged points continued per cycle.
+are (`mix.stamped`); the recorded continuation keeps its recorded versions. The judge
+is the one `realtime.branching.judge` names (`judges.build_judge`): the session
+workspace's own tests run by the one grader (`judge.SessionTests`), or, in an
+experiment, its simulated user's planted preference or reaction, injected by the
+command (`judges.UserModel`). A faithful point it cannot judge (no tests, tests that do
+not run, a task the users did not bring) is no branch point: nothing is continued
+there, and it is counted (`unjudged`, with its reason); so is a point fewer than two
+of whose continuations got a label. `max_points` caps the judged points per cycle.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -30,11 +36,14 @@ from shadowrl.realtime.config import BranchConfig
 from shadowrl.realtime.context import BranchStats, Ctx
 from shadowrl.realtime.continuations import BranchGroup, continue_point
 from shadowrl.realtime.judge import Judge, NotJudged, Scorer, SessionTests
+from shadowrl.realtime.judges import UserModel, build_judge
 from shadowrl.realtime.mix import stamped
 from shadowrl.realtime.rebuild import Rebuilt
 from shadowrl.rl.credit_tree import Leaves
 from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.tasks.config import ShapingConfig
+
+FEW = "fewer than two of its continuations got a label"
 
 
 class StoreBrancher:
@@ -75,16 +84,21 @@ class StoreBrancher:
         counts, unjudged = BranchCounts(), Counter[str]()
         points = await asyncio.to_thread(self._points, ctx, since, until, counts, unjudged)
         try:
-            groups = await self._continue(ctx, points, checkpoint) if points else []
+            run = await self._continue(ctx, points, checkpoint) if points else []
         finally:
             for p, _ in points:
                 await asyncio.to_thread(p.close)
+        groups = [g for g in run if len(g.trajectories) >= 2]
+        unjudged[FEW] += len(run) - len(groups)
         stats = BranchStats(
             negative=counts.negative, points=counts.points, faithful=counts.faithful,
             unfaithful=counts.unfaithful, unjudged=sum(unjudged.values()),
-            continuations=sum(len(g.trajectories) for g in groups), groups=len(groups),
+            continuations=sum(g.run for g in run), groups=len(groups),
             with_contrast=sum(g.contrast for g in groups), no_point_why=dict(counts.no_point),
-            unfaithful_why=dict(counts.unfaithful_why), unjudged_why=dict(unjudged),
+            unfaithful_why=dict(counts.unfaithful_why), unjudged_why=dict(+unjudged),
+            unlabeled=sum(g.run - len(g.fresh) for g in run),
+            recorded=sum(g.recorded for g in groups),
+            recorded_why=dict(Counter(g.recorded_why for g in groups if not g.recorded)),
         )  # fmt: skip
         return [_stamped(g, version) for g in groups], stats
 
@@ -101,15 +115,20 @@ class StoreBrancher:
 
 
 def _stamped(group: BranchGroup, version: int) -> Leaves:
-    trajs = tuple(stamped(t, version) for t in group.trajectories)
-    return BranchGroup(group.session_id, group.turn, group.prefix, trajs).leaves()
+    """The fresh members labelled as the serving checkpoint's (the recorded one as recorded)."""
+    fresh = tuple(stamped(t, version) for t in group.fresh)
+    own = group.trajectories[len(fresh) :]
+    return dataclasses.replace(group, trajectories=(*fresh, *own)).leaves()
 
 
 def build(
-    cfg: BranchConfig, cache_dir: Path, sandbox: SandboxConfig, shaping: ShapingConfig
-) -> StoreBrancher | None:
-    """The brancher `realtime.branching` asks for, judging with the session's tests under
-    the task cache `cache_dir` and the run's sandbox and grading settings; None when off."""
+    cfg: BranchConfig, cache_dir: Path, sandbox: SandboxConfig, shaping: ShapingConfig,
+    user: UserModel | None = None,
+) -> StoreBrancher | None:  # fmt: skip
+    """The brancher `realtime.branching` asks for, judging by `realtime.branching.judge`:
+    the session's tests under the task cache `cache_dir` with the run's sandbox and
+    grading settings, or the experiment's simulated `user`; None when off."""
     if not cfg.enabled:
         return None
-    return StoreBrancher(cfg, SessionTests(cache_dir, sandbox, shaping, cfg.judge_timeout_s))
+    tests = SessionTests(cache_dir, sandbox, shaping, cfg.judge_timeout_s)
+    return StoreBrancher(cfg, build_judge(cfg.judge, tests, user))

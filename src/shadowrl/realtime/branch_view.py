@@ -17,9 +17,9 @@ from typing import Any
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.record import generated_runs
 from shadowrl.realtime.continuations import continuation
-from shadowrl.realtime.judge import Judge, NotJudged, Scorer
+from shadowrl.realtime.judge import Attempt, Judge, NotJudged, Scorer
 from shadowrl.realtime.rebuild import Rebuilt, Unfaithful, rebuild
-from shadowrl.sandbox.base import Sandbox, SandboxConfig
+from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.serve import workspaces
 from shadowrl.serve.openai_api import APIError
 from shadowrl.serve.replay_record import served_agent_config
@@ -79,21 +79,23 @@ async def branches(
     """K continuations of `point` by `policy`, judged and diffed (the caller closes it)."""
     scorer = await asyncio.to_thread(judge.scorer, point)
     score = None if isinstance(scorer, NotJudged) else scorer
-    done = await asyncio.gather(*(_one(point, policy, tokenizer, score) for _ in range(k)))
+    done = await asyncio.gather(*(_one(point, policy, tokenizer, score, i) for i in range(k)))
     why = scorer.reason if isinstance(scorer, NotJudged) else None
     return Branches(point.session_id, point.turn, list(done), why)
 
 
-async def _one(point: Rebuilt, policy: Policy, tokenizer: Any, scorer: Scorer | None) -> Branch:
+async def _one(
+    point: Rebuilt, policy: Policy, tokenizer: Any, scorer: Scorer | None, index: int
+) -> Branch:
     seen: dict[str, Any] = {}
 
-    def score(sandbox: Sandbox) -> float:
+    def score(attempt: Attempt) -> float | None:
         snap = workspaces.Snapshot(point.copy, point.copy, None, "")
-        seen["diff"] = workspaces.diff_of(workspaces.changes(sandbox, snap), snap)
-        seen["score"] = None if scorer is None else scorer(sandbox)
-        return float(seen["score"] or 0.0)
+        seen["diff"] = workspaces.diff_of(workspaces.changes(attempt.sandbox, snap), snap)
+        seen["score"] = None if scorer is None else scorer(attempt)
+        return seen["score"]
 
-    traj = await continuation(point, policy, tokenizer, score)
+    traj = await continuation(point, policy, tokenizer, score, index)
     return Branch(traj.end, len(traj.steps), seen["diff"], seen["score"])
 
 

@@ -16,6 +16,7 @@ from shadowrl.eval.gate import GateChecks
 from shadowrl.realtime.rewards import RewardConfig
 
 Cohort = Literal["checkpoint", "task"]
+JudgeName = Literal["tests", "preference", "reaction"]  # realtime/judges.py
 
 
 class RowsConfig(BaseModel):
@@ -59,6 +60,14 @@ class BranchConfig(BaseModel):
     )
     judge_timeout_s: float = Field(
         120.0, gt=0, description="Limit of one grader run of a session's own tests, seconds."
+    )
+    judge: JudgeName = Field(
+        "tests",
+        description="What scores a continuation (realtime/judges.py): 'tests', the session "
+        "workspace's own tests through the grader; for experiments with simulated users, "
+        "'preference', their planted preference before noise (the task's hidden tests and "
+        "the planted limits), or 'reaction', their whole reaction function (noise "
+        "included) through the loop's signal -> reward mapping.",
     )
 
 

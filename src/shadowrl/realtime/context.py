@@ -75,6 +75,9 @@ class BranchStats:
     no_point_why: dict[str, int] = field(default_factory=dict)  # reason -> sessions
     unfaithful_why: dict[str, int] = field(default_factory=dict)  # reason -> points
     unjudged_why: dict[str, int] = field(default_factory=dict)  # reason -> points
+    unlabeled: int = 0  # continuations the judge gave no label (not group members)
+    recorded: int = 0  # groups the session's own continuation joined, re-judged
+    recorded_why: dict[str, int] = field(default_factory=dict)  # why it did not -> groups
 
 
 class Measurement(Protocol):

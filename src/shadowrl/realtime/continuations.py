@@ -6,14 +6,15 @@ engine batches their turns together). Each continuation starts from the checkpoi
 tokens, which are the recorded prefix cut from the trace (token for token the prompt
 the served model saw at the branch turn); that prefix is context only: `mask_prefix`
 clears its loss mask, so only the fresh tokens are trained. A judge's scorer scores
-each continuation in its own sandbox (`judge.py`: the session's tests through the one
-grader); the K of them form one group whose advantages are sibling-centred by the tree
+each continuation in its own sandbox (`judge.py`, `judges.py`); the session's own
+recorded continuation, re-run and re-judged by the same scorer (`recorded.py`), joins
+them. The judged ones form one group whose advantages are sibling-centred by the tree
 credit (`rl/credit_tree.py`: one `Subtree` split where the prefix ends), so
-`rl/batch.rows_from_groups` trains them beside whole-session rows.
+`rl/batch.rows_from_groups` trains them beside whole-session rows. A continuation the
+judge gives no label (a silent simulated user) is not a member; a group needs two.
 
 The judge is never the policy's opinion of itself, and never the recorded session's
-user feedback: the recorded continuation is not in the group (re-judging it with the
-same judge is planned, issue 35 §3).
+user feedback: the recorded continuation is a member only with the judge's reward.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from shadowrl.agent.loop import run_episode
-from shadowrl.realtime.judge import Scorer
+from shadowrl.realtime.judge import Attempt, Scorer
 from shadowrl.realtime.rebuild import Rebuilt
+from shadowrl.realtime.recorded import recorded
 from shadowrl.rl.credit_tree import Leaves, Subtree
 from shadowrl.types import Policy, Segment, Trajectory
 
@@ -48,12 +50,21 @@ def mask_prefix(traj: Trajectory, prefix: int) -> Trajectory:
 
 @dataclass(frozen=True)
 class BranchGroup:
-    """K judged continuations of one branch point; `prefix`: tokens of recorded context."""
+    """The judged continuations of one branch point (`trajectories`: the labeled fresh
+    ones, then the recorded one when it joined); `prefix`: tokens of recorded context."""
 
     session_id: str
     turn: int
     prefix: int
     trajectories: tuple[Trajectory, ...]
+    run: int = 0  # fresh continuations run, labeled or not
+    recorded: bool = False  # the last member is the session's own continuation, re-judged
+    recorded_why: str = ""  # why it did not join (empty: it did)
+
+    @property
+    def fresh(self) -> tuple[Trajectory, ...]:
+        """The members the current policy generated (the recorded one left out)."""
+        return self.trajectories[:-1] if self.recorded else self.trajectories
 
     @property
     def rewards(self) -> list[float]:
@@ -71,16 +82,18 @@ class BranchGroup:
         return group
 
 
-async def continuation(point: Rebuilt, policy: Policy, tokenizer: Any, score: Scorer) -> Trajectory:
-    """One continuation of `point` in a fork of its sandbox, scored there (`score` sees
-    the fork before it is closed), the recorded prefix masked."""
+async def continuation(
+    point: Rebuilt, policy: Policy, tokenizer: Any, score: Scorer, index: int = 0
+) -> Trajectory:
+    """Continuation `index` of `point` in a fork of its sandbox, scored there (`score`
+    sees the fork before it is closed), the recorded prefix masked; reward None: no label."""
     sandbox = await asyncio.to_thread(point.checkpoint.fork)
     try:
         traj = await run_episode(
             policy, sandbox, "", tokenizer=tokenizer, config=point.agent,
             task_id=point.session_id, start=point.checkpoint,
         )  # fmt: skip
-        reward = await asyncio.to_thread(score, sandbox)
+        reward = await asyncio.to_thread(score, Attempt(sandbox, traj, index))
     finally:
         await asyncio.to_thread(sandbox.close)
     prefix = len(point.checkpoint.state.tokens.ids)
@@ -90,13 +103,17 @@ async def continuation(point: Rebuilt, policy: Policy, tokenizer: Any, score: Sc
 async def continue_point(
     point: Rebuilt, policy: Policy, tokenizer: Any, k: int, score: Scorer
 ) -> BranchGroup:
-    """K continuations of `point` with `policy`, each scored by `score` (a judge's
-    scorer for this point, `judge.py`)."""
+    """K continuations of `point` with `policy` and the recorded one, each scored by
+    `score` (a judge's scorer for this point, `judge.py`)."""
     if point.checkpoint.state.chain.done:
         raise ValueError("a branch point inside a self-summarised chain is not rebuilt")
     done: Sequence[Trajectory] = await asyncio.gather(
-        *(continuation(point, policy, tokenizer, score) for _ in range(k))
+        *(continuation(point, policy, tokenizer, score, i) for i in range(k))
     )
-    trajs = tuple(done)
+    own = await asyncio.to_thread(recorded, point, score)
+    fresh = tuple(t for t in done if t.reward is not None)
     prefix = len(point.checkpoint.state.tokens.ids)
-    return BranchGroup(point.session_id, point.turn, prefix, trajs)
+    if isinstance(own, str):
+        return BranchGroup(point.session_id, point.turn, prefix, fresh, k, False, own)
+    own = mask_prefix(own, prefix)
+    return BranchGroup(point.session_id, point.turn, prefix, (*fresh, own), k, True)

@@ -2,8 +2,12 @@
 
 A `Judge` is asked once per faithful point (`scorer`): either it can score that point's
 continuations, and gives the function that does, or it says why not (`NotJudged`: the
-point is then no branch point, counted; no continuation is run for it). The judge is
-never the policy's opinion of itself, and never the recorded session's user feedback.
+point is then no branch point, counted; no continuation is run for it). A scorer sees
+one `Attempt` (a continuation, or the recorded one re-run: its sandbox before it is
+closed and its whole-session trajectory) and gives its reward, or None when the judge
+gives it no label (a silent simulated user): it then stays out of the group. The judge
+is never the policy's opinion of itself, and never the recorded session's user
+feedback. The other judges, built on this one, are in `judges.py`.
 
 `SessionTests`, the product loop's judge, grades with `tasks.verify`, the grader of RL
 episodes and eval, on a task made of the session itself:
@@ -42,16 +46,28 @@ from shadowrl.atomic import build_dir
 from shadowrl.realtime.rebuild import Rebuilt
 from shadowrl.sandbox.base import Sandbox, SandboxConfig
 from shadowrl.serve.workspaces import ContentHasher
-from shadowrl.tasks import PreparedTask, Seed, Task, verify
+from shadowrl.tasks import PreparedTask, Seed, Task, Verdict, verify
 from shadowrl.tasks.config import ShapingConfig
 from shadowrl.tasks.env import build_env
 from shadowrl.tasks.testrun import run_graded_tests
+from shadowrl.types import Trajectory
 
 TEST_GLOBS = ("test_*.py", "*_test.py")
 WORKSPACES = "branch-workspaces"  # under the task cache, beside `workspaces/`
 ENV = ("pytest",)  # the session's tests' env: what the tasks' default is
 
-Scorer = Callable[[Sandbox], float]
+
+@dataclass(frozen=True)
+class Attempt:
+    """One continuation of a branch point as a judge sees it."""
+
+    sandbox: Sandbox  # its files at the end (the judge reads them before it is closed)
+    trajectory: Trajectory  # the whole session's: the recorded prefix's turns, then its own
+    index: int  # which of the point's K continuations (RECORDED: the session's own)
+
+
+RECORDED = -1  # `Attempt.index` of the recorded continuation, re-run and re-judged
+Scorer = Callable[[Attempt], float | None]  # None: no label, left out of the group
 
 
 @dataclass(frozen=True)
@@ -104,6 +120,11 @@ class SessionTests:
     timeout_s: float = 120.0
 
     def scorer(self, point: Rebuilt) -> Scorer | NotJudged:
+        task = self.task(point)
+        return task if isinstance(task, NotJudged) else functools.partial(self.score, task)
+
+    def task(self, point: Rebuilt) -> PreparedTask | NotJudged:
+        """The point's workspace as a task of its own tests (module docstring)."""
         files = test_files(point.copy)
         if not files:
             return NotJudged("the workspace has no tests")
@@ -127,14 +148,17 @@ class SessionTests:
         task = probe.model_copy(
             update={"FAIL_TO_PASS": failing or passing, "PASS_TO_PASS": passing if failing else ()}
         )
-        done = PreparedTask(task, prepared.workspace, prepared.env)
-        return functools.partial(self.score, done)
+        return PreparedTask(task, prepared.workspace, prepared.env)
 
-    def score(self, prepared: PreparedTask, sandbox: Sandbox) -> float:
-        """The grader's reward for `sandbox`'s final files on `prepared`'s task."""
+    def score(self, prepared: PreparedTask, attempt: Attempt) -> float:
+        """The grader's reward for the attempt's final files on `prepared`'s task."""
+        return self.verdict(prepared, attempt.sandbox).reward
+
+    def verdict(self, prepared: PreparedTask, sandbox: Sandbox) -> Verdict:
+        """The grader's verdict on `sandbox`'s final files on `prepared`'s task."""
         box = prepared.sandbox(self.sandbox.backend, self.sandbox.limits)
         try:
             carry_over(sandbox, box)
-            return verify(prepared.task, prepared, box, shaping=self.shaping).reward
+            return verify(prepared.task, prepared, box, shaping=self.shaping)
         finally:
             box.close()

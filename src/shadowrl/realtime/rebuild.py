@@ -92,6 +92,7 @@ class Rebuilt:
     sandbox: Sandbox
     copy: Path
     workspace_hash: str = ""  # the session's starting workspace's (`copy` has it)
+    rest: tuple[TraceStep, ...] = ()  # the recorded steps from `turn` on (`recorded.py`)
 
     def close(self) -> None:
         self.checkpoint.release()
@@ -171,8 +172,8 @@ def rebuild(
         if isinstance(e, _Skip):
             return unfaithful(e.step, e.reason)
         raise
-    start = view.session.workspace_hash
-    return Rebuilt(sid, turn, record, agent, checkpoint, box, snap.copy, start)
+    start, rest = view.session.workspace_hash, sorted(view.steps, key=lambda r: r.index)[turn:]
+    return Rebuilt(sid, turn, record, agent, checkpoint, box, snap.copy, start, tuple(rest))
 
 
 class _Skip(Exception):
