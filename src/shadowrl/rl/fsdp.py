@@ -188,7 +188,8 @@ def full_model(ckpt: str | Path, dtype: str = "float32") -> Any:
     group: DCP reassembles every tensor from the ranks' shards), in `dtype`, eval mode."""
     model = empty_model(ckpt, dtype)
     state = model.state_dict()  # the model's own tensors: DCP loads into them in place
-    dcp.load({"model": state}, checkpoint_id=str(Path(ckpt) / DCP_DIR))
+    # no_dist: this process alone, even one that is rank 0 of a live group
+    dcp.load({"model": state}, checkpoint_id=str(Path(ckpt) / DCP_DIR), no_dist=True)
     return model.eval()
 
 
