@@ -148,3 +148,24 @@ def test_fsdp_mixed_precision_step_tracks_the_autocast_step(tmp_path: Path):
         assert float((u2 - u1).norm() / u1.norm()) <= 5e-2
     finally:
         two.close()
+
+
+def test_export_writes_a_tied_model_and_refuses_a_plain_directory(tmp_path: Path):
+    # One process, no ranks: a torch distributed checkpoint written here stands in for the
+    # ranks' shards (DCP reassembles either the same way; the 2-rank test exports real ones).
+    import torch.distributed.checkpoint as dcp
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(2)
+    model = LlamaForCausalLM(tiny_config(vocab_size=VOCAB, tie_word_embeddings=True))
+    ckpt = tmp_path / "step_00000001"
+    ckpt.mkdir()
+    model.config.save_pretrained(ckpt)
+    (ckpt / "trainer_state.json").write_text("{}")  # training-only: not exported
+    dcp.save({"model": model.state_dict()}, checkpoint_id=str(ckpt / "dcp"))
+    assert main(["export", "--checkpoint", str(ckpt), "--out", str(tmp_path / "hf")]) == 0
+    assert not (tmp_path / "hf" / "trainer_state.json").exists()
+    back = load_checkpoint(tmp_path / "hf")
+    assert back.lm_head.weight is back.model.embed_tokens.weight  # still tied
+    assert worst(dict(model.state_dict()), dict(back.state_dict())) == 0.0
+    assert main(["export", "--checkpoint", str(tmp_path / "hf"), "--out", str(tmp_path / "x")]) == 2
