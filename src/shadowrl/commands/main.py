@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from shadowrl.commands import (
     bench,
     deploy,
+    export,
     gate,
     keys,
     mtp,
@@ -62,6 +63,7 @@ COMMANDS = (
     Command("tasks", "make, validate and export task suites", tasks.add_args, tasks.run),
     Command("sft", "warm-start the policy on expert demonstrations", sft.add_args, sft.run),
     Command("traces", "list, show and export the server's recorded traces", traces.add_args, traces.run),
+    Command("export", "write a sharded (FSDP/HSDP) training checkpoint as a Hugging Face directory", export.add_args, export.run),
     Command("mtp", "self-distil MTP draft heads for speculative decoding", mtp.add_args, mtp.run),
     Command("train", "the main job: SFT, asynchronous RL, held-out eval, report", train.add_args, train.run),
     Command("realtime", "learn from production: collect, reward, train, gate, deploy or roll back", realtime.add_args, realtime.run),

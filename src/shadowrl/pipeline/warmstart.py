@@ -83,6 +83,12 @@ def _train(
 
     Always on replicas: `run_sft` keeps and restores its best weights on rank 0 alone and
     saves after the ranks stop, which FSDP shards (`train.parallel`) do not allow yet."""
+    if run.train.parallel != "replicate":
+        log.warning(
+            "SFT runs on %d replicas: train.parallel %r applies to RL only",
+            run.train.world_size,
+            run.train.parallel,
+        )
     cfg = run.train.model_copy(update={"parallel": "replicate"})
     trainer = Trainer(model, cfg, objective="sft")
     with closing(trainer), MetricsLogger(run.run_dir) as metrics:  # closing: stops DP ranks

@@ -15,6 +15,12 @@ repeat of `decoder_hidden` would run the layers a data-dependent number of times
 it is off here. Gradients are reduced as a sum (divide factor 1), as `dp.py` does:
 each microbatch's loss is already divided by the batch-wide token budget.
 
+Mixed precision (`train.autocast: bfloat16`) is FSDP2's `MixedPrecisionPolicy` here, on
+top of the trainer's autocast: shards (the AdamW master weights) stay in `train.dtype`,
+each unit is all-gathered and computes in bf16 (half the gather bytes and unsharded
+memory), and gradients are reduce-scattered in float32, so the sum over ranks is not
+rounded to bf16 before AdamW reads it.
+
 `hsdp` shards over groups of `shard_size` ranks and replicates across groups (a 2-D
 device mesh: replicate x shard); FSDP all-reduces the shard-group gradients across
 the replicas.
@@ -23,6 +29,7 @@ the replicas.
 from __future__ import annotations
 
 import math
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,7 +40,7 @@ import torch.distributed.checkpoint as dcp
 from torch import Tensor, nn
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
-from torch.distributed.fsdp import FSDPModule, fully_shard
+from torch.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
 from torch.distributed.tensor import DTensor
 
 from shadowrl.rl.batch import MicroBatch
@@ -49,6 +56,8 @@ from shadowrl.rl.checkpoint import (
 from shadowrl.rl.dp import Ranks
 
 DCP_DIR = "dcp"  # the sharded model and optimizer state inside a checkpoint directory
+# beside the shards, what only a resume reads (the rest -- config, tokenizer -- is exported)
+TRAINING_ONLY = frozenset({DCP_DIR, "rng.pt", "trainer_state.json", "optimizer.pt"})
 
 
 class Sharded:
@@ -56,8 +65,11 @@ class Sharded:
 
     sharded = True
 
-    def __init__(self, world_size: int, shard_size: int) -> None:
+    def __init__(
+        self, world_size: int, shard_size: int, mp: MixedPrecisionPolicy | None = None
+    ) -> None:
         self.world_size, self.shard_size = world_size, shard_size
+        self.mp = mp or MixedPrecisionPolicy()  # the default: every dtype as the shards'
         self.template: tuple[type, Any] | None = None  # the unsharded model's class, config
 
     def mesh(self) -> DeviceMesh:
@@ -69,13 +81,13 @@ class Sharded:
 
     def shard(self, root: nn.Module, model: Any, ranks: Ranks | None) -> None:
         self.template = (type(model), model.config)
-        mesh = self.mesh()
+        mesh, mp = self.mesh(), self.mp
         for layer in model.get_decoder().layers:
-            fully_shard(layer, mesh=mesh)
+            fully_shard(layer, mesh=mesh, mp_policy=mp)
         embed = model.get_input_embeddings()
         if embed.weight is not model.get_output_embeddings().weight:  # tied: in the root
-            fully_shard(embed, mesh=mesh)  # gathered only while the decoder embeds
-        fully_shard(root, mesh=mesh)
+            fully_shard(embed, mesh=mesh, mp_policy=mp)  # gathered only while the decoder embeds
+        fully_shard(root, mesh=mesh, mp_policy=mp)
         for m in root.modules():
             if isinstance(m, FSDPModule):  # a sum over ranks, as the replicas' all-reduce
                 m.set_gradient_divide_factor(1.0)
@@ -153,9 +165,45 @@ class Sharded:
         return copy.eval()
 
 
+def mixed_precision(autocast: str) -> MixedPrecisionPolicy:
+    """FSDP2's policy for `train.autocast`: 'bfloat16' gathers and computes in bf16 and
+    reduces gradients in float32; 'none' keeps every dtype as the shards' (`train.dtype`)."""
+    if autocast == "bfloat16":
+        return MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    return MixedPrecisionPolicy()
+
+
 def _trainable(mb: MicroBatch) -> bool:
     """Does `token_logprobs` run the decoder for `mb` (a masked token after position 0)?"""
     return bool(mb.loss_mask[:, 1:].any())
+
+
+def is_sharded(ckpt: str | Path) -> bool:
+    """Is `ckpt` a sharded checkpoint (a torch distributed checkpoint, no weights file)?"""
+    return not (Path(ckpt) / "model.safetensors").exists() and (Path(ckpt) / DCP_DIR).is_dir()
+
+
+def full_model(ckpt: str | Path, dtype: str = "float32") -> Any:
+    """The plain model of a sharded checkpoint, read whole in this process (no process
+    group: DCP reassembles every tensor from the ranks' shards), in `dtype`, eval mode."""
+    model = empty_model(ckpt, dtype)
+    state = model.state_dict()  # the model's own tensors: DCP loads into them in place
+    # no_dist: this process alone, even one that is rank 0 of a live group
+    dcp.load({"model": state}, checkpoint_id=str(Path(ckpt) / DCP_DIR), no_dist=True)
+    return model.eval()
+
+
+def export(ckpt: str | Path, out: str | Path, dtype: str = "float32") -> Path:
+    """A sharded checkpoint -> a Hugging Face directory (`config.json`, `model.safetensors`,
+    the tokenizer saved with it) that `from_pretrained`, the engine and vLLM load."""
+    ckpt, out = Path(ckpt), Path(out)
+    model = full_model(ckpt, dtype)
+    out.mkdir(parents=True, exist_ok=True)
+    for f in ckpt.iterdir():
+        if f.is_file() and f.name not in TRAINING_ONLY:
+            shutil.copy2(f, out / f.name)
+    model.save_pretrained(out)
+    return out
 
 
 def empty_model(ckpt: str | Path, dtype: str) -> Any:

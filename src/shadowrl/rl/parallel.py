@@ -139,16 +139,17 @@ def build_parallel(cfg: TrainConfig) -> Parallel:
     """The strategy `cfg.parallel` names."""
     if cfg.parallel == "replicate":
         return Replicate()
-    from shadowrl.rl.fsdp import Sharded
+    from shadowrl.rl.fsdp import Sharded, mixed_precision
 
-    return Sharded(cfg.world_size, cfg.shard_size if cfg.parallel == "hsdp" else cfg.world_size)
+    shard_size = cfg.shard_size if cfg.parallel == "hsdp" else cfg.world_size
+    return Sharded(cfg.world_size, shard_size, mixed_precision(cfg.autocast))
 
 
 def starting_model(ckpt: str | Path, dtype: str) -> Any:
     """The model a checkpoint resumes from: its weights, or for a sharded checkpoint (no
     single weights file) its architecture, whose weights the strategy's `load` fills."""
-    if not (Path(ckpt) / "model.safetensors").exists() and (Path(ckpt) / "dcp").is_dir():
-        from shadowrl.rl.fsdp import empty_model
+    from shadowrl.rl.fsdp import empty_model, is_sharded
 
+    if is_sharded(ckpt):
         return empty_model(ckpt, dtype)
     return load_checkpoint(ckpt, dtype)

@@ -263,6 +263,10 @@ def _checkpoint_model(ckpt: Path | None, model: Any, train: TrainConfig) -> Any:
     """The policy of a finished run: its last checkpoint (or `model` when there is none)."""
     if ckpt is None:
         return model
+    from shadowrl.rl.fsdp import full_model, is_sharded
+
+    if is_sharded(ckpt):  # read whole here: a resumed sharded trainer holds only shards
+        return full_model(ckpt, train.dtype)
     with closing(Trainer.resume(ckpt, train)) as trainer:  # no data-parallel ranks left behind
         return trainer.model
 
