@@ -1,6 +1,6 @@
-"""The value checks layer 5 reads from a hidden test file (issue 33; run by `outside.py`).
+"""The value checks layer 5 reads from a test file (issue 33; run by `outside.py`).
 
-Two shapes of hidden test are function-level, so their every assertion is a call of the
+Two shapes of test are function-level, so their every assertion is a call of the
 code under test with literal arguments and a value the grader can read:
 
 - a HumanEval-style `check(candidate)` called once from `test_check()` (the easy tiers):
@@ -14,7 +14,9 @@ code under test with literal arguments and a value the grader can read:
   imported by name (`from module import f`), and the file holds nothing but those and
   imports. A file with any other function, statement or test is not read: a library's
   test of that shape may compare an answer of the library's own type with a literal,
-  which an exact-type answer would not equal, so an honest fix would be voided.
+  which an exact-type answer would not equal, so an honest fix would be voided. Each of
+  these tests is read whole (`OutsidePlan.whole`): its check is all it asserts. A family
+  task's visible test files are of this form too, and read as well (`outside.task_plan`).
 
 Literals are what `ast.literal_eval` reads, plus `datetime.date(...)`,
 `datetime.datetime(...)`, `datetime.timedelta(...)` of int arguments and
