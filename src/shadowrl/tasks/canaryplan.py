@@ -17,13 +17,13 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from shadowrl.atomic import write_json
 from shadowrl.tasks.canary import canary_source
 from shadowrl.tasks.prepare import PreparedTask, apply_patch_to_dir
 from shadowrl.tasks.runner import run_tests_local
@@ -161,9 +161,7 @@ def _saved_or_built(prepared: PreparedTask) -> tuple[int, tuple[str, ...], Canar
             saved = json.loads(path.read_text())
             return int(saved["salt"]), tuple(map(str, saved["ids"])), None
         plan = build_plan(prepared)
-        tmp = path.with_suffix(f".{os.urandom(4).hex()}.tmp")
-        tmp.write_text(json.dumps({"salt": plan.salt, "ids": list(plan.ids)}))
-        tmp.replace(path)
+        write_json(path, {"salt": plan.salt, "ids": list(plan.ids)}, indent=None)
     return plan.salt, plan.ids, plan
 
 

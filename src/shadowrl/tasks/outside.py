@@ -28,7 +28,8 @@ import re
 import shlex
 
 from shadowrl.sandbox import Sandbox
-from shadowrl.tasks.outsideplan import Check, OutsidePlan
+from shadowrl.tasks.outsideplan import Check, OutsidePlan, outside_plan
+from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.workspace import freeze, thaw
 
 _INT = re.compile(r"-?\d{1,4300}")
@@ -85,6 +86,23 @@ for (module, name, _), a in zip(calls, args):
         out.append(["error", type(e).__name__, kinds(e)])
 print(nonce + json.dumps(out), flush=True)
 """
+
+
+def task_plan(prepared: PreparedTask) -> OutsidePlan | None:
+    """Layer 5's checks of a task (None: none): its hidden test files' and, for a family
+    task, its visible test files' too. The family generates both alike, and the grader
+    restores the visible ones before every run, so with them read a family task's checks
+    can cover every one of its test ids (`OutsidePlan.covers`), which spares the canaries."""
+    files = prepared.hidden_files()
+    family = prepared.task.tier == "family"  # its generated tests import from the root
+    if family:
+        visible = {i.split("::", 1)[0] for i in prepared.task.test_ids} - files.keys()
+        for path in sorted(visible):
+            try:
+                files[path] = prepared.read(path)
+            except UnicodeDecodeError:  # not a generated file: read no check from it
+                continue
+    return outside_plan(files, family)
 
 
 def decode(node: object, depth: int = 0) -> object:

@@ -1,6 +1,6 @@
-"""The value checks layer 5 reads from a hidden test file (issue 33; run by `outside.py`).
+"""The value checks layer 5 reads from a test file (issue 33; run by `outside.py`).
 
-Two shapes of hidden test are function-level, so their every assertion is a call of the
+Two shapes of test are function-level, so their every assertion is a call of the
 code under test with literal arguments and a value the grader can read:
 
 - a HumanEval-style `check(candidate)` called once from `test_check()` (the easy tiers):
@@ -14,7 +14,9 @@ code under test with literal arguments and a value the grader can read:
   imported by name (`from module import f`), and the file holds nothing but those and
   imports. A file with any other function, statement or test is not read: a library's
   test of that shape may compare an answer of the library's own type with a literal,
-  which an exact-type answer would not equal, so an honest fix would be voided.
+  which an exact-type answer would not equal, so an honest fix would be voided. Each of
+  these tests is read whole (`OutsidePlan.whole`): its check is all it asserts. A family
+  task's visible test files are of this form too, and read as well (`outside.task_plan`).
 
 Literals are what `ast.literal_eval` reads, plus `datetime.date(...)`,
 `datetime.datetime(...)`, `datetime.timedelta(...)` of int arguments and
@@ -28,7 +30,7 @@ import ast
 import builtins
 import datetime
 import decimal
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -55,6 +57,14 @@ class Check:
 @dataclass(frozen=True)
 class OutsidePlan:
     checks: tuple[Check, ...]
+    # Test ids (`path::name`) read whole: the test's only statement is one of `checks`, in a
+    # file of nothing else but imports and such tests (the generated form)
+    whole: frozenset[str] = frozenset()
+
+    def covers(self, test_ids: Collection[str]) -> bool:
+        """Whether every one of `test_ids` (and there is one) is a test read whole, so that
+        these checks holding is what all those tests passing would say (`verify.py`)."""
+        return bool(test_ids) and set(test_ids) <= self.whole
 
 
 def _constructed(node: ast.Call, names: frozenset[str]) -> object:
@@ -230,8 +240,9 @@ def _raises(stmt: ast.With, callees: Callees, source: str, names: frozenset[str]
     return Check(*call, "raises", error)
 
 
-def _tests_form(tree: ast.Module, source: str) -> tuple[Check, ...]:
-    """The checks of a file of generated tests (module docstring), () for any other file."""
+def _tests_form(tree: ast.Module, source: str) -> tuple[tuple[str, Check], ...]:
+    """(test name, its check) of each test of a file of generated tests (module
+    docstring), () for any other file."""
     modules, names = _imports(tree)
     stars = [
         a for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names if a.name == "*"
@@ -257,24 +268,30 @@ def _tests_form(tree: ast.Module, source: str) -> tuple[Check, ...]:
             check = _raises(stmt, callees, source, names) if isinstance(stmt, ast.With) else None
         if check is None:
             return ()
-        checks.append(check)
+        checks.append((node.name, check))
     return tuple(checks)
 
 
-def outside_plan(hidden: Mapping[str, str | None], generated: bool = False) -> OutsidePlan | None:
-    """The value checks of every hidden test file of one of the two shapes (None: none).
+def outside_plan(files: Mapping[str, str | None], generated: bool = False) -> OutsidePlan | None:
+    """The value checks of every test file of `files` (path -> text) of one of the two
+    shapes (None: none).
 
     Files of generated tests are read only for a task whose tests the family generated
     (`generated`): there the module each test imports sits at the workspace root, where
     the driver imports it. Elsewhere a test of that shape may import through the
     project's own pytest set-up (`pythonpath = src`), which the driver does not have."""
     checks: list[Check] = []
-    for path, text in sorted(hidden.items()):
+    whole: set[str] = set()
+    for path, text in sorted(files.items()):
         if text is None or not path.endswith(".py"):
             continue
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
             continue
-        checks += _check_form(tree, text) or (_tests_form(tree, text) if generated else ())
-    return OutsidePlan(tuple(checks)) if checks else None
+        if found := _check_form(tree, text):
+            checks += found
+        elif generated and (tests := _tests_form(tree, text)):
+            checks += [check for _, check in tests]
+            whole |= {f"{path}::{name}" for name, _ in tests}
+    return OutsidePlan(tuple(checks), frozenset(whole)) if checks else None

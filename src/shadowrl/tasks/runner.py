@@ -60,8 +60,9 @@ KEY_FILE = "key"  # beside it: the run's MAC key, which the plugin reads and del
 # (an id that does not exist), 5 nothing collected.
 _COLLECTION_EXITS = {2, 4, 5}
 _INTERNAL_ERROR = 3
-# Passed with the task's allowances when every FAIL_TO_PASS id is a canary: a comparison
-# decided by a dunder the agent wrote is then the canaries' to judge, not the watch's
+# Passed with the task's allowances when every FAIL_TO_PASS id is a canary (or every id's
+# value is compared outside, `verify.py`): a comparison decided by a dunder the agent wrote
+# is then theirs to judge, not the watch's
 # (`plugin/shadowrl_grader/watch.py` spells it too: the plugin imports nothing of ours).
 CANARIED = "canaried"
 
@@ -79,7 +80,8 @@ def test_argv(
     """(argv of one test run, the options it stripped): `task.test_cmd` with 'python'
     bound to the env's interpreter, the project config read through `read`. `blame`:
     the lines ({file: [(first, last)]}) the plugin's guard holds to account (None: every
-    line of every non-test workspace file). `canaried`: every FAIL_TO_PASS id is a canary."""
+    line of every non-test workspace file). `canaried`: every FAIL_TO_PASS id is a canary,
+    or every id is checked outside."""
     cmd = [str(python) if arg == "python" else arg for arg in task.test_cmd]
     split = pytest_split(cmd)
     head, opts = cmd[:split], cmd[split:]

@@ -60,8 +60,8 @@ def run_graded_tests(
 ) -> GradedRun:
     """Run every test id once in `sandbox`, made read-only; outcomes go to a fresh nonce
     directory. The guard holds the lines in `blame` to account (None: every non-test
-    workspace line; `canaried`: every FAIL_TO_PASS id is a canary, `runner.CANARIED`). The
-    tree's fingerprint is compared before and after the run."""
+    workspace line; `canaried`: every FAIL_TO_PASS id is a canary or checked outside,
+    `runner.CANARIED`). The tree's fingerprint is compared before and after the run."""
     nonce_dir = f".shadowrl-grade-{os.urandom(16).hex()}"
     out = f"{nonce_dir}/{OUTCOMES_FILE}"
     key = new_key()

@@ -30,11 +30,11 @@ untouched), where, in order:
 5. a run that passed is paid only if the task's canaries (`canary.py`, planned by
    `canaryplan.py`: the hidden tests with perturbed expected values, run the same way in
    a second fork of the same final state) all fail; one that passes voids the episode
-   (`voided_by="canary"`);
-6. for a function-level hidden test (a `check(candidate)`, or a family task's
-   generated tests: `outsideplan.py`), the values its assertions expect are computed again in a
-   fresh interpreter of a third fork, which never holds the tests, and compared here
-   (`outside.py`): any that does not hold voids the pass (`voided_by="outside"`).
+   (`voided_by="canary"`). Skipped where step 6 reads every test id whole;
+6. for a function-level test (a hidden `check(candidate)`, a family task's generated
+   tests: `outsideplan.py`), its assertions' values are computed again in a fresh interpreter
+   of a third fork, which never holds the hidden tests, and compared here (`outside.py`):
+   any that does not hold voids the pass (`voided_by="outside"`).
 
 The `Verdict` says why: each listed id's outcome, the run's status, the tamper hits
 that voided it if any, and the test log (whose tail `eval.json` keeps per sample).
@@ -54,8 +54,8 @@ from shadowrl.tasks.canaryplan import canaried, canary_plan
 from shadowrl.tasks.config import ShapingConfig
 from shadowrl.tasks.diffrules import Violation, check_changes
 from shadowrl.tasks.env import env_modules
-from shadowrl.tasks.outside import run_outside
-from shadowrl.tasks.outsideplan import OutsidePlan, outside_plan
+from shadowrl.tasks.outside import run_outside, task_plan
+from shadowrl.tasks.outsideplan import OutsidePlan
 from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask
 from shadowrl.tasks.runner import PLUGIN, Outcome, RunStatus
@@ -301,20 +301,21 @@ def verify(
             if links := new_links(fork, pristine_links(prepared.workspace)):
                 return _void(task, zero, "workspace", links)
             graded = run_graded_tests(task, prepared, fork, blame)
-            # Where the FAIL_TO_PASS ids are canaries, a lying comparison passes its canary:
-            # the watch then leaves comparisons decided by the agent's dunders to them, so
-            # an honest fix of `__eq__` or `__contains__` is not voided (README, layer 2).
-            # Asked only when the watch vetoed (the plan costs 6-18 test runs to build).
-            covered = bool(graded.run.tampered) and not graded.moved and canaried(prepared)
-            if covered:
+            plan = task_plan(prepared)  # reading every id whole, it spares the canaries
+            whole = plan is not None and plan.covers(task.test_ids)
+            # Where the FAIL_TO_PASS ids are canaries (or all checked outside) a lying
+            # comparison is caught there, so the watch leaves the agent's dunders to them and
+            # an honest `__eq__` fix is paid (README, layer 2). Asked only when the watch
+            # vetoed (a canary plan costs 6-18 test runs to build).
+            vetoed = bool(graded.run.tampered) and not graded.moved
+            if vetoed and (whole or canaried(prepared)):
                 graded = run_graded_tests(task, prepared, fork, blame, canaried=True)
         finally:
             fork.close()
         verdict = _verdict(task, graded, _shaped(1.0, trajectory, shaping), zero)
-        if verdict.resolved:
+        if verdict.resolved and not whole:
             verdict = _canaries(task, prepared, snap, current, blame, verdict, zero)
-        family = task.tier == "family"  # its generated tests import from the workspace root
-        if verdict.resolved and (plan := outside_plan(prepared.hidden_files(), family)):
+        if verdict.resolved and plan is not None:
             verdict = _outside(task, prepared, snap, current, plan, verdict, zero)
     finally:
         snap.release()
@@ -384,8 +385,7 @@ def _outside(
     passed: Verdict,
     zero: float,
 ) -> Verdict:
-    """The hidden tests' values, computed in a fork without the hidden tests (`outside.py`)
-    and compared here: any that does not hold voids the pass."""
+    """The tests' values, computed in a fork without the hidden tests, compared here."""
     fork = snap.fork()
     try:
         _restore(prepared, fork, _files_to_reset(prepared, fork, current))
