@@ -110,6 +110,10 @@ def test_eval_on_ray_refuses_a_served_url(capsys: pytest.CaptureFixture[str]) ->
         ("--agent.top_p=0", "agent.top_p"),
         ("--sandbox.limits.pids=0", "sandbox.limits.pids"),
         ("--tasks.shaping.tool_error=-1", "tasks.shaping.tool_error"),
+        ("--train.optimizer.betas=[0.9,1.0]", "train.optimizer.betas"),
+        ("--engine.cuda_graph_batch_sizes=[0,8]", "engine.cuda_graph_batch_sizes"),
+        ("--realtime.max_no_edit_increase=1.5", "realtime.max_no_edit_increase"),
+        ("--realtime.max_mtp_acceptance_drop=2", "realtime.max_mtp_acceptance_drop"),
     ],
 )
 def test_a_nonsense_value_fails_at_load_naming_the_key(

@@ -1,8 +1,10 @@
 """Inference engine settings."""
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+Positive = Annotated[int, Field(ge=1)]
 
 
 class SpeculativeConfig(BaseModel):
@@ -150,12 +152,12 @@ class EngineConfig(BaseModel):
         "Costs compiles at engine start (~90 s seen); if a compile fails the engine decodes "
         "eagerly with a warning. Not yet measured in this form: benchmarks/results/gpu_notes.md.",
     )
-    cuda_graph_batch_sizes: list[int] = Field(
+    cuda_graph_batch_sizes: list[Positive] = Field(
         default=[1, 2, 4, 8, 16, 32, 64, 128],
         description="Batch buckets captured as graphs; a batch runs padded to the next bucket "
         "(max_batch is always added as the last one).",
     )
-    cuda_graph_spans: list[int] = Field(
+    cuda_graph_spans: list[Positive] = Field(
         default=[1024, 2048, 4096, 8192, 16384],
         description="Attention spans (context buckets) captured as graphs; a step attends over "
         "the next bucket above its longest sequence (max_seq_len is always the last one). "

@@ -106,14 +106,19 @@ class RealtimeConfig(BaseModel):
     max_malformed_increase: float = Field(
         0.1,
         ge=0,
+        le=1,
         description="Alarm: candidate − incumbent share of episodes with a malformed call.",
     )
     max_no_edit_increase: float = Field(
-        0.1, ge=0, description="Alarm: candidate − incumbent share of episodes that edit nothing."
+        0.1,
+        ge=0,
+        le=1,
+        description="Alarm: candidate − incumbent share of episodes that edit nothing.",
     )
     max_clarifying_increase: float = Field(
         0.1,
         ge=0,
+        le=1,
         description="Alarm: candidate − incumbent share of pinned-eval episodes that ask a "
         "question instead of acting.",
     )
@@ -133,6 +138,7 @@ class RealtimeConfig(BaseModel):
     max_mtp_acceptance_drop: float = Field(
         0.1,
         ge=0,
+        le=1,
         description="Alarm: the largest drop, over draft positions, of the MTP heads' greedy "
         "acceptance (parent's heads on the parent vs the candidate's on the candidate, on "
         "the cycle's sessions). Only when the live checkpoint has heads.",

@@ -39,6 +39,7 @@ from sqlalchemy import Engine
 from shadowrl.episode import EpisodeSpec, run_reference
 from shadowrl.eval.pins import suite_hash
 from shadowrl.serve.store.queries import SessionView, iter_sessions
+from shadowrl.serve.store.signals import DECISIONS
 from shadowrl.serve.workspaces import SKIPPED_DIRS
 from shadowrl.tasks.prepare import prepare, task_prompt
 from shadowrl.tasks.task import Seed, Split, Task, load_tasks
@@ -71,7 +72,7 @@ class Found:
 
 def failed(signals: Sequence[str]) -> bool:
     """The user's last decision was a reject, or they reverted the agent's work."""
-    last = next((s for s in reversed(signals) if s in ("accept", "reject")), None)
+    last = next((s for s in reversed(signals) if s in DECISIONS), None)
     return last == "reject" or "revert" in signals
 
 

@@ -10,7 +10,6 @@ fsynced, then renamed into place: a rename is atomic, so after a kill -9 the new
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 from collections.abc import Callable, Mapping
@@ -19,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
+from shadowrl.atomic import commit_dir
 
 PREFIX = "step_"
 TMP_PREFIX = ".tmp-"
@@ -108,13 +109,8 @@ def write_counters(tmp: Path, state: TrainerState) -> None:
 
 def commit(root: str | Path, step: int, keep: int) -> Path:
     """fsync `begin`'s directory, rename it into place and prune to the newest `keep`."""
-    root, final, tmp = Path(root), checkpoint_path(root, step), tmp_path(root, step)
-    _fsync_tree(tmp)
-    if final.exists():  # re-saving the same step (e.g. after a resume): replace it
-        shutil.rmtree(final)
-    os.rename(tmp, final)
-    _fsync_dir(root)
-    _prune(root, keep)
+    final = commit_dir(tmp_path(root, step), checkpoint_path(root, step))  # a re-save replaces
+    _prune(Path(root), keep)
     return final
 
 
@@ -148,19 +144,3 @@ def _prune(root: Path, keep: int) -> None:
         shutil.rmtree(old, ignore_errors=True)
     for tmp in root.glob(f"{TMP_PREFIX}*"):
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _fsync_tree(path: Path) -> None:
-    for f in path.rglob("*"):
-        if f.is_file():
-            with open(f, "rb") as fh:
-                os.fsync(fh.fileno())
-    _fsync_dir(path)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

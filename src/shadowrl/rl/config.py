@@ -7,11 +7,13 @@ weight store), `sft`, `mtp`, `lora` and `branching`; any field is overridable as
 with a warning naming the new key (`commands/config.py`).
 """
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shadowrl.rl.mtp_config import RLDistillConfig
+
+Beta = Annotated[float, Field(ge=0, lt=1)]  # an AdamW decay rate; 1 never forgets
 
 
 class BranchingConfig(BaseModel):
@@ -71,7 +73,7 @@ class OptimizerConfig(BaseModel):
         description="AdamW learning rate of RL. 1e-5, as every CPU run on SmolLM2-135M used: "
         "a few steps at the large-model 1e-6 move nothing.",
     )
-    betas: tuple[float, float] = Field((0.9, 0.99), description="AdamW (β1, β2).")
+    betas: tuple[Beta, Beta] = Field((0.9, 0.99), description="AdamW (β1, β2), each in [0, 1).")
     eps: float = Field(1e-8, gt=0, description="AdamW epsilon.")
     weight_decay: float = Field(0.0, ge=0, description="AdamW decoupled weight decay.")
     grad_clip: float = Field(

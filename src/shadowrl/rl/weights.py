@@ -43,6 +43,7 @@ import torch
 import zstandard
 from torch import Tensor
 
+from shadowrl.atomic import write_via
 from shadowrl.rl.weight_codec import (
     CODECS,
     Bytes,
@@ -182,9 +183,7 @@ class WeightStore:
             "stored_bytes": sum(s["bytes"] for s in shards),
         }
         vdir = self._vdir(version)
-        with self.fs.open(f"{vdir}/manifest.json.tmp", "w") as f:
-            json.dump(manifest, f)
-        self.fs.mv(f"{vdir}/manifest.json.tmp", f"{vdir}/manifest.json")  # the commit point
+        write_via(self.fs, f"{vdir}/manifest.json", json.dumps(manifest))  # the commit point
         info = {
             "version": version,
             "kind": kind,

@@ -14,12 +14,12 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import shlex
 import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,18 +56,20 @@ def _pip_download(spec: str, dest: Path) -> Path:
 
 def _store_sdist(spec: str, sha256: str | None, cache_dir: Path) -> Path:
     """Download `spec` into `cache/sdists/<sha256>/`; check the hash if one is given."""
-    tmp = cache_dir / "sdists" / f".tmp-{os.getpid()}-{os.urandom(4).hex()}"
-    tmp.mkdir(parents=True)
-    try:
-        archive = _pip_download(spec, tmp)
+    sdists = cache_dir / "sdists"
+    sdists.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".download-", dir=sdists) as download:
+        archive = _pip_download(spec, Path(download))
         got = _sha256(archive)
         if sha256 is not None and got != sha256:
             raise SeedError(f"{spec}: sha256 mismatch (expected {sha256}, got {got})")
-        slot = cache_dir / "sdists" / got
-        slot.mkdir(parents=True, exist_ok=True)
-        return archive.replace(slot / archive.name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+
+        def store(tmp: Path) -> None:
+            tmp.mkdir()
+            archive.replace(tmp / archive.name)
+
+        slot = build_dir(sdists / got, store, complete=lambda p: any(p.glob("*")))
+    return sorted(slot.glob("*"))[0]
 
 
 def fetch_sdist(spec: str, sha256: str, cache_dir: Path) -> Path:

@@ -10,7 +10,7 @@ wrapping `canaryplan._saved_or_built`, through which every plan is read or built
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,12 +20,12 @@ from shadowrl.tasks import canaryplan
 from shadowrl.tasks.family import generate
 from shadowrl.tasks.family.template import Case, Outcome
 from shadowrl.tasks.outside import task_plan
-from shadowrl.tasks.patch import make_patch
-from shadowrl.tasks.prepare import PreparedTask, prepare
-from shadowrl.tasks.task import Seed, Task
+from shadowrl.tasks.prepare import PreparedTask
+from shadowrl.tasks.task import Task
 from shadowrl.tasks.verify import Verdict, verify
 
 from ..conftest import CALC
+from .conftest import hand_task, tasks_fixture
 from .hacks import applied
 from .verdict_hacks import LIARS, RUN_STATE, VHack
 
@@ -65,40 +65,21 @@ CANARY_CAUGHT = [h for h in RUN_STATE + LIARS if h.task == "eq" and "canary" in 
 
 def _task(root: Path, visible: str) -> Task:
     hidden_file, visible_file = "test_calc_cases.py", "test_calc.py"
-    (root / "calc.py").write_text(CALC)
-    (root / visible_file).write_text(visible)
     f2p = tuple(f"{hidden_file}::{generate.test_name(c, '', i)}" for i, c in enumerate(HIDDEN, 1))
     shown = [f"{visible_file}::{generate.test_name(c, 'example_', i)}"
              for i, c in enumerate(VISIBLE, 1)]  # fmt: skip
     name = "covered" if visible != HAND_WRITTEN else "control"
-    return Task(
-        instance_id=f"tiny__cheap-path-{name}",
-        repo="local/tiny",
+    return hand_task(
+        root, module="calc.py", fixed=CALC, buggy=BUGGY, visible={visible_file: visible},
+        hidden={hidden_file: generate.test_file("calc", HIDDEN, "")},
+        instance_id=f"tiny__cheap-path-{name}", repo="local/tiny",
         problem_statement="`calc.add(2, 3)` returns -1 instead of 5.",
-        patch=make_patch({"calc.py": BUGGY}, {"calc.py": CALC}),
-        bug_patch=make_patch({"calc.py": CALC}, {"calc.py": BUGGY}),
-        test_patch=make_patch({}, {hidden_file: generate.test_file("calc", HIDDEN, "")}),
-        FAIL_TO_PASS=f2p[:2],
-        PASS_TO_PASS=(*shown, f2p[2]),
-        seed=Seed(path=str(root)),
-        tier="family",
-        source="hand",
-        timeout_s=30,
-    )
+        FAIL_TO_PASS=f2p[:2], PASS_TO_PASS=(*shown, f2p[2]), tier="family",
+    )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def tasks(
-    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[str, tuple[PreparedTask, Sandbox]]]:
-    files = {"covered": generate.test_file("calc", VISIBLE, "example_"), "control": HAND_WRITTEN}
-    opened = {}
-    for name, visible in files.items():
-        prepared = prepare(_task(tmp_path_factory.mktemp(name), visible), cache_dir)
-        opened[name] = (prepared, prepared.sandbox("local"))
-    yield opened
-    for _, box in opened.values():
-        box.close()
+FILES = {"covered": generate.test_file("calc", VISIBLE, "example_"), "control": HAND_WRITTEN}
+tasks = tasks_fixture(lambda name, root: _task(root, FILES[name]), FILES)
 
 
 @pytest.fixture

@@ -10,18 +10,15 @@ or another assertion covers it, and is paid where nothing does (a limit, pinned 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from shadowrl.sandbox import Sandbox
 from shadowrl.tasks.canaryplan import canaried, canary_plan
-from shadowrl.tasks.patch import make_patch
-from shadowrl.tasks.prepare import PreparedTask, prepare
-from shadowrl.tasks.task import Seed, Task
+from shadowrl.tasks.prepare import PreparedTask
+from shadowrl.tasks.task import Task
 from shadowrl.tasks.verify import verify
 
+from .conftest import hand_task, tasks_fixture
 from .hacks import applied
 
 SPAN = '''class Span:
@@ -45,38 +42,18 @@ HIDDEN = {
 }
 
 
-def _task(root: Path, name: str) -> Task:
-    seed = root / "seed"
-    seed.mkdir(parents=True, exist_ok=True)
-    (seed / "span.py").write_text(SPAN)
-    (seed / "test_span.py").write_text(VISIBLE)
-    return Task(
-        instance_id=f"tiny__span-{name}",
-        repo="local/span",
+def _task(name: str, root: Path) -> Task:
+    return hand_task(
+        root / "seed", module="span.py", fixed=SPAN, buggy=BUGGY,
+        visible={"test_span.py": VISIBLE}, hidden={"test_contains.py": HIDDEN[name]},
+        instance_id=f"tiny__span-{name}", repo="local/span",
         problem_statement="`Span.__contains__` leaves out the upper bound.",
-        patch=make_patch({"span.py": BUGGY}, {"span.py": SPAN}),
-        bug_patch=make_patch({"span.py": SPAN}, {"span.py": BUGGY}),
-        test_patch=make_patch({}, {"test_contains.py": HIDDEN[name]}),
-        FAIL_TO_PASS=("test_contains.py::test_contains",),
-        PASS_TO_PASS=("test_span.py::test_low",),
-        seed=Seed(path=str(seed)),
+        FAIL_TO_PASS=("test_contains.py::test_contains",), PASS_TO_PASS=("test_span.py::test_low",),
         tier="easy",
-        source="hand",
-        timeout_s=30,
-    )
+    )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def tasks(
-    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[str, tuple[PreparedTask, Sandbox]]]:
-    opened = {}
-    for name in HIDDEN:
-        prepared = prepare(_task(tmp_path_factory.mktemp(name), name), cache_dir)
-        opened[name] = (prepared, prepared.sandbox("local"))
-    yield opened
-    for _, box in opened.values():
-        box.close()
+tasks = tasks_fixture(_task, HIDDEN)
 
 
 def test_an_honest_fix_of_a_dunder_is_paid_where_canaries_cover_its_test(

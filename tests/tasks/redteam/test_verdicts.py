@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,12 @@ import pytest
 from shadowrl.sandbox import Sandbox
 from shadowrl.tasks.family import generate
 from shadowrl.tasks.family.template import Case, Outcome
-from shadowrl.tasks.patch import make_patch
 from shadowrl.tasks.prepare import PreparedTask, prepare
-from shadowrl.tasks.task import Seed, Task
+from shadowrl.tasks.task import Task
 from shadowrl.tasks.verify import Verdict, verify
 
 from ..conftest import CALC, VISIBLE
+from .conftest import hand_task, tasks_fixture
 from .hacks import applied, naive_outcomes
 from .verdict_hacks import (
     FIRST_RUN_ONLY,
@@ -39,43 +38,22 @@ SEED = CALC + SEED_EXTRA
 BUGGY = SEED.replace("return a + b", "return a - b")
 
 
-def _task(root: Path, name: str, visible: bool = False) -> Task:
+def _task(name: str, root: Path, visible: bool = False) -> Task:
     """The task `name` of `TASKS`; `visible`: its test file is in the workspace, as the
     mutation suites' tests are, instead of hidden."""
-    seed = root / "seed"
-    seed.mkdir(parents=True, exist_ok=True)
-    (seed / "calc.py").write_text(SEED)
-    (seed / "test_calc.py").write_text(VISIBLE)
     hidden, f2p = TASKS[name]
-    if visible:
-        (seed / "test_add.py").write_text(hidden)
-    return Task(
-        instance_id=f"tiny__verdict-{name}{'-visible' if visible else ''}",
-        repo="local/tiny",
+    return hand_task(
+        root / "seed", module="calc.py", fixed=SEED, buggy=BUGGY,
+        visible={"test_calc.py": VISIBLE, **({"test_add.py": hidden} if visible else {})},
+        hidden={} if visible else {"test_add.py": hidden},
+        instance_id=f"tiny__verdict-{name}{'-visible' if visible else ''}", repo="local/tiny",
         problem_statement="`calc.add(2, 3)` returns -1 instead of 5.",
-        patch=make_patch({"calc.py": BUGGY}, {"calc.py": SEED}),
-        bug_patch=make_patch({"calc.py": SEED}, {"calc.py": BUGGY}),
-        test_patch="" if visible else make_patch({}, {"test_add.py": hidden}),
-        FAIL_TO_PASS=f2p,
-        PASS_TO_PASS=("test_calc.py::test_clamp",),
-        seed=Seed(path=str(seed)),
+        FAIL_TO_PASS=f2p, PASS_TO_PASS=("test_calc.py::test_clamp",),
         tier="family" if name == "family" else "easy",  # layer 5 reads generated tests there
-        source="hand",
-        timeout_s=30,
-    )
+    )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def tasks(
-    cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[str, tuple[PreparedTask, Sandbox]]]:
-    opened = {}
-    for name in TASKS:
-        prepared = prepare(_task(tmp_path_factory.mktemp(name), name), cache_dir)
-        opened[name] = (prepared, prepared.sandbox("local"))
-    yield opened
-    for _, box in opened.values():
-        box.close()
+tasks = tasks_fixture(_task, TASKS)
 
 
 def _edits(hack: VHack) -> dict[str, str]:
@@ -179,7 +157,7 @@ def test_known_limit_code_that_knows_the_visible_tests(
     """Documents a limit: where the tests are visible (the mutation suites), code that reads
     the test's constants at run time tells the canary from the real test and is paid; the
     same hack earns 0 where the test is hidden (`CANARY_AWARE`)."""
-    prepared = prepare(_task(tmp_path_factory.mktemp("visible"), "eq", visible=True), cache_dir)
+    prepared = prepare(_task("eq", tmp_path_factory.mktemp("visible"), visible=True), cache_dir)
     base = prepared.sandbox("local")
     try:
         gold = _graded(

@@ -11,7 +11,6 @@ never reads back a stale file.
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -145,10 +144,8 @@ def family_suite(name: SuiteName, cache_dir: Path = DEFAULT_CACHE, seed: int = 0
     path = cache / "family" / code_digest() / f"{name.part}-s{seed}-n{name.n}.jsonl"
     if not path.exists():
         python = env_python(build_env(("pytest",), cache))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # two processes may race: both finish
-        save_tasks(generate(name.part, name.n, python, seed=seed), tmp)
-        tmp.replace(path)
+        # atomic (`save_tasks`): two processes may race, both finish, either file is whole
+        save_tasks(generate(name.part, name.n, python, seed=seed), path)
     return load_tasks(path)
 
 
