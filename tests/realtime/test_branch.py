@@ -422,8 +422,9 @@ def test_the_stage_continues_the_cycles_points_on_the_serving_checkpoint(
     why = {"run (call_0_0): output differs from the recorded one": 1}
     assert stats == BranchStats(negative=2, points=2, faithful=1, unfaithful=1, unjudged=0,
                                 continuations=2, groups=1, with_contrast=1, unfaithful_why=why,
-                                recorded=1)  # fmt: skip
+                                recorded=1, generated=stats.generated)  # fmt: skip
     (group,) = groups
+    assert stats.generated == sum(t.num_generated for t in group[:2]) > 0, "the fresh tokens"
     # the two fresh ones, then the session's own edit, re-judged: it passes too
     assert [t.reward for t in group][2] == 1.0
     assert sorted(t.reward for t in group[:2]) == [0.0, 1.0]

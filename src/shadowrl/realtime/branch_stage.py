@@ -111,6 +111,7 @@ class StoreBrancher:
             unlabeled=sum(g.run - len(g.fresh) for g in run),
             recorded=sum(g.recorded for g in groups),
             recorded_why=dict(Counter(g.recorded_why for g in groups if not g.recorded)),
+            generated=sum(g.generated for g in run),
         )  # fmt: skip
         rows = own_rows(sessions, groups)
         return Branched(rows, [_stamped(g, version) for g in groups], stats)

@@ -81,6 +81,7 @@ class BranchStats:
     unlabeled: int = 0  # continuations the judge gave no label (not group members)
     recorded: int = 0  # groups the session's own continuation joined, re-judged
     recorded_why: dict[str, int] = field(default_factory=dict)  # why it did not -> groups
+    generated: int = 0  # tokens the fresh continuations generated, labeled or not (compute)
 
 
 @dataclass(frozen=True)
