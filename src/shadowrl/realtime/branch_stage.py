@@ -52,7 +52,7 @@ from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.rl.credit_tree import Leaves
 from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.tasks.config import ShapingConfig
-from shadowrl.types import Trajectory
+from shadowrl.types import Segment, Trajectory
 
 FEW = "fewer than two of its continuations got a label"
 
@@ -134,7 +134,8 @@ def cut_at_turn(session: ProductionSession, member: Trajectory) -> ProductionSes
     member's token ids keeps in its loss only what the member masks, the tokens before
     the branch turn. Raises when no segment is the member's (not the session's tokens)."""
     owned = {seg.token_ids: seg.loss_mask for seg in member.segments}
-    segments, hit = [], False
+    segments: list[Segment] = []
+    hit = False
     for seg in session.trajectory.segments:
         theirs = owned.get(seg.token_ids)
         if theirs is not None:
