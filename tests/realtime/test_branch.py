@@ -31,6 +31,7 @@ from sqlalchemy import update
 import shadowrl
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.policies import ScriptedPolicy
+from shadowrl.agent.tools import ToolSet
 from shadowrl.episode import EpisodeSpec, SharedPolicy
 from shadowrl.models import load_tokenizer
 from shadowrl.realtime import branch_stage
@@ -40,6 +41,7 @@ from shadowrl.realtime.context import BranchStats, Ctx, Deps
 from shadowrl.realtime.continuations import continue_point
 from shadowrl.realtime.judge import NotJudged, SessionTests
 from shadowrl.realtime.rebuild import Rebuilt, Unfaithful, check_prefix, normalise, rebuild
+from shadowrl.realtime.sessions import read_sessions
 from shadowrl.rl.batch import rows_from_groups
 from shadowrl.sandbox import create_sandbox
 from shadowrl.sandbox.base import SandboxConfig
@@ -59,6 +61,7 @@ CACHE = Path(  # the task envs other suites build too: built once per machine
     os.environ.get("SHADOWRL_TEST_CACHE", Path(tempfile.gettempdir()) / "shadowrl-test-cache")
 )
 AGENT = AgentConfig(max_turns=6)
+SCHEMAS = ToolSet.from_names(AGENT.tools).schemas()
 SANDBOX = SandboxConfig(backend="local")
 OLD, NEW = (
     "    n = len(values)\n    mid",
@@ -412,13 +415,16 @@ def test_the_stage_continues_the_cycles_points_on_the_serving_checkpoint(
     brancher = branch_stage.build(BranchConfig(enabled=True, k=2), *grading)
     assert brancher is not None
     until = datetime.now(UTC)
-    groups, stats = asyncio.run(brancher.groups(ctx, since, until, "ckpt-3", 3))
+    sessions = list(read_sessions(served.store.engine, tokenizer, SCHEMAS, since, until))
+    got = asyncio.run(brancher.groups(ctx, since, until, "ckpt-3", 3, sessions))
+    groups, stats = got.groups, got.stats
     assert opened == ["ckpt-3"]
     why = {"run (call_0_0): output differs from the recorded one": 1}
     assert stats == BranchStats(negative=2, points=2, faithful=1, unfaithful=1, unjudged=0,
                                 continuations=2, groups=1, with_contrast=1, unfaithful_why=why,
-                                recorded=1)  # fmt: skip
+                                recorded=1, generated=stats.generated)  # fmt: skip
     (group,) = groups
+    assert stats.generated == sum(t.num_generated for t in group[:2]) > 0, "the fresh tokens"
     # the two fresh ones, then the session's own edit, re-judged: it passes too
     assert [t.reward for t in group][2] == 1.0
     assert sorted(t.reward for t in group[:2]) == [0.0, 1.0]
@@ -429,9 +435,22 @@ def test_the_stage_continues_the_cycles_points_on_the_serving_checkpoint(
     assert 3 not in seg.versions, "the recorded continuation keeps its recorded versions"
     rows, _ = rows_from_groups([group])
     assert sorted(r.advantage for r in rows) == pytest.approx([-2 / 3, 1 / 3, 1 / 3])
+    # each token trained once: the session's row keeps its tokens before the turn only
+    before = {s.id: s for s in sessions}
+    after = {s.id: s for s in got.sessions}
+    assert after[noisy] == before[noisy], "no group (unfaithful): its row is whole"
+    (whole,) = before[fix].trajectory.segments
+    (cut,) = after[fix].trajectory.segments
+    p = len(request_chain(served.view(fix))[2].prompt_ids)
+    assert cut.token_ids == whole.token_ids and any(cut.loss_mask[:p])
+    assert cut.loss_mask == whole.loss_mask[:p] + (False,) * (len(whole.token_ids) - p)
+    assert [a or b for a, b in zip(cut.loss_mask, seg.loss_mask, strict=True)] == list(
+        whole.loss_mask
+    ), "together, the session's row and its group member train every generated token"
     # the same sessions, their key private now: never a branch point, nothing continued
     private = dataclasses.replace(deps, private_keys=frozenset({served.ids["alice"]}))
     ctx = Ctx(private, served.store, None)  # type: ignore[arg-type]
-    groups, stats = asyncio.run(brancher.groups(ctx, since, until, "ckpt-3", 3))
-    assert groups == [] and (stats.negative, stats.points) == (0, 0)
+    got = asyncio.run(brancher.groups(ctx, since, until, "ckpt-3", 3, sessions))
+    assert got.groups == [] and got.stats is not None
+    assert (got.stats.negative, got.stats.points) == (0, 0) and got.sessions == sessions
     assert opened == ["ckpt-3"], "no policy opened for nothing"

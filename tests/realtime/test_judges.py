@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
+from shadowrl.agent.tools import ToolSet
 from shadowrl.commands import branch_user
 from shadowrl.episode import EpisodeSpec, SharedPolicy
 from shadowrl.experiments.config import UsersConfig
@@ -37,6 +38,7 @@ from shadowrl.realtime.judges import UserModel, build_judge
 from shadowrl.realtime.rebuild import Rebuilt
 from shadowrl.realtime.recorded import NOT_ONE_RUN, recorded
 from shadowrl.realtime.rewards import RewardConfig
+from shadowrl.realtime.sessions import read_sessions
 from shadowrl.rl.batch import rows_from_groups
 from shadowrl.serve.store.schema import TraceStep
 from shadowrl.tasks import PreparedTask
@@ -56,6 +58,7 @@ from .test_branch import (  # noqa: F401  (the fixtures, used by name)
 )
 
 TASK = "demo-median"
+SCHEMAS = ToolSet.from_names(AGENT.tools).schemas()
 SPEC = EpisodeSpec(agent=AGENT, sandbox=SANDBOX)
 
 
@@ -210,7 +213,10 @@ def test_the_stage_counts_silent_continuations_and_drops_their_point(
     silent = user_model(UsersConfig(silent=1.0), task)
     brancher = branch_stage.build(cfg, CACHE, SANDBOX, ShapingConfig(), silent)
     assert brancher is not None
-    groups, stats = asyncio.run(brancher.groups(ctx, since, datetime.now(UTC), "ckpt-1", 1))
-    assert groups == []
+    sessions = list(read_sessions(served.store.engine, tokenizer, SCHEMAS, since))
+    got = asyncio.run(brancher.groups(ctx, since, datetime.now(UTC), "ckpt-1", 1, sessions))
+    stats = got.stats
+    assert got.groups == [] and stats is not None
+    assert got.sessions == sessions, "no group: the session's row is trained whole"
     assert (stats.faithful, stats.continuations, stats.unlabeled, stats.groups) == (1, 2, 2, 0)
     assert stats.unjudged_why == {branch_stage.FEW: 1} and stats.recorded == 0

@@ -95,6 +95,8 @@ def test_two_cycles_resume_after_kill_9_and_roll_back_by_hand(tmp_path: Path) ->
             b = r["branching"]  # realtime.branching is on in realtime-tiny.yaml
             assert b["points"] == b["faithful"] + b["unfaithful"] <= b["negative"]
             assert b["continuations"] == 2 * b["groups"] and b["with_contrast"] <= b["groups"]
+            assert b["recorded"] <= b["groups"] and b["unlabeled"] <= b["continuations"]
+            assert (b["generated"] > 0) == (b["continuations"] > 0)
             assert r["cycle_s"] >= r["collect_s"] + r["train_s"] + r["eval_s"]
         assert sum(r["branching"]["negative"] for r in rows) > 0, rows
         # judged by the demo workspace's own tests through the grader; a random model fixes
@@ -104,7 +106,7 @@ def test_two_cycles_resume_after_kill_9_and_roll_back_by_hand(tmp_path: Path) ->
         assert not {"panel", "panel_s", "preference", "control"} & set(rows[0])  # nothing measured
         report = (run / "realtime" / "report.md").read_text()
         assert "| 2 |" in report and (run / "realtime" / "cycles.png").stat().st_size > 0
-        assert "## Branching" in report and "with_contrast" in report
+        assert "## Branching" in report and "| with_contrast | recorded |" in report
         before = statuses(run)
         assert "candidate" not in {s for _, s in before}  # every candidate was decided
         deployed = [v for v, s in before if s == "deployed"]

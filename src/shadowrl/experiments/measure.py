@@ -5,7 +5,7 @@ seam (`realtime.context.Measurement`, and `Users` for the simulated users).
   the planted preference (`preference.py`), and log every outcome (`learning.py`).
 * After the reward stage: the preference's bite over the cycle's sessions.
 * After the candidate is trained: the permuted-feedback control (`control.py`), from the
-  same parent on the same rows (`realtime.control`).
+  same parent on the same rows, session and branch-group rewards permuted (`realtime.control`).
 * The `measure` stage replays the fixed panel (`panel.py`) on the checkpoint that served
   the cycle (once per version), on the candidate and on the control, and compares them
   in pairs: candidate − deployed says whether the step helped the panel's users,
@@ -32,7 +32,7 @@ from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.result import EvalResult
 from shadowrl.experiments import panel
 from shadowrl.experiments.config import MeasuredRealtimeConfig, UsersConfig
-from shadowrl.experiments.control import permuted_rewards
+from shadowrl.experiments.control import permuted_groups, permuted_rewards
 from shadowrl.experiments.learning import outcome_recorder, preference_counts, read_outcomes
 from shadowrl.experiments.preference import Preference, Work
 from shadowrl.experiments.reaction import Judge, Outcome, tests_judge
@@ -132,8 +132,9 @@ class LearningMeasurement:
             return
         shuffled = permuted_rewards(data.sessions, data.rewards, self.cfg.rows.cohort, st.cycle)
         dest = ctx.root / f"cycle-{st.cycle:03d}" / "control"
-        # the same rows: session rewards permuted; rollout and branch groups as trained
-        control = dataclasses.replace(data, rewards=shuffled)
+        # the same rows: session and branch-group rewards permuted; rollout groups as trained
+        branched = permuted_groups(data.branched, st.cycle)
+        control = dataclasses.replace(data, rewards=shuffled, branched=branched)
         m = self.load(ctx, st.cycle)
         m.control = await asyncio.to_thread(train_arm, arm, control, dest)
         self.save(ctx, st.cycle, m)

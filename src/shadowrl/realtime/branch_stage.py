@@ -4,7 +4,7 @@
         (rebuild.py; unfaithful ones skipped, counted) ─► K continuations each by the
         serving checkpoint, judged (continuations.py), with the session's own
         continuation re-judged by the same judge (recorded.py) ─► tree-credit groups,
-        trained beside the whole-session rows in the same batch
+        trained beside the whole-session rows (cut at the branch turn) in one batch
 
 Built once from `realtime.branching` (`build`); off, `Deps.brancher` is None and the
 train stage never sees any of it. The continuations of all points run at once on one
@@ -18,6 +18,15 @@ command (`judges.UserModel`). A faithful point it cannot judge (no tests, tests 
 not run, a task the users did not bring) is no branch point: nothing is continued
 there, and it is counted (`unjudged`, with its reason); so is a point fewer than two
 of whose continuations got a label. `max_points` caps the judged points per cycle.
+
+Every token is trained once, with one advantage. The recorded continuation is a member
+of its group, with the judge's reward, so its session's whole-session row is cut at
+the branch turn (`own_rows`): the tokens before the turn keep the session's advantage
+(its reward minus its cohort's mean; the reward still counts in that mean), those from
+the turn on get the group's (the judged reward minus the members' mean), as a tree's
+shared prefix and its branches do (`rl/credit_tree.py`). A session whose continuation
+did not join (`recorded_why`) keeps its whole row: that continuation is trained there
+only.
 """
 
 from __future__ import annotations
@@ -26,22 +35,24 @@ import asyncio
 import dataclasses
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
 from shadowrl.realtime.branch import BranchCounts, store_points
 from shadowrl.realtime.config import BranchConfig
-from shadowrl.realtime.context import BranchStats, Ctx
+from shadowrl.realtime.context import Branched, BranchStats, Ctx
 from shadowrl.realtime.continuations import BranchGroup, continue_point
 from shadowrl.realtime.judge import Judge, NotJudged, Scorer, SessionTests
 from shadowrl.realtime.judges import UserModel, build_judge
 from shadowrl.realtime.mix import stamped
 from shadowrl.realtime.rebuild import Rebuilt
+from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.rl.credit_tree import Leaves
 from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.tasks.config import ShapingConfig
+from shadowrl.types import Segment, Trajectory
 
 FEW = "fewer than two of its continuations got a label"
 
@@ -79,8 +90,9 @@ class StoreBrancher:
             yield point, score
 
     async def groups(
-        self, ctx: Ctx, since: datetime, until: datetime, checkpoint: str, version: int
-    ) -> tuple[list[Leaves], BranchStats]:
+        self, ctx: Ctx, since: datetime, until: datetime, checkpoint: str, version: int,
+        sessions: Sequence[ProductionSession],
+    ) -> Branched:  # fmt: skip
         counts, unjudged = BranchCounts(), Counter[str]()
         points = await asyncio.to_thread(self._points, ctx, since, until, counts, unjudged)
         try:
@@ -99,8 +111,10 @@ class StoreBrancher:
             unlabeled=sum(g.run - len(g.fresh) for g in run),
             recorded=sum(g.recorded for g in groups),
             recorded_why=dict(Counter(g.recorded_why for g in groups if not g.recorded)),
+            generated=sum(g.generated for g in run),
         )  # fmt: skip
-        return [_stamped(g, version) for g in groups], stats
+        rows = own_rows(sessions, groups)
+        return Branched(rows, [_stamped(g, version) for g in groups], stats)
 
     async def _continue(
         self, ctx: Ctx, points: list[tuple[Rebuilt, Scorer]], checkpoint: str
@@ -112,6 +126,36 @@ class StoreBrancher:
                 continue_point(p, policy, factory.tokenizer, self.cfg.k, score)
                 for p, score in points
             ))  # fmt: skip
+
+
+def cut_at_turn(session: ProductionSession, member: Trajectory) -> ProductionSession:
+    """`session`'s row without the tokens `member`, its own continuation as its branch
+    group trains it (the prefix masked), trains: a segment of the session with the
+    member's token ids keeps in its loss only what the member masks, the tokens before
+    the branch turn. Raises when no segment is the member's (not the session's tokens)."""
+    owned = {seg.token_ids: seg.loss_mask for seg in member.segments}
+    segments: list[Segment] = []
+    hit = False
+    for seg in session.trajectory.segments:
+        theirs = owned.get(seg.token_ids)
+        if theirs is not None:
+            hit = True
+            mask = tuple(m and not o for m, o in zip(seg.loss_mask, theirs, strict=True))
+            seg = dataclasses.replace(seg, loss_mask=mask)
+        segments.append(seg)
+    if not hit:
+        raise ValueError(f"session {session.id}: its recorded continuation is not its own tokens")
+    traj = dataclasses.replace(session.trajectory, segments=tuple(segments))
+    return dataclasses.replace(session, trajectory=traj)
+
+
+def own_rows(
+    sessions: Sequence[ProductionSession], groups: Iterable[BranchGroup]
+) -> list[ProductionSession]:
+    """`sessions` with each one whose own continuation joined a group cut at its branch
+    turn (`cut_at_turn`); the others whole (their continuation is trained only there)."""
+    joined = {g.session_id: g.trajectories[-1] for g in groups if g.recorded}
+    return [cut_at_turn(s, joined[s.id]) if s.id in joined else s for s in sessions]
 
 
 def _stamped(group: BranchGroup, version: int) -> Leaves:

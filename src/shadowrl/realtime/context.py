@@ -26,6 +26,7 @@ from shadowrl.realtime.config import RealtimeConfig
 from shadowrl.realtime.mix import OpenPolicy
 from shadowrl.realtime.process import ServerProcess
 from shadowrl.realtime.rewards import RewardSummary
+from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.realtime.training import Arm, ArmResult, TrainInput
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.credit_tree import Leaves
@@ -54,10 +55,12 @@ class Brancher(Protocol):
     train stage's judged continuation groups of the cycle's sessions, and their counts."""
 
     async def groups(
-        self, ctx: Ctx, since: datetime, until: datetime, checkpoint: str, version: int
-    ) -> tuple[list[Leaves], BranchStats]:
+        self, ctx: Ctx, since: datetime, until: datetime, checkpoint: str, version: int,
+        sessions: Sequence[ProductionSession],
+    ) -> Branched:  # fmt: skip
         """Groups continued by `checkpoint` (registry `version`) from the faithful branch
-        points of the sessions created in [since, until]."""
+        points of the sessions created in [since, until]; `sessions`, that window's rows,
+        come back cut where a group trains their tokens."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,18 @@ class BranchStats:
     unlabeled: int = 0  # continuations the judge gave no label (not group members)
     recorded: int = 0  # groups the session's own continuation joined, re-judged
     recorded_why: dict[str, int] = field(default_factory=dict)  # why it did not -> groups
+    generated: int = 0  # tokens the fresh continuations generated, labeled or not (compute)
+
+
+@dataclass(frozen=True)
+class Branched:
+    """What the branching stage hands the train stage: its groups, the cycle's session
+    rows with each token a group trains left out of its session's row (every token is
+    trained once, with one advantage), and its counts (None: branching is off)."""
+
+    sessions: Sequence[ProductionSession]
+    groups: list[Leaves] = field(default_factory=list)
+    stats: BranchStats | None = None
 
 
 class Measurement(Protocol):

@@ -60,6 +60,7 @@ class BranchGroup:
     run: int = 0  # fresh continuations run, labeled or not
     recorded: bool = False  # the last member is the session's own continuation, re-judged
     recorded_why: str = ""  # why it did not join (empty: it did)
+    generated: int = 0  # tokens the fresh continuations generated, labeled or not
 
     @property
     def fresh(self) -> tuple[Trajectory, ...]:
@@ -112,8 +113,8 @@ async def continue_point(
     )
     own = await asyncio.to_thread(recorded, point, score)
     fresh = tuple(t for t in done if t.reward is not None)
-    prefix = len(point.checkpoint.state.tokens.ids)
+    prefix, generated = len(point.checkpoint.state.tokens.ids), sum(t.num_generated for t in done)
     if isinstance(own, str):
-        return BranchGroup(point.session_id, point.turn, prefix, fresh, k, False, own)
+        return BranchGroup(point.session_id, point.turn, prefix, fresh, k, False, own, generated)
     own = mask_prefix(own, prefix)
-    return BranchGroup(point.session_id, point.turn, prefix, (*fresh, own), k, True)
+    return BranchGroup(point.session_id, point.turn, prefix, (*fresh, own), k, True, "", generated)

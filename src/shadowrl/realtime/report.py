@@ -58,8 +58,9 @@ def fmt(x: Any, spec: str = ".3f") -> str:
 
 
 BRANCH_COLUMNS = ("negative", "points", "faithful", "unfaithful", "unjudged", "continuations",
-                  "groups", "with_contrast")  # fmt: skip
-BRANCH_WHY = ("no_point_why", "unfaithful_why", "unjudged_why")
+                  "unlabeled", "generated", "groups", "with_contrast", "recorded")  # fmt: skip
+BRANCH_WHY = {"no_point_why": "no point", "unfaithful_why": "unfaithful",
+              "unjudged_why": "unjudged", "recorded_why": "recorded continuation left out"}  # fmt: skip
 
 
 def branching_section(rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -69,13 +70,16 @@ def branching_section(rows: Sequence[dict[str, Any]]) -> list[str]:
         return []
     lines = ["", "## Branching", "",
              "Sessions with negative feedback, branch points picked from them, faithful and "
-             "unfaithful rebuilds, faithful points the judge could not score, continuations, "
-             "groups and groups whose continuations were judged differently (only those "
-             "teach anything).", ""]  # fmt: skip
+             "unfaithful rebuilds, faithful points the judge could not score, continuations "
+             "run, those the judge gave no label, tokens they generated, groups, groups whose "
+             "members were judged differently (only those teach anything) and groups the "
+             "session's own continuation joined, re-judged (its session's row is then cut at "
+             "the branch turn).", ""]  # fmt: skip
     lines += table(("cycle", *BRANCH_COLUMNS),
-                   [(r["cycle"], *(r["branching"][c] for c in BRANCH_COLUMNS)) for r in on])  # fmt: skip
-    why = [f"- cycle {r['cycle']}, {k.removesuffix('_why').replace('_', ' ')}: {n} × {reason}"
-           for r in on for k in BRANCH_WHY
+                   [(r["cycle"], *(fmt(r["branching"].get(c), "d") for c in BRANCH_COLUMNS))
+                    for r in on])  # fmt: skip
+    why = [f"- cycle {r['cycle']}, {label}: {n} × {reason}"
+           for r in on for k, label in BRANCH_WHY.items()
            for reason, n in (r["branching"].get(k) or {}).items()]  # fmt: skip
     return lines + (["", *why] if why else [])
 

@@ -26,7 +26,7 @@ from shadowrl.eval.report import write_report
 from shadowrl.eval.result import EvalResult
 from shadowrl.realtime import checks
 from shadowrl.realtime.context import (
-    BranchStats,
+    Branched,
     Collected,
     Ctx,
     CycleState,
@@ -43,7 +43,6 @@ from shadowrl.realtime.rewards import DECISIONS, session_reward, summarize
 from shadowrl.realtime.rows import cohort_groups
 from shadowrl.realtime.sessions import ProductionSession, read_sessions
 from shadowrl.realtime.training import Arm, ArmResult, TrainInput, train_arm
-from shadowrl.rl.credit_tree import Leaves
 from shadowrl.serve.store import CheckpointRecord, CheckpointUpdate, registry
 
 T = TypeVar("T")
@@ -147,26 +146,27 @@ async def train(ctx: Ctx, st: CycleState) -> Trained:
         serving.path, serving.version, registry.next_version(ctx.store.engine), deps.model,
         deps.train, deps.rt.rows, deps.rt.train_steps,
     )  # fmt: skip
-    branched, branching = await branch(ctx, st, serving.path, serving.version)
-    data = TrainInput(sessions, rewards, mixed, branched)
+    branched = await branch(ctx, st, serving.path, serving.version, sessions)
+    data = TrainInput(branched.sessions, rewards, mixed, branched.groups)
     out = await asyncio.to_thread(train_candidate, ctx, st.cycle, arm, data)
     if deps.measurement is not None and out.candidate is not None:
         await deps.measurement.trained(ctx, st, arm, data)
     mix = MixCounts(tuple(t.instance_id for t in plan), len(mixed), sum(map(len, mixed)), spoiled)
-    return Trained(out, mix, branching)
+    return Trained(out, mix, branched.stats)
 
 
 async def branch(
-    ctx: Ctx, st: CycleState, checkpoint: str, version: int
-) -> tuple[list[Leaves], BranchStats | None]:
-    """Continuation groups of the cycle's sessions, by `realtime.branching` (off: none)."""
+    ctx: Ctx, st: CycleState, checkpoint: str, version: int, sessions: list[ProductionSession]
+) -> Branched:
+    """Continuation groups of the cycle's sessions, by `realtime.branching` (off: none),
+    and the sessions' rows without the tokens those groups train."""
     if ctx.deps.brancher is None:
-        return [], None
+        return Branched(sessions)
     since, until = (
         datetime.fromisoformat(st.since),
         datetime.fromisoformat(need(st.collected).until),
     )
-    return await ctx.deps.brancher.groups(ctx, since, until, checkpoint, version)
+    return await ctx.deps.brancher.groups(ctx, since, until, checkpoint, version, sessions)
 
 
 # -------------------------------------------------------------------- eval
