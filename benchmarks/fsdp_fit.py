@@ -18,6 +18,10 @@ norm, gathered for the whole forward and backward) plus twice the largest other 
 (a decoder layer or the input embedding: the one computing and the one prefetched).
 c is the replica's intercept; a_r, t, a_l are least-squares slopes through the measured
 sizes. Prints the constants, each measured size against the formula, and the table.
+
+`--lower-bound {bfloat16,float32}` needs no measurement: c = t = 0 and the states
+counted (s = 8 or 16 bytes per parameter; LoRA: the frozen weights, 2 or 4, plus the
+adapters' own weights, gradients and moments), what no strategy can go under.
 """
 
 from __future__ import annotations
@@ -92,7 +96,39 @@ def per_rank(k: dict[str, float], params: int, unit: int, n: int) -> dict[str, f
     }
 
 
+def lora_params(h: int, inter: int, layers: int, heads: int, kv: int, *_: Any) -> int:
+    """Adapter parameters of `train.lora`'s default (rank 16 on q/k/v/o/gate/up/down)."""
+    kv_dim = h // heads * kv
+    return 16 * layers * (2 * (h + h) + 2 * (h + kv_dim) + 3 * (h + inter))
+
+
+def lower_bound(dtype: str) -> int:
+    w = {"bfloat16": 2, "float32": 4}[dtype]
+    print(f"states only, {dtype}: s = {4 * w} B/param (weight, gradient, 2 AdamW moments); "
+          f"LoRA: {w} B/param frozen + {4 * w} B per adapter parameter")  # fmt: skip
+    print("\n| model | P | replicate | FSDP/HSDP n=8 | n=64 | LoRA (replicated base) |")
+    print("|---|---|---|---|---|---|")
+    for name, shape in SHAPES.items():  # GB per rank
+        p, a = counts(*shape)[0], lora_params(*shape)
+        row = [4 * w * p, 4 * w * p / 8, 4 * w * p / 64, w * p + 4 * w * a]
+        cells = [f"≥ {m / GB:.1f}" + _ruled_out(m / GB) for m in row]
+        print(f"| {name} | {p / 1e9:.1f}B | " + " | ".join(cells) + " |")
+    return 0
+
+
+def _ruled_out(gb: float) -> str:
+    """A lower bound fits nowhere for sure; it rules out the cards below it."""
+    out = [c for c, size in CARDS.items() if gb > size]
+    return f" (not on {', '.join(out)})" if out else ""
+
+
+def _fits(gb: float) -> str:
+    return ", ".join(c for c, size in CARDS.items() if gb <= size) or "none"
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--lower-bound"]:
+        return lower_bound(argv[1])
     result = json.loads(Path(argv[0] if argv else RESULT).read_text())
     k = fit(result)
     print(f"c = {k['c'] / MB:.0f} MB, a_r = {k['a_r']:.2f} B/param, s = {k['s']:.2f} B/param, "
@@ -113,7 +149,7 @@ def main(argv: list[str]) -> int:
         p, u = counts(*shape)
         row = [per_rank(k, p, u, 1)["replicate"], per_rank(k, p, u, 8)["fsdp"],
                per_rank(k, p, u, 64)["fsdp"], per_rank(k, p, u, 1)["lora"]]  # fmt: skip
-        fits = [", ".join(c for c, gb in CARDS.items() if m <= gb) or "none" for m in row]
+        fits = [_fits(m) for m in row]
         print(
             f"| {name} | {p / 1e9:.1f}B | "
             + " | ".join(f"{m:.1f} ({f})" for m, f in zip(row, fits, strict=True))
