@@ -7,7 +7,7 @@ Per-rank memory of one step, states only (the sizes were measured at 16-token
 trajectories: the activations of long sequences come on top, and are not modelled):
 
     replicate   M = c + a_r * P
-    fsdp, hsdp  M = c + s * P / n + t * U
+    fsdp, hsdp  M = c_f + s * P / n + t * U
     lora        M = c + a_l * P
 
 P: parameters; n: ranks one copy is sharded over (all of them under FSDP, a shard group
@@ -16,8 +16,8 @@ gradients and AdamW moments per parameter, counted on the replica (8 in bf16); U
 parameters FSDP holds unsharded at once, taken as the root unit (LM head and final
 norm, gathered for the whole forward and backward) plus twice the largest other unit
 (a decoder layer or the input embedding: the one computing and the one prefetched).
-c is the replica's intercept; a_r, t, a_l are least-squares slopes through the measured
-sizes. Prints the constants, each measured size against the formula, and the table.
+c and c_f (the process group's own buffers and threads on top) are intercepts, a_r,
+t, a_l least-squares slopes through the measured sizes. Prints the constants, each measured size against the formula, and the table.
 
 `--lower-bound {bfloat16,float32}` needs no measurement: c = t = 0 and the states
 counted (s = 8 or 16 bytes per parameter; LoRA: the frozen weights, 2 or 4, plus the
@@ -74,11 +74,11 @@ def fit(result: dict[str, Any]) -> dict[str, float]:
     r0 = sizes[-1]["replicate"]["ranks"][0]
     s_bytes = (r0["state_mb"] + r0["grad_mb"]) * MB / sizes[-1]["params"]
     n = sizes[0]["fsdp"]["world_size"]
-    over = [s["fsdp"]["peak_mb"] * MB - c - s_bytes * p / n for s, p in zip(sizes, ps, strict=True)]
-    t = sum(o * u for o, u in zip(over, us, strict=True)) / sum(u * u for u in us)
+    over = [s["fsdp"]["peak_mb"] * MB - s_bytes * p / n for s, p in zip(sizes, ps, strict=True)]
+    c_f, t = _slope(us, over)
     lora = [s["lora"]["peak_mb"] * MB for s in sizes if "lora" in s]
     _, a_l = _slope(ps[: len(lora)], lora) if lora else (0.0, 0.0)
-    return {"c": c, "a_r": a_r, "s": s_bytes, "t": t, "a_l": a_l, "n_measured": n}
+    return {"c": c, "c_f": c_f, "a_r": a_r, "s": s_bytes, "t": t, "a_l": a_l, "n_measured": n}
 
 
 def _shape(model: dict[str, Any]) -> dict[str, Any]:
@@ -91,7 +91,7 @@ def per_rank(k: dict[str, float], params: int, unit: int, n: int) -> dict[str, f
     """Per-rank GB of each strategy for a model of `params` (FSDP/HSDP over `n`)."""
     return {
         "replicate": (k["c"] + k["a_r"] * params) / GB,
-        "fsdp": (k["c"] + k["s"] * params / n + k["t"] * unit) / GB,
+        "fsdp": (k["c_f"] + k["s"] * params / n + k["t"] * unit) / GB,
         "lora": (k["c"] + k["a_l"] * params) / GB,
     }
 
@@ -131,7 +131,8 @@ def main(argv: list[str]) -> int:
         return lower_bound(argv[1])
     result = json.loads(Path(argv[0] if argv else RESULT).read_text())
     k = fit(result)
-    print(f"c = {k['c'] / MB:.0f} MB, a_r = {k['a_r']:.2f} B/param, s = {k['s']:.2f} B/param, "
+    print(f"c = {k['c'] / MB:.0f} MB, c_f = {k['c_f'] / MB:.0f} MB, "
+          f"a_r = {k['a_r']:.2f} B/param, s = {k['s']:.2f} B/param, "
           f"t = {k['t']:.2f} B per unsharded param, a_l = {k['a_l']:.2f} B/param")  # fmt: skip
     print(
         "\n| measured | P | replicate meas / formula | FSDP n=2 meas / formula | LoRA meas / formula |"
