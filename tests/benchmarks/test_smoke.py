@@ -319,9 +319,10 @@ def test_fsdp_memory(tmp_path: Path) -> None:
         assert arm["peak_mb"] > 0 and arm["skipped"] == [0.0]
         assert all(len(r["steps"]) == 1 for r in arm["ranks"])
     # counted, not timed: each FSDP rank holds half the replica's weights and AdamW state
-    # (the quick model's dims are even: no padding), LoRA trains a small part of it
+    # (the quick model's dims are even: no padding; AdamW's 4-byte `step` per tensor is
+    # whole on every rank: 2.5e-5 of it), LoRA trains a small part of the model
     half = replica["ranks"][0]["state_mb"] / 2
-    assert all(r["state_mb"] == pytest.approx(half, rel=1e-6) for r in fsdp["ranks"])
+    assert all(r["state_mb"] == pytest.approx(half, rel=1e-4) for r in fsdp["ranks"])
     assert lora["ranks"][0]["trainable_params"] < replica["ranks"][0]["trainable_params"] / 4
     # the same batch: every arm packed it into the same microbatches
     assert fsdp["microbatches"] == replica["microbatches"] == lora["microbatches"] >= 2
