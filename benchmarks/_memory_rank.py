@@ -64,8 +64,9 @@ class ConstantLlama(LlamaForCausalLM):
     def __init__(self, config: LlamaConfig) -> None:
         from transformers.initialization import no_init_weights
 
-        default = torch.get_default_dtype()
-        torch.set_default_dtype(config.dtype)
+        default, dtype = torch.get_default_dtype(), config.dtype
+        assert isinstance(dtype, torch.dtype), "LlamaConfig(dtype=...) turns a name into a dtype"
+        torch.set_default_dtype(dtype)
         try:
             with no_init_weights():
                 super().__init__(config)
