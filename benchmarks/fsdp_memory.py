@@ -1,149 +1,143 @@
-"""Per-rank peak memory of FSDP on 2 ranks against a full replica (`train.parallel`).
+"""Per-rank peak memory of a training step: FSDP on 2 ranks and LoRA against a full replica.
 
-    .venv/bin/python benchmarks/fsdp_memory.py [--size 1b|20m] [--quick] [--steps 2] [--out FILE]
+    nice -n 19 .venv/bin/python benchmarks/fsdp_memory.py [--sizes 20m 1b 200m]
+        [--dtype bfloat16] [--arms replicate fsdp lora] [--steps 1] [--tokens 16]
+        [--quick] [--out FILE]
 
 A replica's per-rank peak does not depend on the world size (each rank holds the whole
-model, its gradients and AdamW state), so replicate is measured at world size 1; FSDP
-at 2 ranks (gloo, CPU). Each side runs in a fresh process that builds a random Llama
-of the chosen size and takes `--steps` RL steps on the same synthetic batch. Memory is
-peak RSS (`ru_maxrss`) minus the process's RSS after its imports, before the model is
-built: rank 0 measures both itself; rank 1 (spawned by the trainer) is read as the
-largest finished child's peak minus rank 0's baseline (it imports the same modules).
-The default size is ~1.1B parameters (fp32 with AdamW: ~18 GB for a replica; not run
-on the 2-core, 24 GB dev box); `--size 20m` a 20M-parameter one; `--quick` a ~1M one
-for the smoke test (its figures mean nothing).
-Beside the peaks, `rank0_state_mb` counts the weights and AdamW moments rank 0 holds
-after the steps (its shards under FSDP). Ends with
-`ratio=<FSDP's largest rank peak / replicate's peak>`.
+model, its gradients and AdamW state), so `replicate` runs at world size 1; `fsdp` on 2
+gloo ranks (CPU); `lora` (`train.lora`, rank 16 on every projection) on 1 rank, since
+LoRA under a sharded strategy is refused today. Every arm of every size runs in a fresh
+process (`_memory_rank.py`), one at a time, that builds a Llama of that size (TinyLlama's
+shape at 1b, untied embeddings; constant weights: values change no byte, and random
+ones cost minutes of the shared CPU; nothing is downloaded) in `train.dtype` and takes
+`--steps` RL steps on one synthetic batch (4 trajectories of `--tokens` tokens, 2
+microbatches, activation checkpointing on): the states, not activations, are measured.
+
+What is measured, and why RSS: each rank process's peak resident set during a step,
+Linux's high-water mark `VmHWM`, reset (`/proc/self/clear_refs`) after `malloc_trim`
+at the start of each step, so building the full model before sharding it does not
+count. torch keeps no allocator statistics on CPU, and RSS is what the machine must
+provide: tensors, gloo buffers, the allocator's freed-but-kept heap. Figures are that
+peak minus the rank-0 process's RSS after its imports, before the model was built
+(`baseline_mb`: Python, torch, transformers). Counted exactly beside it: `state_mb`,
+the bytes of weights and AdamW moments the rank holds after the steps (its shards under
+FSDP), and `grad_mb`, those of its gradients. Memory figures are not timings; the load
+(`uptime` before and after each arm) and the step time are recorded all the same.
+
+Each size's figures are written as soon as they are measured (`"partial": true` until
+the last). Ends with `ratio=<FSDP's largest rank peak / replicate's peak>` and
+`lora_ratio=<LoRA's peak / replicate's>` at the largest size. `--quick`: a ~0.6M
+Llama, a smoke test (its figures mean nothing). The fit and the table of what fits
+where: `fsdp_fit.py`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from _machine import machine
-
-SIZES: dict[str, dict[str, Any]] = {  # Llama shapes: TinyLlama's (~1.1B) and two small ones
+SIZES: dict[str, dict[str, Any]] = {  # Llama shapes: TinyLlama's (~1.1B) and smaller ones
     "1b": {"hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 22,
            "num_attention_heads": 32, "num_key_value_heads": 4, "vocab_size": 32000},
+    "200m": {"hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 12,
+             "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000},
     "20m": {"hidden_size": 512, "intermediate_size": 1376, "num_hidden_layers": 4,
             "num_attention_heads": 8, "num_key_value_heads": 4, "vocab_size": 8192},
     "quick": {"hidden_size": 128, "intermediate_size": 256, "num_hidden_layers": 2,
               "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1024},
 }  # fmt: skip
+ARMS = ("replicate", "fsdp", "lora")
 OUT = Path(__file__).parent / "results" / "fsdp_memory.json"
+BYTES = {"bfloat16": 2, "float32": 4}
 
 
-def _mb(kb: int) -> float:
-    return kb / 1024  # Linux reports ru_maxrss in KiB
-
-
-def _state_mb(trainer: Any) -> float:
-    """MB of parameters and optimizer state rank 0 holds (its shards under FSDP)."""
-    import torch
-    from torch.distributed.tensor import DTensor
-
-    def local(t: Any) -> int:
-        return int((t.to_local() if isinstance(t, DTensor) else t).nbytes)
-
-    tensors = [*trainer.model.parameters()]
-    tensors += [v for st in trainer.optimizer.state.values() for v in st.values()]
-    return sum(local(t) for t in tensors if isinstance(t, torch.Tensor)) / 2**20
-
-
-def worker(parallel: str, size: str, steps: int) -> dict[str, Any]:
-    """One side, in this process: build, step, measure; prints its JSON."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from shadowrl.rl.config import TrainConfig
-    from shadowrl.rl.trainer import Trainer
-    from shadowrl.types import Segment, Trajectory
-
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(**SIZES[size], tie_word_embeddings=False))
-    params = sum(p.numel() for p in model.parameters())
-    world = 2 if parallel == "fsdp" else 1
-    cfg = TrainConfig.model_validate(
-        {"world_size": world, "parallel": parallel, "batch": {"microbatch_tokens": 256}}
+def _params(size: str) -> int:
+    """Parameters of a `SIZES` Llama (untied), counted from its shape."""
+    c = SIZES[size]
+    h, kv = (
+        c["hidden_size"],
+        c["hidden_size"] // c["num_attention_heads"] * c["num_key_value_heads"],
     )
-    vocab = SIZES[size]["vocab_size"]
+    layer = 2 * h * h + 2 * h * kv + 3 * h * c["intermediate_size"] + 2 * h
+    return int(c["num_hidden_layers"] * layer + 2 * c["vocab_size"] * h + h)
 
-    def traj(reward: float, seed: int) -> Trajectory:
-        ids = torch.randint(1, vocab, (128,), generator=torch.Generator().manual_seed(seed))
-        n = len(ids)
-        seg = Segment(tuple(ids.tolist()), (False,) * 32 + (True,) * (n - 32),
-                      (0.0,) * n, (-1,) * 32 + (0,) * (n - 32))  # fmt: skip
-        return Trajectory("t", (), (), (seg,), "submitted", reward=reward)
 
-    groups = [[traj(1.0, 2 * g), traj(0.0, 2 * g + 1)] for g in range(2)]
-    trainer = Trainer(model, cfg)
-    del model  # the trainer holds it (sharded under FSDP)
-    built = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # rank 0's peak so far
-    times = []
-    try:
-        for _ in range(steps):
-            t0 = time.perf_counter()
-            metrics = trainer.train_groups(groups)
-            times.append(time.perf_counter() - t0)
-        held = _state_mb(trainer)
-    finally:
-        trainer.close()
-    peaks = [resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]
-    if world > 1:
-        peaks.append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-    return {
-        "parallel": parallel,
-        "world_size": world,
-        "params": params,
-        "baseline_mb": _mb(base),
-        "peak_mb_per_rank": [_mb(p - base) for p in peaks],
-        "rank0_peak_mb_before_training": _mb(built - base),
-        "rank0_state_mb": held,  # weights + AdamW moments this rank holds after the steps
-        "step_s": times,
-        "microbatches": metrics["microbatches"],
-    }
+def _check_memory(size: str, dtype: str) -> None:
+    """Refuse to start an arm the machine cannot hold now (the box is shared: an OOM kill
+    would fall on someone else's job): a replica needs ~4 copies of the weights."""
+    need = 4 * _params(size) * BYTES[dtype] * 1.25
+    with open("/proc/meminfo") as f:
+        avail = next(int(ln.split()[1]) * 1024 for ln in f if ln.startswith("MemAvailable:"))
+    if avail < need:
+        raise RuntimeError(f"{size}: needs ~{need / 2**30:.1f} GiB, {avail / 2**30:.1f} available")
+
+
+def _uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def _run_arm(arm: str, size: str, args: argparse.Namespace) -> dict[str, Any]:
+    _check_memory(size, args.dtype)
+    worker = Path(__file__).with_name("_memory_rank.py")
+    cmd = [sys.executable, str(worker), arm, json.dumps(SIZES[size]), args.dtype,
+           str(args.steps), str(args.tokens)]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode:
+        raise RuntimeError(f"{arm} at {size} exited {proc.returncode}:\n{proc.stderr[-4000:]}")
+    side: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    if any(side["skipped"]):  # a non-finite step allocates no AdamW moments: not measured
+        raise RuntimeError(f"{arm} at {size}: a step was skipped, its peak means nothing")
+    return side
+
+
+def measure(size: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Every arm of one size, one after the other; ratios against the replica."""
+    arms = {}
+    for arm in args.arms:
+        before = _uptime()
+        arms[arm] = _run_arm(arm, size, args)
+        arms[arm]["uptime"] = [before, _uptime()]
+        a = arms[arm]
+        print(f"{size:5s} {arm:9s} world {a['world_size']}: peak per rank "
+              + ", ".join(f"{max(s['peak_mb'] for s in r['steps']):.0f}" for r in a["ranks"])
+              + f" MB, state {a['ranks'][0]['state_mb']:.0f} MB, steps "
+              + ", ".join(f"{s['step_s']:.1f}" for s in a["ranks"][0]["steps"]) + " s",
+              flush=True)  # fmt: skip
+    base = arms["replicate"]["peak_mb"] if "replicate" in arms else None
+    ratios = {f"{a}_ratio": arms[a]["peak_mb"] / base for a in arms if base and a != "replicate"}
+    return {"model": SIZES[size], "params": next(iter(arms.values()))["params"], **arms, **ratios}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--size", choices=["1b", "20m"], default="1b")
+    ap.add_argument("--sizes", nargs="+", choices=list(SIZES), default=["20m", "1b", "200m"])
+    ap.add_argument("--dtype", choices=["bfloat16", "float32"], default="bfloat16",
+                    help="train.dtype: bf16 weights and AdamW (what fits 1B twice on 24 GB)")  # fmt: skip
+    ap.add_argument("--arms", nargs="+", choices=ARMS, default=list(ARMS))
     ap.add_argument("--quick", action="store_true", help="A ~1M-parameter Llama (smoke test).")
-    ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=1)
+    ap.add_argument("--tokens", type=int, default=16, help="Tokens per trajectory (4 of them).")
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--worker", choices=["replicate", "fsdp"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    size = "quick" if args.quick else args.size
-    if args.worker:
-        print(json.dumps(worker(args.worker, size, args.steps)))
-        return 0
-    sides = {}
-    for parallel in ("replicate", "fsdp"):
-        cmd = [sys.executable, __file__, "--worker", parallel, "--steps", str(args.steps)]
-        cmd += ["--quick"] if args.quick else ["--size", args.size]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if proc.returncode:
-            print(proc.stderr[-4000:], file=sys.stderr)
-            return proc.returncode
-        sides[parallel] = json.loads(proc.stdout.strip().splitlines()[-1])
-        s = sides[parallel]
-        print(f"{parallel:9s} world {s['world_size']}: peak per rank "
-              f"{', '.join(f'{m:.0f}' for m in s['peak_mb_per_rank'])} MB, "
-              f"steps {', '.join(f'{t:.2f}' for t in s['step_s'])} s", flush=True)  # fmt: skip
-    ratio = max(sides["fsdp"]["peak_mb_per_rank"]) / sides["replicate"]["peak_mb_per_rank"][0]
-    result = {"size": size, "model": SIZES[size], "steps": args.steps, **sides, "ratio": ratio,
-              "machine": machine("transformers")}  # fmt: skip
+    sizes = ["quick"] if args.quick else args.sizes
+    result: dict[str, Any] = {"dtype": args.dtype, "steps": args.steps, "tokens": args.tokens}
+    result["sizes"] = {}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
-    print(f"ratio={ratio:.3f}")
+    for size in sizes:
+        result["sizes"][size] = measure(size, args)
+        result["machine"] = next(a for a in result["sizes"][size].values()
+                                 if isinstance(a, dict) and "machine" in a)["machine"]  # fmt: skip
+        result["partial"] = size != sizes[-1]
+        result["uptime_end"] = _uptime()
+        args.out.write_text(json.dumps(result, indent=2))
+    last = max(result["sizes"].values(), key=lambda r: r["params"])  # the largest size
+    names = {"fsdp_ratio": "ratio", "lora_ratio": "lora_ratio"}
+    print(" ".join(f"{names[k]}={last[k]:.3f}" for k in names if k in last))
     return 0
 
 

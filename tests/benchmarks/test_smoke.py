@@ -309,12 +309,23 @@ def test_profile_alone(tmp_path: Path) -> None:
 
 
 def test_fsdp_memory(tmp_path: Path) -> None:
-    result = run_benchmark("fsdp_memory.py", tmp_path, "--quick", "--steps", "1")
-    has_keys(result, "replicate", "fsdp", "ratio")
-    assert result["replicate"]["world_size"] == 1 and result["fsdp"]["world_size"] == 2
-    assert len(result["fsdp"]["peak_mb_per_rank"]) == 2 and result["ratio"] > 0
-    # the same batch: both sides packed it into the same microbatches
-    assert result["fsdp"]["microbatches"] == result["replicate"]["microbatches"] >= 2
+    result = run_benchmark("fsdp_memory.py", tmp_path, "--quick", "--steps", "1", "--tokens", "32")
+    has_keys(result, "sizes", "dtype", "machine", "uptime_end")
+    quick = result["sizes"]["quick"]
+    has_keys(quick, "replicate", "fsdp", "lora", "fsdp_ratio", "lora_ratio")
+    replica, fsdp, lora = quick["replicate"], quick["fsdp"], quick["lora"]
+    assert replica["world_size"] == lora["world_size"] == 1 and len(fsdp["ranks"]) == 2
+    for arm in (replica, fsdp, lora):
+        assert arm["peak_mb"] > 0 and arm["skipped"] == [0.0]
+        assert all(len(r["steps"]) == 1 for r in arm["ranks"])
+    # counted, not timed: each FSDP rank holds half the replica's weights and AdamW state
+    # (the quick model's dims are even: no padding; AdamW's 4-byte `step` per tensor is
+    # whole on every rank: 2.5e-5 of it), LoRA trains a small part of the model
+    half = replica["ranks"][0]["state_mb"] / 2
+    assert all(r["state_mb"] == pytest.approx(half, rel=1e-4) for r in fsdp["ranks"])
+    assert lora["ranks"][0]["trainable_params"] < replica["ranks"][0]["trainable_params"] / 4
+    # the same batch: every arm packed it into the same microbatches
+    assert fsdp["microbatches"] == replica["microbatches"] == lora["microbatches"] >= 2
 
 
 def test_paged_kv(tmp_path: Path) -> None:
