@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from required import unavailable
 from shadowrl.sandbox import Limits, create_sandbox
 from shadowrl.sandbox.layers import get_store
 from shadowrl.sandbox.overlay import OverlaySandbox
@@ -187,7 +188,7 @@ def test_a_killed_owners_cgroups_are_swept_with_their_processes() -> None:
 
     layout = get_store().cgroups
     if layout is None:
-        pytest.skip("no writable cgroup hierarchy here")
+        unavailable("no writable cgroup hierarchy here")
     code = (  # a sandbox's group holding a live process, then its owner dies by SIGKILL
         "import os, signal, subprocess\n"
         "from shadowrl.sandbox.base import Limits\n"
