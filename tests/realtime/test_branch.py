@@ -14,26 +14,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
-import os
 import shutil
 import subprocess
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from sqlalchemy import update
 
-import shadowrl
-from shadowrl.agent.config import AgentConfig
-from shadowrl.agent.policies import ScriptedPolicy
-from shadowrl.agent.tools import ToolSet
 from shadowrl.episode import EpisodeSpec, SharedPolicy
-from shadowrl.models import load_tokenizer
 from shadowrl.realtime import branch_stage
 from shadowrl.realtime.branch import BranchCounts, BranchPoint, NoPoint, pick, store_points
 from shadowrl.realtime.config import BranchConfig
@@ -44,114 +35,24 @@ from shadowrl.realtime.rebuild import Rebuilt, Unfaithful, check_prefix, normali
 from shadowrl.realtime.sessions import read_sessions
 from shadowrl.rl.batch import rows_from_groups
 from shadowrl.sandbox import create_sandbox
-from shadowrl.sandbox.base import SandboxConfig
-from shadowrl.serve.agent_sessions import AgentSettings
-from shadowrl.serve.app import create_app
-from shadowrl.serve.auth import KeyRing, add_key
 from shadowrl.serve.replay_record import request_chain
-from shadowrl.serve.store import TraceStore, open_store
-from shadowrl.serve.store.queries import SessionView, get_session
+from shadowrl.serve.store.queries import SessionView
 from shadowrl.serve.store.schema import Feedback, TraceStep
-from shadowrl.serve.threaded import serve_in_thread
 from shadowrl.serve.workspaces import ContentHasher
 from shadowrl.tasks.config import ShapingConfig
 
-DEMO = Path(shadowrl.__file__).parent / "data" / "demo" / "repo"
-CACHE = Path(  # the task envs other suites build too: built once per machine
-    os.environ.get("SHADOWRL_TEST_CACHE", Path(tempfile.gettempdir()) / "shadowrl-test-cache")
+from .served import (
+    AGENT,
+    CACHE,
+    DEMO,
+    NEW,
+    OLD,
+    SANDBOX,
+    SCHEMAS,
+    Continuations,
+    Served,
+    call,
 )
-AGENT = AgentConfig(max_turns=6)
-SCHEMAS = ToolSet.from_names(AGENT.tools).schemas()
-SANDBOX = SandboxConfig(backend="local")
-OLD, NEW = (
-    "    n = len(values)\n    mid",
-    "    values = sorted(values)\n    n = len(values)\n    mid",
-)
-# prints the (temporary) working directory and a duration: equal only after `normalise`
-PROBE = (
-    "python -c 'import os, time; t = time.time(); from stats import median; "
-    'print(os.getcwd(), median([3, 1, 2]), f"{time.time() - t:.6f}s")\''
-)
-
-
-def call(name: str, **arguments: Any) -> str:
-    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
-
-
-SCRIPTS = {
-    "FIX": [  # read, probe, edit (turn 2), probe, submit
-        call("read_file", path="stats.py"),
-        call("run", command=PROBE),
-        call("edit_file", path="stats.py", old=OLD, new=NEW),
-        call("run", command=PROBE),
-        call("submit"),
-    ],
-    "NOISY": [  # a step whose output is new on every run, then the edit (turn 1)
-        call("run", command="python -c 'import os; print(os.urandom(8).hex())'"),
-        call("edit_file", path="stats.py", old=OLD, new=NEW),
-        call("submit"),
-    ],
-}
-
-
-def scripted(prompt: str) -> str:
-    script = SCRIPTS["NOISY" if "NOISY" in prompt else "FIX"]
-    return script[prompt.count("<|im_start|>assistant") - 1]
-
-
-@dataclasses.dataclass
-class Served:
-    url: str
-    store: TraceStore
-    root: Path
-    keys: dict[str, str]  # name -> secret
-    ids: dict[str, str]  # name -> key id
-
-    def session(self, task: str, key: str = "alice", **body: Any) -> str:
-        auth = {"Authorization": f"Bearer {self.keys[key]}"}
-        with httpx.Client(base_url=self.url, timeout=60, headers=auth) as http:
-            made = http.post("/v1/agent/sessions", json={"workspace": "demo", "task": task, **body})
-            assert made.status_code == 201, made.text
-            sid = made.json()["id"]
-            with http.stream("GET", f"/v1/agent/sessions/{sid}/events") as r:
-                list(r.iter_lines())
-            assert http.get(f"/v1/agent/sessions/{sid}").json()["end"] == "submitted"
-        return sid
-
-    def feedback(self, key: str = "alice", **body: Any) -> int:
-        auth = {"Authorization": f"Bearer {self.keys[key]}"}
-        return httpx.post(f"{self.url}/v1/feedback", json=body, headers=auth).status_code
-
-    def view(self, sid: str) -> SessionView:
-        view = get_session(self.store.engine, sid)
-        assert view is not None
-        return view
-
-
-@pytest.fixture(scope="module")
-def tokenizer() -> Any:
-    return load_tokenizer("tiny")
-
-
-@pytest.fixture
-def served(tmp_path: Path, tokenizer: Any) -> Iterator[Served]:
-    root = tmp_path / "root"
-    shutil.copytree(DEMO, root / "demo")
-    path, keys, ids = tmp_path / "keys.json", {}, {}
-    for name, private in (("alice", False), ("quiet", True)):
-        entry, keys[name] = add_key(path, name, private)
-        ids[name] = entry.id
-    store = open_store("traces.db", tmp_path)
-    settings = AgentSettings(root, EpisodeSpec(agent=AGENT, sandbox=SANDBOX))
-    app = create_app(
-        ScriptedPolicy(tokenizer, scripted), tokenizer, "tiny-test", traces=store.writer,
-        agent=settings, keys=KeyRing(path), max_context_tokens=4096,
-    )  # fmt: skip
-    try:
-        with serve_in_thread(app) as url:
-            yield Served(url, store, root, keys, ids)
-    finally:
-        store.close()
 
 
 def rebuilt(served: Served, sid: str, tokenizer: Any, turn: int) -> Rebuilt | Unfaithful:
@@ -309,19 +210,6 @@ def test_a_private_keys_session_is_never_a_branch_point(served: Served, tokenize
     private = {served.ids["alice"]}
     assert pick(served.view(mine), 0.5, private) == NoPoint(mine, "private")
     assert not list(store_points(engine, tokenizer, AGENT, SANDBOX, private=private))
-
-
-class Continuations:
-    """The current policy, scripted: at the branch turn the k-th continuation to ask
-    gets `firsts[k]`; after an edit it submits."""
-
-    def __init__(self, tokenizer: Any, firsts: list[str]) -> None:
-        self.firsts = iter(firsts)
-        self.policy = ScriptedPolicy(tokenizer, self.reply)
-
-    def reply(self, prompt: str) -> str:
-        turn = prompt.count("<|im_start|>assistant") - 1
-        return next(self.firsts) if turn == 2 else call("submit")
 
 
 def test_continuations_are_masked_token_exact_judged_and_credited(

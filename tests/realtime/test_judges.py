@@ -44,18 +44,7 @@ from shadowrl.serve.store.schema import TraceStep
 from shadowrl.tasks import PreparedTask
 from shadowrl.tasks.config import ShapingConfig
 
-from .test_branch import (  # noqa: F401  (the fixtures, used by name)
-    AGENT,
-    CACHE,
-    NEW,
-    OLD,
-    SANDBOX,
-    Continuations,
-    Served,
-    call,
-    served,
-    tokenizer,
-)
+from .served import AGENT, CACHE, NEW, OLD, SANDBOX, Continuations, Served, call
 
 TASK = "demo-median"
 SCHEMAS = ToolSet.from_names(AGENT.tools).schemas()
@@ -94,8 +83,8 @@ def advantages(group: BranchGroup) -> list[tuple[int, float | None, float]]:
 
 
 def test_the_users_judges_score_the_recorded_continuation_with_its_siblings(
-    served: Served,  # noqa: F811
-    tokenizer: Any,  # noqa: F811
+    served: Served,
+    tokenizer: Any,
 ) -> None:
     point = branched(served, tokenizer)
     try:
@@ -126,8 +115,8 @@ def test_the_users_judges_score_the_recorded_continuation_with_its_siblings(
 
 
 def test_silence_is_no_label_and_a_judge_needs_its_user(
-    served: Served,  # noqa: F811
-    tokenizer: Any,  # noqa: F811
+    served: Served,
+    tokenizer: Any,
 ) -> None:
     point = branched(served, tokenizer)
     try:
@@ -151,8 +140,8 @@ def test_silence_is_no_label_and_a_judge_needs_its_user(
 
 
 def test_a_recorded_rest_that_does_not_rerun_as_recorded_stays_out(
-    served: Served,  # noqa: F811
-    tokenizer: Any,  # noqa: F811
+    served: Served,
+    tokenizer: Any,
 ) -> None:
     point = branched(served, tokenizer)
     sid = point.session_id
@@ -188,8 +177,8 @@ def test_a_recorded_rest_that_does_not_rerun_as_recorded_stays_out(
 
 
 def test_the_stage_counts_silent_continuations_and_drops_their_point(
-    served: Served,  # noqa: F811
-    tokenizer: Any,  # noqa: F811
+    served: Served,
+    tokenizer: Any,
 ) -> None:
     since = datetime.now(UTC)
     point = branched(served, tokenizer)

@@ -19,18 +19,7 @@ from shadowrl.serve.app import create_app
 from shadowrl.serve.auth import KeyRing
 from shadowrl.serve.threaded import serve_in_thread
 
-from .test_branch import (  # noqa: F401  (the fixtures, used by name)
-    AGENT,
-    CACHE,
-    NEW,
-    OLD,
-    SANDBOX,
-    Continuations,
-    Served,
-    call,
-    served,
-    tokenizer,
-)
+from .served import AGENT, CACHE, NEW, OLD, SANDBOX, Continuations, Served, call
 
 
 def replay(at: Served, sid: str, url: str, *args: str) -> list[str]:
@@ -40,7 +29,7 @@ def replay(at: Served, sid: str, url: str, *args: str) -> list[str]:
 
 
 def test_branches_of_a_recorded_session_side_by_side(
-    served: Served, tokenizer: Any, capsys: pytest.CaptureFixture[str],  # noqa: F811
+    served: Served, tokenizer: Any, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     monkeypatch.setenv("COLUMNS", "200")  # two columns of diff lines, unwrapped
@@ -66,7 +55,7 @@ def test_branches_of_a_recorded_session_side_by_side(
 
 
 def test_the_review_page_branches_a_session_in_a_real_browser(
-    served: Served, tokenizer: Any, tmp_path: Path, browser: Any,  # noqa: F811
+    served: Served, tokenizer: Any, tmp_path: Path, browser: Any,
 ) -> None:  # fmt: skip
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
