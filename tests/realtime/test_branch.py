@@ -88,6 +88,10 @@ def test_the_turn_is_the_first_edit_the_signal_concerns(served: Served, tokenize
     assert pick(with_signals(on(1)), 0.5) == BranchPoint(sid, 1, "thumbs_down", False)
     assert pick(with_signals(on(3), on(0)), 0.5) == BranchPoint(sid, 0, "thumbs_down", False)
     assert pick(with_signals(on(1, "thumbs_up")), 0.5) is None
+    # served at temperature 1, top-p 1: a cycle training at another temperature gets no point
+    reject = with_signals(Feedback(signal="reject"))
+    assert pick(reject, 0.5, temperature=1.0) == BranchPoint(sid, 2, "reject", True)
+    assert pick(reject, 0.5, temperature=0.6) == NoPoint(sid, "served at another temperature")
 
 
 def test_a_rejected_session_rebuilds_faithfully_before_its_edit(

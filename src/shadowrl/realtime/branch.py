@@ -27,6 +27,10 @@ changed anything was judged on its answer (a question instead of a fix, a wrong
 "done"), so its last concerned turn is the one to redo. With several negative signals
 the earliest such turn wins: it covers what each of them concerns.
 
+A session sampled at another temperature than the cycle trains at (a client's own
+`temperature` or `top_p`, a greedy request) is no point either: its continuations would
+sample as it did, and the trainer scores its rows at the training temperature.
+
 A private key's session is never a branch point: its traffic is never recorded, and a
 session of a key made private later is refused here too (`private`).
 """
@@ -43,6 +47,7 @@ from sqlalchemy import Engine
 
 from shadowrl.agent.config import AgentConfig
 from shadowrl.realtime.rebuild import Rebuilt, Unfaithful, rebuild
+from shadowrl.realtime.sessions import view_sampled_at
 from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.serve.store.queries import SessionView, iter_sessions
 from shadowrl.serve.store.schema import Feedback
@@ -119,10 +124,15 @@ def _last_concerned(view: SessionView, fb: Feedback) -> int | None:
 
 
 def pick(
-    view: SessionView, keep_below: float, private: Collection[str] = ()
+    view: SessionView,
+    keep_below: float,
+    private: Collection[str] = (),
+    temperature: float | None = None,
 ) -> BranchPoint | NoPoint | None:
     """Session `view`'s branch point by the rule (module docstring); None when it has
-    no negative feedback."""
+    no negative feedback. With `temperature` (the cycle's training temperature), a
+    session sampled otherwise is no point: its continuations would sample at its own
+    temperature, which the trainer does not score."""
     s = view.session
     negative = [fb for fb in view.feedback if is_negative(fb, keep_below)]
     if not negative:
@@ -131,6 +141,8 @@ def pick(
         return NoPoint(s.id, "private")
     if s.kind != "agent" or not view.steps:
         return NoPoint(s.id, "not an agent session with steps")
+    if temperature is not None and not view_sampled_at(view, temperature):
+        return NoPoint(s.id, "served at another temperature")
     edits = edit_turns(view)
     if edits is None:
         return NoPoint(s.id, "recorded without workspace hashes")
@@ -157,10 +169,12 @@ def rebuild_points(
     counts: BranchCounts | None = None,
 ) -> Iterator[Rebuilt]:
     """The faithful branch points of `views`, rebuilt, one at a time (the caller closes
-    each); unfaithful ones are skipped and counted in `counts`."""
+    each); unfaithful ones are skipped and counted in `counts`. A session not sampled at
+    `agent.temperature` (the cycle's: `realtime` requires it to equal the training
+    temperature when branching) gives no point."""
     counts = counts if counts is not None else BranchCounts()
     for view in views:
-        point = pick(view, keep_below, private)
+        point = pick(view, keep_below, private, agent.temperature)
         if point is None:
             continue
         counts.negative += 1

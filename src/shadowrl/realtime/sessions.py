@@ -14,7 +14,7 @@ schemas, so a served session and a rollout count a malformed call the same way.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,6 +27,17 @@ from shadowrl.realtime.rewards import Conduct, Signal
 from shadowrl.serve.store.export import branch_segments, branches
 from shadowrl.serve.store.queries import RequestView, SessionView, iter_sessions
 from shadowrl.types import Trajectory
+
+
+def sampled_at(sampling: Iterable[tuple[float, float]], temperature: float) -> bool:
+    """Whether every (temperature, top-p) of `sampling` draws from π itself at `temperature`:
+    that temperature, top-p 1, not greedy (what a cycle can train on)."""
+    return temperature > 0 and all(t == temperature and p == 1.0 for t, p in sampling)
+
+
+def view_sampled_at(view: SessionView, temperature: float) -> bool:
+    """`sampled_at` over every request of a stored session."""
+    return sampled_at(((r.row.temperature, r.row.top_p) for r in view.requests), temperature)
 
 
 @dataclass(frozen=True)
@@ -50,7 +61,7 @@ class ProductionSession:
 
     def served_at(self, temperature: float) -> bool:
         """Whether every request sampled from π itself: `temperature`, top-p 1, not greedy."""
-        return temperature > 0 and all(t == temperature and p == 1.0 for t, p in self.sampling)
+        return sampled_at(self.sampling, temperature)
 
 
 def conduct_of(replies: Sequence[str], schemas: Sequence[dict[str, Any]]) -> Conduct:
