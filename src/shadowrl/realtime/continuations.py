@@ -115,6 +115,8 @@ async def continue_point(
     fresh = tuple(t for t in done if t.reward is not None)
     prefix, generated = len(point.checkpoint.state.tokens.ids), sum(t.num_generated for t in done)
     if isinstance(own, str):
-        return BranchGroup(point.session_id, point.turn, prefix, fresh, k, False, own, generated)
+        return BranchGroup(point.session_id, point.turn, prefix, fresh, k,
+                           recorded_why=own, generated=generated)  # fmt: skip
     own = mask_prefix(own, prefix)
-    return BranchGroup(point.session_id, point.turn, prefix, (*fresh, own), k, True, "", generated)
+    return BranchGroup(point.session_id, point.turn, prefix, (*fresh, own), k,
+                       recorded=True, generated=generated)  # fmt: skip

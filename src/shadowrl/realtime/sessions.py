@@ -35,9 +35,14 @@ def sampled_at(sampling: Iterable[tuple[float, float]], temperature: float) -> b
     return temperature > 0 and all(t == temperature and p == 1.0 for t, p in sampling)
 
 
+def sampling_of(view: SessionView) -> tuple[tuple[float, float], ...]:
+    """(temperature, top-p) of every request of a stored session."""
+    return tuple((r.row.temperature, r.row.top_p) for r in view.requests)
+
+
 def view_sampled_at(view: SessionView, temperature: float) -> bool:
     """`sampled_at` over every request of a stored session."""
-    return sampled_at(((r.row.temperature, r.row.top_p) for r in view.requests), temperature)
+    return sampled_at(sampling_of(view), temperature)
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,7 @@ def production_session(
         workspace=s.workspace,
         signals=tuple(Signal(f.signal, f.value) for f in view.feedback),
         conduct=conduct_of(replies, schemas),
-        sampling=tuple((r.row.temperature, r.row.top_p) for r in view.requests),
+        sampling=sampling_of(view),
         trajectory=traj,
     )
 
