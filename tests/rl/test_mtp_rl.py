@@ -145,6 +145,7 @@ def test_a_damaged_head_trips_the_deploy_alarm_through_the_components_seam() -> 
         assert served is not None
         moved = check.compare(parent, check.measure(model, served, batch))
         drop = max(p - c for p, c in zip(parent, moved.candidate, strict=True))
+        # the same subtraction on the same figures: equal exactly
         assert (moved.alarm, moved.value, moved.limit) == ("mtp_acceptance_drop", drop, 0.1)
         arm = ArmResult(RowCounts(4, 4, 0, 0, 0, 2), "parent", "cand", version=1, kl=0.0,
                         checks=(moved,))  # fmt: skip
