@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from shadowrl.eval import stats
+from shadowrl.eval.alarms import Alarm
 from shadowrl.eval.gate import GateChecks, PinMismatch, Training, Verdict, decide, gate
 from shadowrl.eval.result import EvalResult
 
@@ -167,11 +168,17 @@ def test_decide_checks_the_paired_test_then_the_alarms_then_power() -> None:
     drifted = _decide(same, same, lax, Training(kl=5.0))
     assert drifted.caught_by == "alarm:kl_to_deployed"
     assert drifted.reason == "reject: alarm kl_to_deployed +5.000 > 1.000"
-    heads = Training(kl=0.1, mtp=((0.8, 0.6), (0.5, 0.6)))  # position 1 fell by 0.3
-    assert _decide(same, same, lax, heads).caught_by == "alarm:mtp_acceptance_drop"
+    # a component's own check (`rl/contributions.py`): fires above its limit or on NaN
+    fell = Training(kl=0.1, checked=(Alarm("part_drop", 0.3, 0.1),))
+    assert _decide(same, same, lax, fell).caught_by == "alarm:part_drop"
+    held = Training(kl=0.1, checked=(Alarm("part_drop", 0.1, 0.1),))
+    assert _decide(same, same, lax, held).promote
+    lost = Training(kl=0.1, checked=(Alarm("part_drop", float("nan"), 0.1),))
+    assert _decide(same, same, lax, lost).caught_by == "alarm:part_drop"
     # two eval files alone: the training alarms cannot fire and are listed as unchecked
-    blind = _decide(same, same, lax, None)
-    assert blind.promote and blind.unchecked == ("kl_to_deployed", "mtp_acceptance_drop")
+    blind = _decide(same, same, GateChecks(require_power=False, component_alarms=("part_drop",)),
+                    None)  # fmt: skip
+    assert blind.promote and blind.unchecked == ("kl_to_deployed", "part_drop")
     record = blind.record()
     assert set(record) == {"promote", "caught_by", "reason", "paired", "min_detectable_drop",
                            "underpowered", "alarms", "rates", "unchecked"}  # fmt: skip

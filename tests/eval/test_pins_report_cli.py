@@ -144,6 +144,9 @@ def test_gate_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     assert "reject: the pinned suite is underpowered (smallest detectable drop 0.1" in out
     assert "not applied (they need the training run): kl_to_deployed, mtp_acceptance_drop" in out
+    no_heads = {"train": {"mtp": {"every": 0}}}  # no component adds an alarm: none listed
+    assert _gate(tmp_path, rows(20, 4), rows(20, 1), no_heads) == 1
+    assert "not applied (they need the training run): kl_to_deployed\n" in capsys.readouterr().out
     assert _gate(tmp_path, rows(20, 4), rows(20, 1), UNPOWERED) == 0
     assert "promote: no significant regression" in capsys.readouterr().out
     assert _gate(tmp_path, rows(20, 0), rows(20, 4)) == 1

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from eval.builders import make_result, rows
-from shadowrl.eval.gate import GateChecks, Training, decide
+from shadowrl.eval.gate import GateChecks, decide
 from shadowrl.realtime.checks import LiveCounts, watch
 from shadowrl.realtime.context import (
     BranchStats,
@@ -22,18 +22,19 @@ from shadowrl.realtime.context import (
 from shadowrl.realtime.cycle import load_state, save_state
 from shadowrl.realtime.rewards import RewardSummary
 from shadowrl.realtime.rows import RowCounts
-from shadowrl.realtime.training import ArmResult, MtpAcceptance
+from shadowrl.realtime.training import ArmResult
+from shadowrl.rl.companion import Moved
 
 
 def test_a_saved_cycle_loads_back_equal_and_typed(tmp_path: Path) -> None:
+    moved = Moved("mtp", "mtp_acceptance_drop", 0.1, 0.1, (0.5,), (0.4,))
+    arm = ArmResult(RowCounts(4, 3, 1, 0, 0, 2), "parent", "cand", version=1, kl=5.0,
+                    metrics={"loss": 1.0}, tokens=10, steps=1, checks=(moved,))  # fmt: skip
     verdict = decide(
         make_result(rows(10, 2)), make_result(rows(10, 1)), margin=0.02, alpha=0.05,
-        checks=GateChecks(require_power=False), training=Training(5.0, ((0.5,), (0.4,))),
+        checks=GateChecks(require_power=False), training=arm.evidence(),
     )  # fmt: skip
     assert verdict.caught_by == "alarm:kl_to_deployed"
-    arm = ArmResult(RowCounts(4, 3, 1, 0, 0, 2), "parent", "cand", version=1, kl=5.0,
-                    metrics={"loss": 1.0}, tokens=10, steps=1,
-                    mtp=MtpAcceptance((0.5,), (0.4,)))  # fmt: skip
     summary = RewardSummary(4, 3, 1, 0, 2, 1, 0.5, 0.67, 0.0, 0.0, 0.25)
     st = CycleState(
         3, "watch", "2026-01-01T00:00:00+00:00", Collected("2026-01-01T01:00:00+00:00", "parent"),
@@ -50,6 +51,7 @@ def test_a_saved_cycle_loads_back_equal_and_typed(tmp_path: Path) -> None:
     assert back.trained.branching == BranchStats(3, 2, 1, 1, 0, 2, 1, 1)
     assert back.verdict.record() == verdict.record()
     assert back.trained.candidate.to_json()["mtp"] == {"parent": [0.5], "candidate": [0.4]}
+    assert back.trained.candidate.checks == (moved,)
 
 
 def test_the_untyped_state_of_an_earlier_version_is_refused(tmp_path: Path) -> None:

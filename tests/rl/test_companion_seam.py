@@ -1,7 +1,9 @@
 """MTP stays behind its seams: with no draft heads, wiring a run, building its engine and
 taking a trainer step import none of MTP's modules (checked in a fresh interpreter, where
 nothing else has imported them yet); with heads, the one companion `build_companion` makes
-re-distils them after updates and its tensors join the published state and checkpoint."""
+re-distils them after updates and its tensors join the published state and checkpoint.
+The core's modules never name MTP: what it adds to the gate and the report comes in
+through `rl/contributions.py`, and nothing when it is off."""
 
 from __future__ import annotations
 
@@ -14,11 +16,14 @@ from typing import Any
 import pytest
 import torch
 
+import shadowrl
 from shadowrl.inference.mtp import PREFIX, for_model, heads_path
 from shadowrl.models import random_llama
+from shadowrl.realtime.config import RealtimeConfig
 from shadowrl.rl.batch import MicroBatch, TrainBatch
 from shadowrl.rl.companion import build_companion
 from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.contributions import build_step_checks
 from shadowrl.rl.mtp_config import RLDistillConfig
 from shadowrl.rl.trainer import Trainer
 
@@ -112,3 +117,26 @@ def test_a_sharded_trainer_is_refused_the_heads() -> None:
     sharded = TrainConfig(parallel="fsdp", world_size=2)
     with pytest.raises(ValueError, match=r"not trained under train\.parallel 'fsdp'"):
         build_companion(sharded, heads=for_model(random_llama(1, vocab_size=16), 2))
+
+
+# The core: the training loop, the engine, the real-time cycle, the gate and the reports.
+CORE = (
+    "rl/trainer.py", "rl/run.py", "rl/dp.py", "rl/checkpoint.py", "inference/engine.py",
+    "realtime/training.py", "realtime/stages.py", "realtime/context.py", "realtime/cycle.py",
+    "eval/gate.py", "eval/alarms.py",
+    "pipeline/report.py", "pipeline/report_text.py", "pipeline/evaluator.py",
+)  # fmt: skip
+
+
+def test_the_core_modules_never_name_mtp() -> None:
+    src = Path(shadowrl.__file__).parent
+    named = [m for m in CORE if "mtp" in (src / m).read_text().lower()]
+    assert named == [], f"MTP named in the core, not behind rl/contributions.py: {named}"
+
+
+def test_with_mtp_off_no_component_adds_a_check() -> None:
+    rt = RealtimeConfig(max_mtp_acceptance_drop=0.25)
+    off = TrainConfig.model_validate({"mtp": {"every": 0}})
+    assert build_step_checks(off, rt) == ()
+    (on,) = build_step_checks(TrainConfig(), rt)  # re-distilled where there are heads
+    assert (on.alarm, on.compare([0.9, 0.5], [0.6, 0.5]).limit) == ("mtp_acceptance_drop", 0.25)

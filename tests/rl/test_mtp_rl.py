@@ -1,5 +1,6 @@
 """MTP heads in RL: re-distilled without touching the policy, synced to the engine with it,
-scored per draft position, and a damaged head caught by the deploy checks."""
+scored per draft position, and a damaged head caught by the deploy checks (through the
+check `rl/contributions.py` builds, as the real-time loop does)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,20 @@ from pathlib import Path
 import pytest
 import torch
 
+from eval.builders import make_result
+from eval.builders import rows as outcomes
 from shadowrl.episode import EpisodeSpec
-from shadowrl.eval.alarms import alarms
+from shadowrl.eval.gate import GateChecks, decide
 from shadowrl.inference.config import EngineConfig, SpeculativeConfig
 from shadowrl.inference.mtp import for_model, heads_path, load_heads
 from shadowrl.models import random_llama, tiny_model
+from shadowrl.realtime.config import RealtimeConfig
+from shadowrl.realtime.rows import RowCounts
+from shadowrl.realtime.training import ArmResult
 from shadowrl.rl.batch import MicroBatch, TrainBatch
 from shadowrl.rl.companion import build_companion
 from shadowrl.rl.config import OptimizerConfig, TrainConfig
+from shadowrl.rl.contributions import build_step_checks
 from shadowrl.rl.mtp_config import RLDistillConfig
 from shadowrl.rl.mtp_rl import HeadsTrainer, acceptance
 from shadowrl.rl.orchestrator import Orchestrator, OrchestratorConfig, TaskSampler
@@ -114,29 +121,38 @@ def test_a_served_engines_heads_equal_the_trainers_after_each_sync(tmp_path: Pat
     assert Trainer.resume(saved, train).companion is not None
 
 
-def test_a_damaged_head_trips_the_deploy_alarm() -> None:
+def test_a_damaged_head_trips_the_deploy_alarm_through_the_components_seam() -> None:
+    """The real-time loop's path with heads: the check `build_step_checks` makes from
+    config measures the companion before and after, and the gate alarms on the drop."""
     model = random_llama(3, vocab_size=6, initializer_range=0.5)
     batch = batch_of(6, rows=4, length=64, seed=1)
     rl = RLDistillConfig(steps=150, batch_windows=64, lr=1e-2, rows=4)
+    train = TrainConfig(mtp=rl)
     heads = for_model(model, K)
     HeadsTrainer(heads, rl).update(model, batch)  # distilled: its acceptance is high
-    parent = acceptance(model, heads, batch, rl)
+    (check,) = build_step_checks(train, RealtimeConfig(max_mtp_acceptance_drop=0.1))
+    companion = build_companion(train, heads=heads)
+    assert companion is not None
+    parent = list(check.measure(model, companion, batch))
+    assert parent == acceptance(model, heads, batch, rl)
     assert parent[0] > 0.6, "the heads learned too little for the test to mean anything"
     damaged = copy.deepcopy(heads)
     with torch.no_grad():
         damaged.heads[0].down.weight.normal_(0.0, 3.0)  # a diverged re-distillation
+    same = make_result(outcomes(20, 2))
     for candidate, fires in ((heads, False), (damaged, True)):
-        found = alarms(
-            *[_eval_result()] * 2, None, max_malformed_increase=1, max_no_edit_increase=1,
-            max_clarifying_increase=1, max_kl=1, mtp=(parent, acceptance(model, candidate, batch, rl)), max_mtp_drop=0.1,
-        )  # fmt: skip
-        assert [a.name for a in found] == (["mtp_acceptance_drop"] if fires else [])
-
-
-def _eval_result():
-    from shadowrl.eval.result import EvalResult
-
-    return EvalResult.model_construct(tasks=[])
+        served = build_companion(train, heads=candidate)
+        assert served is not None
+        moved = check.compare(parent, check.measure(model, served, batch))
+        drop = max(p - c for p, c in zip(parent, moved.candidate, strict=True))
+        # the same subtraction on the same figures: equal exactly
+        assert (moved.alarm, moved.value, moved.limit) == ("mtp_acceptance_drop", drop, 0.1)
+        arm = ArmResult(RowCounts(4, 4, 0, 0, 0, 2), "parent", "cand", version=1, kl=0.0,
+                        checks=(moved,))  # fmt: skip
+        verdict = decide(same, same, margin=0.02, alpha=0.05,
+                         checks=GateChecks(require_power=False), training=arm.evidence())  # fmt: skip
+        assert verdict.caught_by == ("alarm:mtp_acceptance_drop" if fires else None)
+        assert arm.to_json()["mtp"] == {"parent": parent, "candidate": list(moved.candidate)}
 
 
 def test_a_checkpoints_heads_reach_a_serving_engine_and_one_without_heads_skips_them(

@@ -5,8 +5,9 @@
 The rule is the real-time loop's (`eval/gate.decide`): the paired test, the rate alarms
 and the power check, with the loop's settings (`eval.margin`, `eval.alpha`, `eval.test`,
 `realtime.require_power`, `realtime.power`, `realtime.max_*_increase`,
-`realtime.alarm_alpha`). Two eval files carry no training run, so the divergence and
-MTP-acceptance alarms are not applied, and the output says so.
+`realtime.alarm_alpha`). Two eval files carry no training run, so the divergence alarm
+and those the configured components add (`rl/contributions.py`: the MTP heads'
+acceptance) are not applied, and the output says so.
 
 Exits 0 to promote, 1 to reject, 2 when the results are not comparable (or on a
 usage mistake, e.g. a missing file).
@@ -35,18 +36,20 @@ def add_args(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.eval.gate import PinMismatch, decide
     from shadowrl.eval.result import EvalResult
+    from shadowrl.rl.contributions import build_step_checks
 
     try:
         candidate, incumbent = EvalResult.load(args.candidate), EvalResult.load(args.incumbent)
     except FileNotFoundError as e:
         raise UsageError(f"no eval result at {e.filename or e}") from e
+    components = build_step_checks(config.train, config.realtime)
     try:
         v = decide(
             candidate,
             incumbent,
             margin=config.eval.margin if args.margin is None else args.margin,
             alpha=args.alpha or config.eval.alpha,
-            checks=config.realtime.gate_checks(),
+            checks=config.realtime.gate_checks(tuple(c.alarm for c in components)),
             training=None,
             test=args.test or config.eval.test,
             resamples=config.eval.resamples,

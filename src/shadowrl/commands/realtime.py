@@ -164,6 +164,7 @@ def deps_of(config: Config, simulate: bool) -> Deps:
     from shadowrl.experiments.preference import Preference
     from shadowrl.models import load_tokenizer
     from shadowrl.realtime.context import Deps
+    from shadowrl.rl.contributions import build_step_checks
 
     rt = config.realtime
     run_dir = Path(config.run_dir).resolve()
@@ -198,6 +199,7 @@ def deps_of(config: Config, simulate: bool) -> Deps:
         users=users,
         measurement=measure.build(rt, panel),
         brancher=brancher,
+        checks=build_step_checks(config.train, rt),
         private_keys=private_keys(config),
     )
 

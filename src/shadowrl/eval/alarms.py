@@ -12,13 +12,13 @@ its limit *and* is significant (one-sided Fisher exact, `eval/stats.py`): on a
   reward, `eval.behaviour.asks_instead_of_acting`).
 
 Episodes that crashed, or hit their wall-clock limit before any tool call, are left out
-of these rates: they measured the machine. Two alarms need what only the trainer knows:
-the divergence of the candidate from the weights that served the sessions it was trained
-on (mean log π_served − log π_candidate over their tokens, an estimate of
-KL(π_served ‖ π_candidate) per token: an absurd step shows up there first), and, with
-MTP draft heads, the largest drop of their acceptance per draft position from the
-parent's to the candidate's (`rl/mtp_rl.acceptance`): broken heads would make the
-engine's speculation stop paying.
+of these rates: they measured the machine. The other alarms need what only the trainer
+knows: the divergence of the candidate from the weights that served the sessions it was
+trained on (mean log π_served − log π_candidate over their tokens, an estimate of
+KL(π_served ‖ π_candidate) per token: an absurd step shows up there first), and whatever
+a model trained beside the policy measured of itself across the step, each figure
+against its own limit (`rl/contributions.py` builds those checks; the trainer hands
+them over as alarms to test).
 """
 
 from __future__ import annotations
@@ -105,11 +105,10 @@ def alarms(
     max_clarifying_increase: float,
     max_kl: float,
     alpha: float = 0.05,
-    mtp: tuple[Sequence[float], Sequence[float]] | None = None,
-    max_mtp_drop: float = 0.1,
+    checked: Sequence[Alarm] = (),
 ) -> list[Alarm]:
-    """The alarms that fire (empty: none). `kl` None: not measured (no KL alarm); `mtp`:
-    (parent's, candidate's) acceptance per draft position, None without heads."""
+    """The alarms that fire (empty: none). `kl` None: not measured (no KL alarm);
+    `checked`: the trainer's other figures, each with its limit (fires above it or on NaN)."""
     limits = {"malformed": max_malformed_increase, "no_edit": max_no_edit_increase,
               "clarifying": max_clarifying_increase}  # fmt: skip
     tests = [(rate_test(candidate, incumbent, b), limit) for b, limit in limits.items()]
@@ -118,7 +117,5 @@ def alarms(
     others = []
     if kl is not None:
         others.append(Alarm("kl_to_deployed", kl, max_kl))
-    if mtp is not None:
-        drop = max((p - c for p, c in zip(*mtp, strict=True)), default=0.0)
-        others.append(Alarm("mtp_acceptance_drop", drop, max_mtp_drop))
+    others += checked
     return found + [a for a in others if a.value > a.limit or math.isnan(a.value)]

@@ -5,8 +5,9 @@ first that refuses is the verdict's `caught_by`):
 
 1. `gate` — the paired test below: no significant regression beyond the margin;
 2. alarms (`eval/alarms.py`) — behaviour rates on the pinned suite, and, given the
-   trainer's evidence (`Training`), the divergence from the serving weights and the
-   MTP heads' acceptance; without it those two are listed as `unchecked`;
+   trainer's evidence (`Training`), the divergence from the serving weights and what
+   the run's components checked of themselves across the step; without it those are
+   listed as `unchecked`;
 3. power — the smallest drop in pass rate the suite could detect
    (`stats.smallest_detectable_drop` at the incumbent's rate over its episodes). The
    paired test only rejects on evidence, so on a small suite it promotes almost
@@ -48,7 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -196,7 +197,9 @@ class GateChecks:
     max_no_edit_increase: float = 0.1
     max_clarifying_increase: float = 0.1
     max_kl: float = 1.0
-    max_mtp_acceptance_drop: float = 0.1
+    # the alarms the run's components raise from the trainer's evidence (`Training.checked`),
+    # named where there is none: `rl/contributions.build_step_checks`
+    component_alarms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -204,10 +207,7 @@ class Training:
     """What only the trainer knows about a candidate."""
 
     kl: float | None  # nats per token from the serving weights, on the rows it trained on
-    mtp: tuple[Sequence[float], Sequence[float]] | None = None  # (parent, candidate) acceptance
-
-
-TRAINING_ALARMS = ("kl_to_deployed", "mtp_acceptance_drop")
+    checked: tuple[Alarm, ...] = ()  # what the run's components checked, each with its limit
 
 
 @dataclass(frozen=True)
@@ -268,8 +268,7 @@ def decide(
         max_malformed_increase=checks.max_malformed_increase,
         max_no_edit_increase=checks.max_no_edit_increase,
         max_clarifying_increase=checks.max_clarifying_increase, max_kl=checks.max_kl,
-        alpha=checks.alarm_alpha, mtp=None if training is None else training.mtp,
-        max_mtp_drop=checks.max_mtp_acceptance_drop,
+        alpha=checks.alarm_alpha, checked=() if training is None else training.checked,
     )  # fmt: skip
     power_note = (
         f"smallest detectable drop {mde:.3f}" if math.isfinite(mde)
@@ -290,5 +289,5 @@ def decide(
         promote=caught is None, caught_by=caught, reason=reason, paired=d,
         min_detectable_drop=mde if math.isfinite(mde) else None, underpowered=underpowered,
         alarms=tuple(fired), rates={b: rate_test(candidate, incumbent, b) for b in BEHAVIOURS},
-        unchecked=TRAINING_ALARMS if training is None else (),
+        unchecked=("kl_to_deployed", *checks.component_alarms) if training is None else (),
     )  # fmt: skip

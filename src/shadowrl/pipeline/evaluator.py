@@ -118,7 +118,7 @@ async def ray_evaluator(
     name: str = "eval",
     heads: Any = None,
 ) -> AsyncIterator[RemoteEvaluator]:
-    """Engine actors for `model` with MTP `heads` (none for a `reference` policy), the
+    """Engine actors for `model` with draft `heads` (none for a `reference` policy), the
     evaluator actor and its workers, on the cluster at `cfg.address`; all killed on the
     way out."""
     import ray

@@ -1,6 +1,7 @@
 """The human-readable report of a training run: what was trained on what, the held-out
 evals and what their numbers allow, train-task reward per step beside them, curves,
-staleness, throughput, and where to go next.
+staleness, throughput, what optional components logged (`rl/contributions.py`), and
+where to go next.
 
 Everything is read back from the run directory (metrics.jsonl, config.yaml and the
 eval.json of each stage), so the report can be regenerated for any run, finished or
@@ -25,6 +26,7 @@ from shadowrl.pipeline import report_learning as learning
 from shadowrl.pipeline import report_text as text
 from shadowrl.pipeline.config import PipelineConfig
 from shadowrl.rl.config import TrainConfig
+from shadowrl.rl.contributions import report_sections
 
 
 def run_evals(run_dir: str | Path) -> dict[str, EvalResult]:
@@ -205,7 +207,7 @@ def _rl_lines(
         "",
         *text.step_table(rows, held),
         "",
-        *text.mtp_table(rows),
+        *(line for section in report_sections() for line in section(rows)),
     ]
 
 

@@ -273,35 +273,6 @@ def step_table(rows: Sequence[Row], held: Mapping[int, tuple[str, Estimate]]) ->
     return table(header, out)
 
 
-def mtp_table(rows: Sequence[Row]) -> list[str]:
-    """Per RL step with MTP heads: their acceptance per draft position on the step's own
-    tokens before re-distilling (`rl/mtp_rl.py`), and what the engine's speculation accepted."""
-    scored = [r for r in rows if "mtp_accept_1" in r or "spec_tau" in r]
-    if not scored:
-        return []
-    k = max(
-        int(key.rsplit("_", 1)[1]) for r in scored for key in r if key.startswith("mtp_accept_")
-    )
-    cols = [f"mtp_accept_{j}" for j in range(1, k + 1)] + [
-        f"mtp_overlap_{j}" for j in range(1, k + 1)
-    ]
-    cols += ["spec_tau"] + [f"spec_accept_{j}" for j in range(1, k + 1)]
-    lines = [
-        "MTP draft heads: greedy acceptance (`mtp_accept_j`: positions 1..j agree) and T=1 "
-        "overlap per draft position on each step's own tokens, teacher-forced, before the "
-        "heads re-distil on them; `spec_*`: what the engine's speculative steps accepted.",
-        "",
-    ]
-    cells = [
-        [
-            int(r["step"]),
-            *(f"{r[c]:.3f}" if isinstance(r.get(c), int | float) else "" for c in cols),
-        ]
-        for r in scored
-    ]
-    return [*lines, *table(["step", *(c.replace("_", " ") for c in cols)], cells), ""]
-
-
 def train_trend(rows: Sequence[Row], held: Mapping[int, tuple[str, Estimate]]) -> str:
     """RL's pass rate on its own train tasks early vs late, beside held-out's move."""
     if len(rows) < 2:

@@ -175,12 +175,14 @@ class RealtimeConfig(BaseModel):
         description="Counterfactual continuations of sessions the user pushed back on.",
     )
 
-    def gate_checks(self) -> GateChecks:
-        """The gate's checks besides the paired test, from these settings (`eval/gate.py`)."""
+    def gate_checks(self, component_alarms: tuple[str, ...] = ()) -> GateChecks:
+        """The gate's checks besides the paired test, from these settings (`eval/gate.py`);
+        `component_alarms`: those the run's components add (`rl/contributions.py`), which
+        read their own limits among these settings."""
         return GateChecks(
             power=self.power, require_power=self.require_power, alarm_alpha=self.alarm_alpha,
             max_malformed_increase=self.max_malformed_increase,
             max_no_edit_increase=self.max_no_edit_increase,
             max_clarifying_increase=self.max_clarifying_increase, max_kl=self.max_kl,
-            max_mtp_acceptance_drop=self.max_mtp_acceptance_drop,
+            component_alarms=component_alarms,
         )  # fmt: skip

@@ -28,6 +28,7 @@ from shadowrl.realtime.process import ServerProcess
 from shadowrl.realtime.rewards import RewardSummary
 from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.realtime.training import Arm, ArmResult, TrainInput
+from shadowrl.rl.companion import StepCheck
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.credit_tree import Leaves
 from shadowrl.serve.store import TraceStore
@@ -138,6 +139,7 @@ class Deps:
     users: Users | None = None  # None: real users (wait for their sessions)
     measurement: Measurement | None = None
     brancher: Brancher | None = None  # realtime.branching.enabled
+    checks: tuple[StepCheck, ...] = ()  # of a candidate's training (`rl/contributions.py`)
     private_keys: frozenset[str] = frozenset()  # serve.api_keys' private keys: never collected
 
 

@@ -144,7 +144,7 @@ async def train(ctx: Ctx, st: CycleState) -> Trained:
     )  # fmt: skip
     arm = Arm(
         serving.path, serving.version, registry.next_version(ctx.store.engine), deps.model,
-        deps.train, deps.rt.rows, deps.rt.train_steps,
+        deps.train, deps.rt.rows, deps.rt.train_steps, deps.checks,
     )  # fmt: skip
     branched = await branch(ctx, st, serving.path, serving.version, sessions)
     data = TrainInput(branched.sessions, rewards, mixed, branched.groups)
@@ -202,12 +202,11 @@ async def evaluate(ctx: Ctx, cycle: int, candidate: str) -> Evaluated:
 def gate(ctx: Ctx, evaluated: Evaluated, arm: ArmResult) -> the_gate.Verdict:
     """The one decision rule (`eval/gate.decide`) with the trainer's evidence."""
     ev = ctx.deps.eval
-    mtp = None if arm.mtp is None else (arm.mtp.parent, arm.mtp.candidate)
     try:
         return the_gate.decide(
             EvalResult.load(evaluated.candidate), EvalResult.load(evaluated.incumbent),
             margin=ev.margin, alpha=ev.alpha, checks=ctx.deps.rt.gate_checks(),
-            training=the_gate.Training(arm.kl, mtp), test=ev.test, resamples=ev.resamples,
+            training=arm.evidence(), test=ev.test, resamples=ev.resamples,
             seed=ctx.deps.seed,
         )  # fmt: skip
     except the_gate.PinMismatch as e:

@@ -17,13 +17,15 @@ from typing import Any
 
 import torch
 
+from shadowrl.eval.alarms import Alarm
+from shadowrl.eval.gate import Training
 from shadowrl.models import ModelConfig, load_model
 from shadowrl.realtime.config import RowsConfig
 from shadowrl.realtime.rewards import Reward
 from shadowrl.realtime.rows import RowCounts, cohort_groups, production_batch
 from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.rl.batch import TrainBatch
-from shadowrl.rl.companion import Companion, build_companion
+from shadowrl.rl.companion import Companion, Moved, StepCheck, build_companion
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.forward import token_logprobs
 from shadowrl.rl.trainer import Trainer
@@ -53,6 +55,7 @@ class Arm:
     train: TrainConfig
     rows: RowsConfig
     steps: int = 1  # optimizer steps on the cycle's one batch
+    checks: tuple[StepCheck, ...] = ()  # of the companion (`contributions.build_step_checks`)
 
 
 @dataclass(frozen=True)
@@ -64,14 +67,6 @@ class TrainInput:
     rewards: Sequence[Reward]
     mixed: Sequence[Sequence[Trajectory]] = ()
     branched: Sequence[Sequence[Trajectory]] = ()  # continuation groups (`continuations.py`)
-
-
-@dataclass(frozen=True)
-class MtpAcceptance:
-    """The MTP heads' greedy acceptance per draft position, before and after the step."""
-
-    parent: tuple[float, ...]
-    candidate: tuple[float, ...]
 
 
 @dataclass(frozen=True)
@@ -87,15 +82,19 @@ class ArmResult:
     metrics: dict[str, float] = field(default_factory=dict)
     tokens: int | None = None  # tokens trained on
     steps: int | None = None
-    mtp: MtpAcceptance | None = None  # only when the parent has heads
+    checks: tuple[Moved, ...] = ()  # the arm's checks, where the parent has a companion
+
+    def evidence(self) -> Training:
+        """What the deploy gate learns from the trainer about this candidate."""
+        return Training(self.kl, tuple(Alarm(m.alarm, m.value, m.limit) for m in self.checks))
 
     def to_json(self) -> dict[str, Any]:
         """As `cycles.jsonl` records it (the fields an arm without a candidate lacks left out)."""
         out: dict[str, Any] = {"rows": dataclasses.asdict(self.rows), "parent": self.parent}
         if self.candidate is None:
             return out | {"candidate": None, "reason": self.reason}
-        if self.mtp is not None:
-            out["mtp"] = {"parent": list(self.mtp.parent), "candidate": list(self.mtp.candidate)}
+        for m in self.checks:
+            out[m.key] = {"parent": list(m.parent), "candidate": list(m.candidate)}
         return out | {
             "candidate": self.candidate, "version": self.version, "kl": self.kl,
             "metrics": self.metrics, "tokens": self.tokens, "steps": self.steps,
@@ -117,35 +116,31 @@ def train_arm(arm: Arm, data: TrainInput, dest: Path) -> ArmResult:
     if not batch.microbatches:
         return ArmResult(counts, arm.parent, None, "no signal: no cohort has unequal rewards")
     model, tokenizer = load_model(arm.model.model_copy(update={"path": arm.parent}))
-    companion = build_companion(arm.train, arm.parent)  # the MTP heads, re-distilled
+    companion = build_companion(arm.train, arm.parent)  # trained beside the policy, if any
     # the rows are sessions served at `rows.temperature`: the trainer scores that distribution
     train = arm.train.model_copy(update={"temperature": arm.rows.temperature})
     trainer = Trainer(model, train, companion=companion)
     trainer.version = arm.parent_version
-    parent = _heads_acceptance(model, companion, batch, arm.train)
+    checks = arm.checks if companion is not None else ()
+    parent = _measured(checks, model, companion, batch)
     metrics: dict[str, float] = {}
     for _ in range(arm.steps):
-        metrics = trainer.step(batch)  # re-distils the heads too (train.mtp), saved beside
+        metrics = trainer.step(batch)  # trains the companion too, saved beside
     kl = divergence(trainer.model, batch, arm.rows.temperature)
-    after = _heads_acceptance(model, companion, batch, arm.train)
-    mtp = None if parent is None or after is None else MtpAcceptance(tuple(parent), tuple(after))
+    after = _measured(checks, model, companion, batch)
+    moved = tuple(c.compare(p, a) for c, p, a in zip(checks, parent, after, strict=True))
     trainer.version = arm.version
     path = str(trainer.save(dest, tokenizer))
     finite = {k: v for k, v in metrics.items() if isinstance(v, float) and math.isfinite(v)}
     tokens = sum(mb.num_tokens for mb in batch.microbatches)
     return ArmResult(
         counts, arm.parent, path, version=arm.version, kl=kl, metrics=finite, tokens=tokens,
-        steps=arm.steps, mtp=mtp,
+        steps=arm.steps, checks=moved,
     )  # fmt: skip
 
 
-def _heads_acceptance(
-    model: Any, companion: Companion | None, batch: TrainBatch, train: TrainConfig
-) -> list[float] | None:
-    """The MTP heads' greedy acceptance per draft position on `batch` under `model` (the
-    deploy checks compare parent and candidate); None without heads, importing nothing."""
-    if companion is None:
-        return None
-    from shadowrl.rl.mtp_rl import acceptance
-
-    return acceptance(model, companion.served(), batch, train.mtp)
+def _measured(
+    checks: Sequence[StepCheck], model: Any, companion: Companion | None, batch: TrainBatch
+) -> list[Sequence[float]]:
+    """Each check's figures of the companion under `model` on `batch` (none without one)."""
+    return [] if companion is None else [c.measure(model, companion, batch) for c in checks]

@@ -6,21 +6,28 @@ hands over the step's batch, the companion's tensors join the policy's published
 files join each checkpoint. `build_companion` makes it once from `train:`; when there
 is none the trainer holds None, and nothing of it is imported.
 
+A companion may also be checked across a candidate's training (`StepCheck`, built by
+`contributions.build_step_checks`): a figure of it under the parent before the step and
+under the candidate after, whose fall the deploy gate alarms on (`Moved`).
+
 The one companion today is the MTP draft heads the engine speculates with
-(`train.mtp`, `rl/mtp_rl.py`): re-distilled on each step's own rollout tokens.
+(`train.mtp`, `rl/mtp_rl.py`): re-distilled on each step's own rollout tokens; their
+check and report table are `rl/mtp_evidence.py`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
-
-from torch import Tensor
 
 from shadowrl.inference.drafts import heads_beside
 from shadowrl.rl.config import TrainConfig
 
 if TYPE_CHECKING:
+    from torch import Tensor
+
     from shadowrl.rl.batch import TrainBatch
 
 
@@ -42,6 +49,36 @@ class Companion(Protocol):
 
     def served(self) -> Any:
         """What an engine is built with beside the policy (`build_engine(heads=)`)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A check's figures (higher is better) under the parent and under the candidate, on
+    the batch the candidate trained on, and the gate alarm they make."""
+
+    key: str  # its field of the arm in `cycles.jsonl`
+    alarm: str  # the gate's alarm
+    value: float  # how far the figures fell, parent to candidate
+    limit: float  # the alarm fires above it (or on NaN)
+    parent: tuple[float, ...]
+    candidate: tuple[float, ...]
+
+
+class StepCheck(Protocol):
+    """A check of a companion across a candidate's training step, built once from config."""
+
+    @property
+    def alarm(self) -> str:
+        """The name of the gate alarm it makes (listed as unchecked where no training ran)."""
+        ...
+
+    def measure(self, model: Any, companion: Companion, batch: TrainBatch) -> Sequence[float]:
+        """Its figures of `companion` under `model` on `batch`."""
+        ...
+
+    def compare(self, parent: Sequence[float], candidate: Sequence[float]) -> Moved:
+        """What moved from the parent's figures to the candidate's."""
         ...
 
 
