@@ -30,14 +30,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.responses import Response
 
-from shadowrl.serve.auth import CallerDep
+from shadowrl.serve.auth import Caller
 from shadowrl.serve.openai_api import APIError
 from shadowrl.serve.store import TraceWriter
 from shadowrl.serve.store.queries import RequestView, SessionView, get_session, list_sessions
@@ -55,9 +55,15 @@ class BranchIn(BaseModel):
 
 
 def mount_ui(
-    app: FastAPI, writer: TraceWriter, tokenizer: Any, branch: BranchSessions | None = None
+    app: FastAPI,
+    writer: TraceWriter,
+    tokenizer: Any,
+    who: Callable[..., Awaitable[Caller]],
+    branch: BranchSessions | None = None,
 ) -> None:
-    """Add the page (`/ui`, `/ui/sessions/{id}`, its assets) and its JSON routes to `app`."""
+    """Add the page (`/ui`, `/ui/sessions/{id}`, its assets) and its JSON routes to `app`;
+    `who` is the app's key check (`app.py`), so the JSON routes know their caller."""
+    CallerDep = Annotated[Caller, Depends(who)]
     static = resources.files(__name__) / "static"
     page = (static / "index.html").read_bytes()
     assets = {name: ((static / name).read_bytes(), kind) for name, kind in ASSETS.items()}
