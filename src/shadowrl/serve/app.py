@@ -143,13 +143,13 @@ def _error_handlers(app: FastAPI) -> None:
 
 
 def _openai_routes(app: FastAPI, srv: OpenAIServer, who: Who) -> None:
-    CallerDep = Annotated[Caller, Depends(who)]  # the app's own check: FastAPI runs it once
+    asker = Depends(who)  # the app's own check: FastAPI runs it once a request
 
     @app.post("/v1/chat/completions", responses=docs.responses(docs.ChatCompletion, True))
     async def chat(
         body: ChatRequest,
         request: Request,
-        caller: CallerDep,
+        caller: Caller = asker,
         x_session_id: str | None = Header(None),
     ) -> Any:
         return await unless_disconnected(request, srv.chat(body, x_session_id, caller))
@@ -158,7 +158,7 @@ def _openai_routes(app: FastAPI, srv: OpenAIServer, who: Who) -> None:
     async def complete(
         body: CompletionRequest,
         request: Request,
-        caller: CallerDep,
+        caller: Caller = asker,
         x_session_id: str | None = Header(None),
     ) -> Any:
         return await unless_disconnected(
@@ -193,10 +193,12 @@ def _admin_routes(app: FastAPI, weights: Weights, auth: Auth) -> None:
 
 
 def _feedback_route(app: FastAPI, writer: TraceWriter, who: Who) -> None:
+    asker = Depends(who)
+
     @app.post("/v1/feedback", responses=docs.responses(FeedbackOut))
     async def feedback(
         body: FeedbackIn,
-        caller: Annotated[Caller, Depends(who)],
+        caller: Caller = asker,
         idempotency_key: str | None = Header(None),
     ) -> dict[str, Any]:
         return await give_feedback(writer, body, idempotency_key, caller)
