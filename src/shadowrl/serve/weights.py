@@ -1,12 +1,12 @@
 """`/admin/*`: what the operator does to the live policy, in flight.
 
-`load_weights` reads a Hugging Face checkpoint directory (every `*.safetensors` shard,
-and the draft heads beside it) or a file of deltas, and hands it to the policy, which
-applies it between two decode steps: running requests continue, later tokens carry the
-new version. `rollback` restores the checkpoint deployed before the live one (the
-trace store's registry) the same way and records why. Only a policy that can take
-weights (`WeightSink`, the engine) is swappable; the routes depend on `Auth.admin`
-(`app.py`), so only the admin token reaches here.
+`/admin/load_weights` reads a Hugging Face checkpoint directory (every `*.safetensors`
+shard, and the draft heads beside it) or a file of deltas, and hands it to the policy,
+which applies it between two decode steps: running requests continue, later tokens
+carry the new version. `/admin/rollback` restores the checkpoint deployed before the
+live one (the trace store's registry) the same way and records why. Only a policy that
+can take weights (`WeightSink`, the engine) is swappable; the routes depend on
+`Auth.admin` (`app.py`), so only the admin token reaches here.
 """
 
 from __future__ import annotations
