@@ -160,7 +160,7 @@ def test_a_checkpoints_heads_reach_a_serving_engine_and_one_without_heads_skips_
 ) -> None:
     from shadowrl.inference.engine import Engine
     from shadowrl.inference.mtp import save_heads
-    from shadowrl.serve.generation import read_safetensors
+    from shadowrl.serve.weights import read_safetensors
 
     model, tok = tiny_model(seed=0)
     new_model, new_heads = random_llama(5), for_model(model, K, vocab=512)

@@ -17,7 +17,7 @@ private key's session is run but never recorded (nor its follow-ups). Without
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Query
@@ -126,7 +126,7 @@ def documented(status: int, model: type[BaseModel], streams: bool = False) -> di
     return {status: ok, **errors}
 
 
-def no_owner() -> Caller:
+async def no_owner() -> Caller:
     """The caller without auth: everyone is the same, anonymous and recorded."""
     return ANONYMOUS
 
@@ -164,8 +164,10 @@ def _checked_budgets(sessions: AgentSessions, budgets: Budgets | None) -> dict[s
     return asked
 
 
-def agent_router(sessions: AgentSessions, owner: Callable[..., Caller] = no_owner) -> APIRouter:
-    """The routes above on `sessions`; `owner` is the auth layer's caller dependency."""
+def agent_router(
+    sessions: AgentSessions, owner: Callable[..., Awaitable[Caller]] = no_owner
+) -> APIRouter:
+    """The routes above on `sessions`; `owner` is the app's key check (`app.py::Auth.caller`)."""
     r = APIRouter(prefix=PREFIX, tags=["agent"])
     Owner = Depends(owner)
 

@@ -18,16 +18,15 @@ Without a key file the server is open and every caller is anonymous (`key_id=Non
 
 `/admin/*` needs `serve.admin_token`; without one, admin is refused (403), never open.
 The admin token is also taken wherever a key is: the operator's requests are recorded
-without a key id and it sees every session (what a reviewer on `/ui` needs).
-Both are FastAPI dependencies (`Auth.caller`, `Auth.admin`), so any router mounted on
-the app, the agent sessions' included, gets the same checks.
+without a key id and it sees every session (what a reviewer on `/ui` needs). The checks
+themselves are the app's route dependencies (`app.py::Auth`); this module is the key
+file, the ring the server reads it through, and the `Caller` a request is recorded under.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import hmac
 import json
 import secrets
 import threading
@@ -35,13 +34,8 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
-
-from fastapi import Depends, Request
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from shadowrl.atomic import write_file
-from shadowrl.serve.openai_api import APIError
 
 KEY_PREFIX = "srl-"
 RELOAD_EVERY_S = 1.0
@@ -156,76 +150,3 @@ class KeyRing:
                 with contextlib.suppress(KeyFileError):  # mid-edit: keep the last good keys
                     self._load()
             return self._by_digest.get(digest(key))
-
-
-_bearer = HTTPBearer(auto_error=False, description="An API key (`shadowrl keys add`).")
-Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-
-
-class Auth:
-    """The app's two checks, as dependencies: `caller` (every route), `admin` (/admin/*)."""
-
-    def __init__(self, keys: KeyRing | None, admin_token: str | None) -> None:
-        self.keys, self.admin_token = keys, admin_token
-        self.caller = self._caller_dependency()
-
-    def _caller_dependency(self) -> Any:
-        if self.keys is None:  # open server: no security scheme in the schema either
-
-            async def anonymous() -> Caller:
-                return ANONYMOUS
-
-            return anonymous
-        ring = self.keys
-
-        async def caller(request: Request, cred: Bearer) -> Caller:
-            request.state.caller = self.check(ring, cred)
-            return request.state.caller
-
-        return caller
-
-    def check(self, ring: KeyRing, cred: HTTPAuthorizationCredentials | None) -> Caller:
-        if cred is not None and self.is_admin(cred.credentials):
-            return ADMIN
-        found = None if cred is None else ring.lookup(cred.credentials)
-        if found is None:
-            what = "missing" if cred is None else "not a valid key"
-            raise APIError(
-                401,
-                f"this server needs `Authorization: Bearer <key>` ({what})",
-                None,
-                "invalid_api_key",
-            )
-        return Caller(found.id, found.private)
-
-    def is_admin(self, token: str) -> bool:
-        return self.admin_token is not None and hmac.compare_digest(
-            token.encode(), self.admin_token.encode()
-        )
-
-    async def admin(self, cred: Bearer) -> None:
-        if self.admin_token is None:
-            raise APIError(
-                403,
-                "admin is off: set serve.admin_token to enable /admin/*",
-                None,
-                "admin_disabled",
-            )
-        if cred is None or not self.is_admin(cred.credentials):
-            raise APIError(
-                401,
-                "admin needs `Authorization: Bearer <serve.admin_token>`",
-                None,
-                "invalid_api_key",
-            )
-
-
-def request_caller(request: Request) -> Caller:
-    """The caller the app's key check found (it runs before any route's own dependencies)."""
-    caller = getattr(request.state, "caller", ANONYMOUS)
-    assert isinstance(caller, Caller)
-    return caller
-
-
-# what a route handler (the server's, an agent router's) declares to know its caller
-CallerDep = Annotated[Caller, Depends(request_caller)]

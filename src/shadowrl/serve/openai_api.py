@@ -1,13 +1,25 @@
-"""The OpenAI wire format, kept apart from the serving logic.
+"""The OpenAI wire format and its rules, kept apart from the serving logic.
 
 Request schemas (validated by pydantic, so a bad field becomes a 400 naming the
-field), the error body, and pure helpers that turn a `Generation` into OpenAI's JSON
-shapes. Nothing here touches a model; `server.py` does the work.
+field), the error body, what a request asks the policy to run (`Job`), and pure
+helpers that turn a `Generation` into OpenAI's JSON shapes. Two of OpenAI's rules
+live here as pure text functions: a reply is cut at its first stop string, which is
+never returned (a streamed reply holds back any tail that could still become one), and
+`tool_choice="required"` or a named function is honoured exactly by forcing the
+opening of a Hermes tool call: the tokens of `<tool_call>\\n{"name": "` (required) or
+of `<tool_call>\\n{"name": "<name>", "arguments": ` (named) are appended to the prompt
+and reported as the first tokens of the completion (logprob 0, `forced_tokens` says
+how many; they count against `max_tokens`), so the model only writes the rest of the
+call. A model that then writes no valid call gets its raw text returned as content.
+Nothing here touches a model; `server.py` does the work.
 """
 
 from __future__ import annotations
 
 import json
+import time
+import uuid
+from bisect import bisect_right
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -16,7 +28,9 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, model_validator
 
 from shadowrl.inference.requests import TokenDelta
-from shadowrl.types import Generation, Message, ToolCall
+from shadowrl.types import Generation, Message, SamplingParams, ToolCall
+
+TOOL_TAG = "<tool_call>"
 
 
 class APIError(Exception):
@@ -61,6 +75,17 @@ class SamplingRequest(BaseModel):
         """The stop strings; an empty one would match before any text, so it is ignored."""
         stops = (self.stop,) if isinstance(self.stop, str) else tuple(self.stop or ())
         return tuple(s for s in stops if s)
+
+    def sampling(
+        self, max_tokens: int, i: int, stop_ids: tuple[int, ...], top: int, vocab: int
+    ) -> SamplingParams:
+        """Choice `i`'s sampling; `stop_ids` (end of turn) come before the request's own."""
+        seed = None if self.seed is None else self.seed + i  # the n choices must differ
+        stop_ids = (*stop_ids, *(t for t in self.stop_token_ids or () if t not in stop_ids))
+        top_k = min(max(self.top_k, 0), vocab)  # 0 or -1 = off; above the vocab = off too
+        return SamplingParams(
+            max_tokens, self.temperature, self.top_p, top_k, self.stops(), stop_ids, seed, top
+        )
 
 
 class FunctionCallIn(BaseModel):
@@ -143,11 +168,14 @@ class CompletionRequest(SamplingRequest):
     return_tokens_as_token_ids: bool = False
 
 
-class LoadWeightsRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    path: str = Field(description="HF checkpoint directory, or a safetensors file/dir of deltas.")
-    delta: bool = Field(False, description="Add the tensors to the live weights.")
-    version: int | None = Field(None, description="New policy version (default: current + 1).")
+@dataclass(frozen=True)
+class Job:
+    """One prompt to run `len(samplings)` times (the n choices)."""
+
+    prompt: list[int]
+    samplings: list[SamplingParams]
+    tools: list[dict[str, Any]] | None = None
+    forced: tuple[int, ...] = ()  # ids appended to the prompt and reported as generated
 
 
 # ------------------------------------------------------------------ conversions
@@ -179,6 +207,28 @@ def _json_object(arguments: str | dict[str, Any]) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         raise APIError(400, "tool call arguments must be a JSON object", "messages")
     return parsed
+
+
+def forced_text(choice: Any, tools: Sequence[dict[str, Any]] | None) -> str:
+    """The opening of the tool call a `tool_choice` demands ('' when it demands none)."""
+    if choice != "required" and not isinstance(choice, NamedToolChoice):
+        return ""
+    if not tools:
+        raise APIError(400, "tool_choice needs tools to choose from", "tool_choice")
+    if choice == "required":
+        return TOOL_TAG + '\n{"name": "'
+    name = choice.function.name
+    if name not in {t["function"]["name"] for t in tools}:
+        raise APIError(400, f"tool_choice names `{name}`, which is not in tools", "tool_choice")
+    return TOOL_TAG + "\n" + json.dumps({"name": name})[:-1] + ', "arguments": '
+
+
+def forced_delta(job: Job, sp: SamplingParams, version: int) -> TokenDelta | None:
+    """The forced tokens as if generated: probability 1, so logprob 0 (and sole alternative)."""
+    if not job.forced:
+        return None
+    n, tops = len(job.forced), tuple(((t, 0.0),) for t in job.forced)
+    return TokenDelta(job.forced, (0.0,) * n, (version,) * n, None, tops if sp.top_logprobs else ())
 
 
 def tool_call_json(call: ToolCall, index: int | None = None) -> dict[str, Any]:
@@ -214,25 +264,29 @@ def chat_logprobs(gen: Generation | TokenDelta, tokenizer: Any) -> dict[str, Any
     return {"content": content}
 
 
-def completion_logprobs(gen: Generation, tokenizer: Any, as_ids: bool) -> dict[str, Any]:
-    """Legacy completions logprobs; `as_ids` spells tokens `token_id:N` like vLLM."""
+# -------------------------------------------------------- what the client is shown
 
-    def spell(t: int) -> str:
-        return f"token_id:{t}" if as_ids else tokenizer.decode([t])
 
-    texts = [tokenizer.decode([t]) for t in gen.token_ids]
-    offsets, at = [], 0
-    for t in texts:
-        offsets.append(at)
-        at += len(t)
-    recorded = len(gen.top_logprobs) == len(gen.token_ids) > 0
-    tops = [{spell(t): x for t, x in top} for top in gen.top_logprobs] if recorded else None
-    return {
-        "tokens": [spell(t) for t in gen.token_ids] if as_ids else texts,
-        "token_logprobs": list(gen.logprobs),
-        "top_logprobs": tops,
-        "text_offset": offsets,
-    }
+def cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, bool]:
+    """Drop the first stop string and all after it (OpenAI never returns it)."""
+    hits = [i for i in (text.find(s) for s in stops if s) if i >= 0]
+    return (text[: min(hits)], True) if hits else (text, False)
+
+
+def held_back(text: str, markers: Sequence[str]) -> int:
+    """How many trailing chars could still grow into a marker, so can't be streamed yet."""
+    longest = max((len(m) for m in markers), default=1)
+    for k in range(min(len(text), longest - 1), 0, -1):
+        if any(m.startswith(text[-k:]) for m in markers):
+            return k
+    return 0
+
+
+def tokens_for(ends: Sequence[int], n_chars: int) -> int:
+    """How many leading tokens lie wholly within the first `n_chars` characters, given
+    each token's end offset in the text: a token that straddles the cut (part of a stop
+    string) is out, so the returned tokens never spell any of what was cut."""
+    return bisect_right(ends, n_chars)
 
 
 @dataclass(frozen=True)
@@ -240,7 +294,7 @@ class Served:
     """One finished choice: the raw generation and what the client is shown of it.
 
     `kept` leading tokens are returned: after a stop string, those wholly inside the
-    returned text (`text.tokens_for`); `gen` stays untrimmed, what the model produced.
+    returned text (`tokens_for`); `gen` stays untrimmed, what the model produced.
     """
 
     gen: Generation
@@ -278,19 +332,9 @@ def chat_choice(index: int, s: Served, tokenizer: Any, logprobs: bool) -> dict[s
     }
 
 
-def completion_choice(
-    index: int, s: Served, tokenizer: Any, req: CompletionRequest
-) -> dict[str, Any]:
-    lps = None
-    if req.logprobs is not None:
-        lps = completion_logprobs(s.shown, tokenizer, req.return_tokens_as_token_ids)
-    return {
-        "index": index,
-        "text": s.text,
-        "finish_reason": s.finish,
-        "logprobs": lps,
-        **token_extras(s.shown),
-    }
+def envelope(kind: str, model: str) -> dict[str, Any]:
+    """The fields every response (or chunk) of one request shares."""
+    return {"id": f"{kind}-{uuid.uuid4().hex}", "created": int(time.time()), "model": model}
 
 
 def usage(prompt_tokens: int, served: Sequence[Served]) -> dict[str, int]:

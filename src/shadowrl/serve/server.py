@@ -1,74 +1,81 @@
-"""An OpenAI-compatible HTTP front for a shadowrl policy.
+"""What one OpenAI chat request does: checks, prompt ids, generation, the reply.
 
 Production traffic is only worth training on if it went through the *same* prompt
 rendering and tool-call parsing as the RL harness, so chat requests are rendered
-with `shadowrl.agent.prompt.render_prompt` and replies parsed with
-`shadowrl.agent.parsing`, never with a second copy of either. Every choice also
-carries the exact `token_ids` and per-token `policy_versions` (extra fields), which
-makes a served session replayable token for token and lets `RemotePolicy` drive a
-server as a `Policy`. A reply cut at a stop string returns in ids, logprobs and
-`usage` only the tokens wholly inside the returned text, none of the stop string.
+with `shadowrl.agent.prompt.Renderer` and replies parsed with `shadowrl.agent.parsing`,
+never with a second copy of either. Every choice carries the exact `token_ids` and
+per-token `policy_versions`, so a served session replays token for token.
 
-Requests are never serialised: each one awaits `policy.generate` and the engine
-batches whatever is in flight; a client that hangs up, streaming or not, cancels its
-generation. Client mistakes get OpenAI-shaped 4xx errors (`prepare.py` checks them).
-Given the trace store's writer, every choice is recorded before its response ends and
-continuations are served token-in/token-out (`recording.py`); feedback is `feedback.py`.
-The routes around it are `app.py`.
+What the schemas (`openai_api.py`) cannot check is checked here before any token is
+generated, as a 400/404 naming the field: the model name, context room, the caps on
+`n` and `max_tokens`, token ids outside the vocabulary. Requests are never serialised:
+each choice awaits `policy.generate` (or streams) and the engine batches what is in
+flight. Given the trace store, every choice is recorded before its response ends
+(`recording.py`). Routes, the key check and hang-ups are `app.py`; `/v1/completions`
+reuses these steps (`completions.py`); `/admin/*` swaps weights (`weights.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from bisect import bisect_right
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 from shadowrl.agent.parsing import parse_tool_calls
+from shadowrl.agent.prompt import Renderer
 from shadowrl.inference.requests import TokenDelta
 from shadowrl.serve.auth import ANONYMOUS, Caller
-from shadowrl.serve.generation import as_delta, concat, read_safetensors, stream_generate
 from shadowrl.serve.openai_api import (
+    TOOL_TAG,
     APIError,
     ChatRequest,
-    CompletionRequest,
-    LoadWeightsRequest,
+    Job,
+    SamplingRequest,
     Served,
     chat_choice,
     chat_logprobs,
-    completion_choice,
+    cut_at_stop,
+    envelope,
+    forced_delta,
+    forced_text,
+    held_back,
     sse,
+    to_messages,
     token_extras,
+    tokens_for,
     tool_call_json,
     usage,
 )
-from shadowrl.serve.prepare import TOOL_TAG, Job, Limits, Preparer, forced_delta
 from shadowrl.serve.recording import Recorder, Trace
-from shadowrl.serve.store import CheckpointUpdate, registry
-from shadowrl.serve.text import (
-    IncrementalDetokenizer,
-    cut_at_stop,
-    held_back,
-    token_ends,
-    tokens_for,
-)
 from shadowrl.types import (
+    FinishReason,
     Generation,
+    Message,
     Policy,
     SamplingParams,
     ToolCall,
     TopLogprobs,
-    WeightSink,
 )
 
 Emit = Callable[..., None]  # (choice index, delta, **choice fields) -> one SSE chunk queued
+Render = Callable[[Renderer, list[Message]], list[int]]  # (renderer, messages) -> prompt ids
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the server allows one request: context length and its caps."""
+
+    max_context_tokens: int
+    max_n: int
+    max_tokens_cap: int
 
 
 class OpenAIServer:
-    """The route handlers and the state they share: policy, tokenizer, weight version."""
+    """The request handlers and the state they share: policy, tokenizer, weight version."""
 
     def __init__(
         self,
@@ -82,8 +89,8 @@ class OpenAIServer:
         self.policy, self.tokenizer, self.model_name = policy, tokenizer, model_name
         self.limits, self.version = limits, version
         self.recorder = recorder
-        self.prep = Preparer(tokenizer, model_name, limits)
-        self.swap_lock = asyncio.Lock()
+        self.vocab = len(tokenizer)
+        self.eos = () if tokenizer.eos_token_id is None else (int(tokenizer.eos_token_id),)
 
     # ----------------------------------------------------------- shared steps
 
@@ -112,26 +119,19 @@ class OpenAIServer:
         text = self.tokenizer.decode(list(gen.token_ids), skip_special_tokens=True)
         return self.finish(job, gen, text, sp, None)
 
-    def head(self, kind: str) -> dict[str, Any]:
-        return {
-            "id": f"{kind}-{uuid.uuid4().hex}",
-            "created": int(time.time()),
-            "model": self.model_name,
-        }
-
-    # -------------------------------------------------- /v1/chat/completions
-
     async def trace(self, session_header: str | None, caller: Caller) -> Trace | None:
         if self.recorder is None:
             return None
         return await self.recorder.trace(session_header, caller)
 
+    # -------------------------------------------------- /v1/chat/completions
+
     async def chat(
         self, req: ChatRequest, session_header: str | None = None, caller: Caller = ANONYMOUS
     ) -> Any:
         trace = await self.trace(session_header, caller)
-        job = self.prep.chat(req, None if trace is None else trace.render)
-        head = self.head("chatcmpl")
+        job = self.prepare_chat(req, None if trace is None else trace.render)
+        head = envelope("chatcmpl", self.model_name)
         if req.stream:
             return sse(self.chat_stream(req, head, job, trace))
         served = await asyncio.gather(*(self.run(job, sp) for sp in job.samplings))
@@ -232,73 +232,153 @@ class OpenAIServer:
         )
         return served
 
-    # -------------------------------------------------------- /v1/completions
+    def prepare_chat(self, req: ChatRequest, render: Render | None = None) -> Job:
+        """`render` (the recorder's, for token-in/token-out) makes the prompt ids when given."""
+        if req.top_logprobs and not req.logprobs:
+            raise APIError(400, "top_logprobs needs logprobs=true", "top_logprobs")
+        self.check(req, req.n)
+        tools = req.tool_schemas()
+        renderer = Renderer(self.tokenizer, tools)  # the harness's own template and stop ids
+        messages = to_messages(req.messages)
+        prompt = renderer.prompt_ids(messages) if render is None else render(renderer, messages)
+        forced = self.tokenizer.encode(
+            forced_text(req.tool_choice, tools), add_special_tokens=False
+        )
+        asked, param = (
+            (req.max_completion_tokens, "max_completion_tokens")
+            if req.max_completion_tokens
+            else (req.max_tokens, "max_tokens")
+        )
+        limit = self.budget(len(prompt), asked, param, "messages") - len(forced)
+        if limit < 1:  # the forced tokens count as completion tokens
+            msg = f"{param} leaves no room after the {len(forced)} tokens tool_choice forces"
+            raise APIError(400, msg, param, "invalid_value")
+        top = req.top_logprobs or 0
+        stops, vocab = renderer.stop_token_ids, self.vocab
+        sps = [req.sampling(limit, i, stops, top, vocab) for i in range(req.n)]
+        return Job(prompt, sps, tools, tuple(forced))
 
-    async def complete(
-        self, req: CompletionRequest, session_header: str | None = None, caller: Caller = ANONYMOUS
-    ) -> dict[str, Any]:
-        trace = await self.trace(session_header, caller)
-        jobs = self.prep.completion(req)
-        served = await asyncio.gather(*(self.run(j, sp) for j in jobs for sp in j.samplings))
-        head = self.head("cmpl")
-        if trace is not None:
-            await trace.record_completions(jobs, served, head["id"])
-        choices = [completion_choice(k, s, self.tokenizer, req) for k, s in enumerate(served)]
-        used = usage(sum(len(j.prompt) for j in jobs), served)  # each prompt once, whatever n
-        return {**head, "object": "text_completion", "choices": choices, "usage": used}
+    # ------------------------------------------------------------------ checks
 
-    # ------------------------------------------------------------------ admin
-
-    async def load_weights(self, req: LoadWeightsRequest) -> dict[str, Any]:
-        """Swap weights in flight: running requests continue, later tokens get the new version.
-        (Only admin reaches it: the route depends on `Auth.admin`.)"""
-        self.check_swappable()
-        async with self.swap_lock:
-            version = self.version + 1 if req.version is None else req.version
-            tensors = await self.swap(req.path, version, req.delta)
-        return {"version": version, "tensors": tensors, "delta": req.delta}
-
-    def check_swappable(self) -> None:
-        if not isinstance(self.policy, WeightSink):
-            raise APIError(400, "this policy cannot swap weights in flight", "path", "unsupported")
-
-    async def swap(self, path: str, version: int, delta: bool = False) -> int:
-        """Load `path` into the live policy as `version` (the caller holds `swap_lock`)."""
-        assert isinstance(self.policy, WeightSink)
-        state = await asyncio.to_thread(read_safetensors, path)
-        try:  # the engine applies it between two decode steps; wait off the event loop
-            await asyncio.to_thread(self.policy.update_weights, state, version, delta=delta)
-        except (KeyError, ValueError, RuntimeError) as e:  # wrong names or shapes
-            raise APIError(400, f"weights do not fit this model: {e}", "path") from e
-        self.version = version
-        if self.recorder is not None:
-            self.recorder.checkpoint = path
-        return len(state)
-
-    async def rollback(self) -> dict[str, Any]:
-        """Restore the checkpoint deployed before the live one (the registry's), in flight.
-        (Only admin reaches it: the route depends on `Auth.admin`.)"""
-        self.check_swappable()
-        if self.recorder is None:
+    def check(self, req: SamplingRequest, choices: int) -> None:
+        """The model name, the choice cap and the stop token ids."""
+        if req.model != self.model_name:
             raise APIError(
-                400, "rollback needs the trace store (serve.traces)", None, "unsupported"
+                404, f"The model `{req.model}` does not exist.", "model", "model_not_found"
             )
-        writer = self.recorder.writer
-        async with self.swap_lock:
-            target = await asyncio.to_thread(registry.rollback_target, writer.engine)
-            if target is None:
-                raise APIError(409, "no earlier deployed checkpoint to roll back to", None)
-            current, previous = target
-            await self.swap(previous.path, previous.version)
-            why = "rolled back by hand (POST /admin/rollback)"
-            await writer.write(CheckpointUpdate(current.path, "rolled_back", reason=why))
-        return {"rolled_back": current.path, "deployed": previous.path, "version": self.version}
+        if choices > self.limits.max_n:
+            msg = f"{choices} choices asked; this server returns at most {self.limits.max_n}"
+            raise APIError(400, msg, "n", "invalid_value")
+        if any(not 0 <= t < self.vocab for t in req.stop_token_ids or ()):
+            raise APIError(400, f"stop_token_ids must lie in [0, {self.vocab})", "stop_token_ids")
 
+    def budget(
+        self,
+        prompt_len: int,
+        asked: int | None,
+        param: str,
+        prompt_param: str,
+        default: int | None = None,
+    ) -> int:
+        """Check context room and the max_tokens cap; return the max new tokens.
 
-# ----------------------------------------------- glue to harness, engine, disk
+        An omitted `max_tokens` is `default` (None: all the room), within room and cap.
+        """
+        cap, context = self.limits.max_tokens_cap, self.limits.max_context_tokens
+        if asked is not None and asked > cap:
+            msg = f"{param}={asked} is above this server's cap of {cap}"
+            raise APIError(400, msg, param, "invalid_value")
+        room = context - prompt_len
+        if room < 1 or (asked or 0) > room:
+            msg = (
+                f"This model's maximum context length is {context} tokens; "
+                f"the prompt has {prompt_len} and {asked or 1} more were requested."
+            )
+            raise APIError(400, msg, prompt_param, "context_length_exceeded")
+        return asked or min(default or room, room, cap)
 
 
 def parse_reply(text: str, tools: Sequence[dict[str, Any]]) -> tuple[str, tuple[ToolCall, ...]]:
     """The harness's own Hermes parser; if a call is malformed the client sees the raw text."""
     reply = parse_tool_calls(text, tools, id_prefix=f"call_{uuid.uuid4().hex[:8]}")
     return (text.strip() if reply.errors else reply.content), reply.calls
+
+
+# ------------------------------------------------- tokens from the policy, as text
+# A policy that streams (`Engine.generate_stream`) hands out token deltas as they are
+# decoded; one that does not is wrapped into a single delta, so the server has one path.
+
+
+@runtime_checkable
+class StreamingPolicy(Protocol):
+    """A policy that hands out tokens as they are decoded (`Engine.generate_stream`)."""
+
+    def generate_stream(
+        self, prompt_ids: Sequence[int], sampling: SamplingParams
+    ) -> AsyncIterator[TokenDelta]:
+        """New tokens as they come; the last delta carries the finish_reason."""
+        ...
+
+
+async def stream_generate(
+    policy: Policy, prompt: Sequence[int], sp: SamplingParams, head: TokenDelta | None = None
+) -> AsyncGenerator[TokenDelta, None]:
+    """`head` (forced tokens) if any, then token deltas as they are decoded if the policy
+    streams, or one delta otherwise."""
+    if head is not None:
+        yield head
+    if isinstance(policy, StreamingPolicy):
+        async for delta in policy.generate_stream(prompt, sp):
+            yield delta
+    else:
+        yield as_delta(await policy.generate(prompt, sp))
+
+
+def as_delta(gen: Generation) -> TokenDelta:
+    return TokenDelta(
+        gen.token_ids, gen.logprobs, gen.versions, gen.finish_reason, gen.top_logprobs
+    )
+
+
+def concat(parts: Sequence[TokenDelta]) -> Generation:
+    ids = tuple(t for p in parts for t in p.token_ids)
+    lps = tuple(x for p in parts for x in p.logprobs)
+    versions = tuple(v for p in parts for v in p.versions)
+    tops = tuple(top for p in parts for top in p.top_logprobs)
+    if len(tops) != len(ids):  # a policy that records no alternatives: then none at all
+        tops = ()
+    finish: FinishReason = next(
+        (p.finish_reason for p in reversed(parts) if p.finish_reason), "abort"
+    )
+    return Generation(ids, lps, versions, finish, tops)
+
+
+def token_ends(tokenizer: Any, ids: Sequence[int]) -> list[int]:
+    """Each token's end offset in the decoded text (pushed one at a time, so O(len))."""
+    detok, ends, at = IncrementalDetokenizer(tokenizer), [], 0
+    for tid in ids:
+        at += len(detok.push([tid]))
+        ends.append(at)
+    return ends
+
+
+class IncrementalDetokenizer:
+    """Text deltas from a growing token list without re-decoding all of it (vLLM's trick).
+
+    A window that starts one emission back keeps leading-space merges right; a trailing
+    U+FFFD means a multi-byte character is still incomplete, so nothing is emitted yet.
+    """
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.ids: list[int] = []
+        self.prefix = self.read = 0
+
+    def push(self, new_ids: Sequence[int]) -> str:
+        self.ids.extend(new_ids)
+        before = self.tokenizer.decode(self.ids[self.prefix : self.read], skip_special_tokens=True)
+        now = self.tokenizer.decode(self.ids[self.prefix :], skip_special_tokens=True)
+        if len(now) <= len(before) or now.endswith("\ufffd"):
+            return ""
+        self.prefix, self.read = self.read, len(self.ids)
+        return now[len(before) :]

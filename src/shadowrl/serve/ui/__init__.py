@@ -32,12 +32,12 @@ from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.responses import Response
 
-from shadowrl.serve.auth import CallerDep
+from shadowrl.serve.auth import Caller
 from shadowrl.serve.openai_api import APIError
 from shadowrl.serve.store import TraceWriter
 from shadowrl.serve.store.queries import RequestView, SessionView, get_session, list_sessions
@@ -55,9 +55,15 @@ class BranchIn(BaseModel):
 
 
 def mount_ui(
-    app: FastAPI, writer: TraceWriter, tokenizer: Any, branch: BranchSessions | None = None
+    app: FastAPI,
+    writer: TraceWriter,
+    tokenizer: Any,
+    who: Callable[..., Awaitable[Caller]],
+    branch: BranchSessions | None = None,
 ) -> None:
-    """Add the page (`/ui`, `/ui/sessions/{id}`, its assets) and its JSON routes to `app`."""
+    """Add the page (`/ui`, `/ui/sessions/{id}`, its assets) and its JSON routes to `app`;
+    `who` is the app's key check (`app.py`), so the JSON routes know their caller."""
+    asker = Depends(who)
     static = resources.files(__name__) / "static"
     page = (static / "index.html").read_bytes()
     assets = {name: ((static / name).read_bytes(), kind) for name, kind in ASSETS.items()}
@@ -76,7 +82,7 @@ def mount_ui(
     app.add_route("/ui/static/{name}", asset, include_in_schema=False)
 
     @app.get("/ui/api/sessions", include_in_schema=False)
-    async def sessions(caller: CallerDep) -> dict[str, Any]:
+    async def sessions(caller: Caller = asker) -> dict[str, Any]:
         rows = await asyncio.to_thread(list_sessions, writer.engine, None, LISTED, caller.key_id)
         return {"data": [summary_json(r) for r in rows]}
 
@@ -87,11 +93,11 @@ def mount_ui(
         return view
 
     @app.get("/ui/api/sessions/{sid}", include_in_schema=False)
-    async def session(sid: str, caller: CallerDep) -> dict[str, Any]:
+    async def session(sid: str, caller: Caller = asker) -> dict[str, Any]:
         return {**session_json(await visible(sid, caller), tokenizer), "branching": bool(branch)}
 
     @app.post("/ui/api/sessions/{sid}/branch", include_in_schema=False)
-    async def branch_session(sid: str, body: BranchIn, caller: CallerDep) -> dict[str, Any]:
+    async def branch_session(sid: str, body: BranchIn, caller: Caller = asker) -> dict[str, Any]:
         view = await visible(sid, caller)
         if branch is None:
             raise APIError(404, "this server does not branch sessions", None, "not_found")
