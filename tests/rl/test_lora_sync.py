@@ -3,6 +3,7 @@ through a real weight store and the engine merges them onto the base it holds.""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import torch
@@ -12,6 +13,7 @@ from shadowrl.inference.config import EngineConfig, SpeculativeConfig
 from shadowrl.inference.engine import Engine
 from shadowrl.inference.mtp import for_model
 from shadowrl.models import tiny_model
+from shadowrl.rl.cluster.actors import EngineActor, TrainerActor
 from shadowrl.rl.companion import build_companion
 from shadowrl.rl.config import LoRAConfig
 from shadowrl.rl.forward import token_logprobs
@@ -203,3 +205,27 @@ def test_the_orchestrators_sync_sends_adapters_and_a_companions_heads(tmp_path: 
             served = engine.speculator.heads.state_dict()
             trained = trainer.companion.served().state_dict()
             assert all(torch.equal(served[k], trained[k]) for k in trained)
+
+
+def test_the_ray_actors_sync_adapters_through_the_same_path(tmp_path: Path):
+    """The Ray backend's actors as plain objects (no Ray): the trainer actor publishes
+    through `Trainer.publisher`, the engine actor reads through `AdapterSync`, a new
+    engine actor catches up to base + current adapters, and `weights()` is the merge."""
+    url, train = str(tmp_path / "w"), cfg(**LORA, lr=1e-2)
+    trainer = TrainerActor(tiny(), None, None, train, url, None)
+    assert trainer.publish(0)["kind"] == "full"  # the base
+    trainer.train_groups(groups())
+    assert trainer.publish(1)["full_bytes"] == 7168  # the adapters alone (see test (c))
+    config = EngineConfig(max_batch=2, initial_kv_len=32)
+    engine = EngineActor(tiny(seed=7), None, config, train, url, seed=0)  # joins at v1
+    try:
+        assert engine.version() == 1 and gap(trainer.trainer, engine.engine) < TOL
+        trainer.train_groups(groups())
+        trainer.publish(2)
+        asyncio.run(engine.load(2))
+        assert engine.version() == 2 and gap(trainer.trainer, engine.engine) < TOL
+        merged, held = trainer.weights(), engine.engine.model.state_dict()
+        assert merged.keys() == held.keys()
+        assert all(torch.equal(held[k], v) for k, v in merged.items())
+    finally:
+        engine.engine.stop()
