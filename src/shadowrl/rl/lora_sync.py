@@ -48,7 +48,6 @@ class AdapterSync:
         manifest). `aside`: tensors that change every step besides the adapters (a
         companion's), published with them."""
         self.store, self.scale, self.aside = store, scale, aside
-        self.spec = store.spec
         self._published: int | None = None  # the base version this publisher wrote
         self._base: tuple[int, dict[str, Tensor]] | None = None  # reader: (b, base tensors)
 
