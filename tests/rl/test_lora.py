@@ -1,4 +1,5 @@
-"""LoRA RL on a tiny random Llama: only adapters train, everything outside sees merged weights."""
+"""LoRA RL on a tiny random Llama: only adapters train, checkpoints and copies are merged
+(the sync of adapters to an engine: `test_lora_sync.py`)."""
 
 from __future__ import annotations
 
@@ -28,11 +29,14 @@ def test_only_adapters_train_and_the_merged_policy_moves():
     layers = [m for m in trainer.model.modules() if isinstance(m, LoRALinear)]
     assert len(layers) == 2 * 2  # q_proj and v_proj of both layers
     assert {id(p) for p in trainer.params} == {id(p) for m in layers for p in (m.lora_a, m.lora_b)}
-    assert trainer.state_dict().keys() == base.keys()  # the base names, no lora_* entries
-    assert all(torch.equal(trainer.state_dict()[k], v) for k, v in base.items())  # B = 0
+    published = trainer.state_dict()  # the frozen base + the adapters (lora_sync.py)
+    assert {k for k in published if ".lora_" not in k} == base.keys()
+    merged = trainer.lora.merge(published)
+    assert merged.keys() == base.keys()  # the base names, no lora_* entries
+    assert all(torch.equal(merged[k], v) for k, v in base.items())  # B = 0
     for _ in range(2):
         trainer.train_groups(groups())
-    merged = trainer.state_dict()
+    merged = trainer.lora.merge(trainer.state_dict())
     now = params(trainer.model)
     frozen = {k: v for k, v in now.items() if ".lora_" not in k}
     assert all(torch.equal(frozen[k], base[k]) for k in base), "a base weight moved"
@@ -40,12 +44,12 @@ def test_only_adapters_train_and_the_merged_policy_moves():
     assert moved and all(k.endswith(("q_proj.weight", "v_proj.weight")) for k in moved)
 
 
-def test_the_published_merge_scores_as_the_trainer():
+def test_the_merge_scores_as_the_trainer():
     trainer = lora_trainer()
     for _ in range(2):
         trainer.train_groups(groups())
     engine = tiny(seed=7)  # another model: every weight must come from the publication
-    engine.load_state_dict(trainer.state_dict())
+    engine.load_state_dict(trainer.lora.merge(trainer.state_dict()))
     with torch.no_grad():
         ours = token_logprobs(trainer.model.eval(), IDS)
         theirs = token_logprobs(engine.eval(), IDS)
@@ -64,7 +68,7 @@ def test_checkpoint_holds_the_merged_model_and_resumes_the_adapters(tmp_path: Pa
     ckpt = trainer.save(tmp_path)
     assert (ckpt / "lora.safetensors").exists()
     plain = load_checkpoint(ckpt)  # what Hugging Face / vLLM / eval load: the merged policy
-    for k, v in trainer.state_dict().items():
+    for k, v in trainer.lora.merge(trainer.state_dict()).items():
         assert torch.equal(plain.state_dict()[k], v), k
     again = Trainer.resume(ckpt, cfg(**LORA, lr=1e-2))
     a, b = params(trainer.model), params(again.model)
@@ -72,7 +76,7 @@ def test_checkpoint_holds_the_merged_model_and_resumes_the_adapters(tmp_path: Pa
     assert max(float((a[k] - b[k]).abs().max()) for k in a) < 1e-6
     m1, m2 = trainer.train_groups(groups()), again.train_groups(groups())
     assert m2["loss"] == pytest.approx(m1["loss"], rel=1e-5) and m2["version"] == 2
-    x, y = trainer.state_dict(), again.state_dict()
+    x, y = trainer.lora.merge(trainer.state_dict()), again.lora.merge(again.state_dict())
     assert max(float((x[k] - y[k]).abs().max()) for k in x) < 1e-5
 
 

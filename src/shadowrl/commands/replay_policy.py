@@ -31,12 +31,14 @@ class RecordedWeights:
         self.spec = override or self._recorded_spec(meta)
         self._cache: tuple[int | None, Any] | None = None
         if override is None and meta.get("weights"):
+            from shadowrl.rl.lora_sync import AdapterSync
             from shadowrl.rl.weights import WeightStore
 
             url = str(meta["weights"])
             if "://" not in url and not Path(url).is_dir():
                 raise UsageError(f"the record's weight store {url} no longer exists: pass --model")
-            self.store, self.url = WeightStore(url), url
+            # a LoRA run's versions hold adapters: the reader merges them onto its base
+            self.store, self.url = AdapterSync(WeightStore(url)), url
 
     @staticmethod
     def _recorded_spec(meta: dict[str, Any]) -> str:

@@ -7,9 +7,10 @@ step 0 is the base model): y = x Wᵀ + b + (α/r)·x Aᵀ Bᵀ. The trainer's o
 the parameters that require a gradient, which are then the adapters alone.
 
 Everything outside the trainer sees the merged model, W + (α/r)·B A, under the base
-names: the weights published to the engine (`Adapters.merge`), the engine's starting
-copy (`plain_copy`), and a checkpoint's `model.safetensors`, which Hugging Face and
-vLLM load as is. The adapters are saved beside it (`lora.safetensors`); a resumed run
+names: the engine's starting copy (`plain_copy`), a checkpoint's `model.safetensors`,
+which Hugging Face and vLLM load as is, and what the engine loads at each sync. The
+sync itself carries the adapters, not merged weights: the base once, then A and B per
+version, merged on the engine's side (`lora_sync.py`). The adapters are saved beside it (`lora.safetensors`); a resumed run
 recovers the frozen base as merged − (α/r)·B A, exact up to float32 rounding.
 """
 
@@ -67,6 +68,7 @@ class Adapters:
         if not names:
             raise ValueError(f"train.lora.target_modules {sorted(targets)} match no nn.Linear")
         model.requires_grad_(False)
+        self.scale = cfg.alpha / cfg.rank
         self.layers: dict[str, LoRALinear] = {}
         for name in names:
             parent, _, leaf = name.rpartition(".")

@@ -34,6 +34,7 @@ from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.dp import Leader, Ranks, ShardedPublisher
 from shadowrl.rl.forward import PolicyLogprobs, enable_checkpointing, token_logprobs
 from shadowrl.rl.lora import Adapters
+from shadowrl.rl.lora_sync import AdapterSync
 from shadowrl.rl.loss import (
     LossStats,
     RolloutGap,
@@ -201,7 +202,8 @@ class Trainer:
         """The weights to publish to the engine (live tensors; the store copies them).
 
         Tied tensors (lm_head = embed_tokens) appear once: loading one name updates both.
-        Under LoRA, the merged weights under the base names.
+        Under LoRA, the frozen base under the base names and the adapters (`*.lora_a`,
+        `*.lora_b`): what `AdapterSync` publishes; `lora.merge` of it is the policy.
         A companion's tensors, if any, come along under its own names.
         Under FSDP the tensors are DTensor shards (`dp.owned` gathers them).
         """
@@ -212,16 +214,18 @@ class Trainer:
             if key not in seen:
                 seen.add(key)
                 out[name] = t
-        out = self.lora.merge(out) if self.lora is not None else out
         return out | (self.companion.state_dict() if self.companion is not None else {})
 
-    def publisher(self, store: WeightStore) -> WeightStore | ShardedPublisher:
-        """What publishes this trainer's weights to `store`: the store itself on one rank;
-        on N ranks, one that has every rank write the shards it owns."""
+    def publisher(self, store: WeightStore) -> WeightStore | ShardedPublisher | AdapterSync:
+        """What publishes this trainer's weights to `store`: under LoRA, the adapters alone
+        after a first full base (`lora_sync.py`, rank 0: they are small); else the store
+        itself on one rank, and on N ranks one that has every rank write the shards it owns."""
+        aside = frozenset(self.companion.state_dict() if self.companion is not None else {})
+        if self.lora is not None:
+            return AdapterSync(store, self.lora.scale, aside)
         if not isinstance(self.ranks, Leader):
             return store
-        aside = self.companion.state_dict() if self.companion is not None else {}
-        return ShardedPublisher(self.ranks, store, alone=frozenset(aside))
+        return ShardedPublisher(self.ranks, store, alone=aside)
 
     def policy_copy(self, fetch: Callable[[], Mapping[str, Tensor]] | None = None) -> Any:
         """A plain copy of the policy (LoRA merged) for the engine or a later stage; `fetch`

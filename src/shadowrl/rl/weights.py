@@ -112,13 +112,18 @@ class WeightStore:
         self.dtype = getattr(torch, dtype) if dtype else None
         self.codec = codec
         self._sent: tuple[int, int, Layout, Bytes] | None = None  # version, last full, ...
-        self._got: tuple[int, Bytes] | None = None  # reader cache: last fetched version
+        # reader cache: the last fetched version, its bytes and its shards' hashes (a version
+        # republished with other content, as after a resume, is not taken from the cache)
+        self._got: tuple[int, Bytes, list[Any]] | None = None
         self.fetched = {"shards": 0, "bytes": 0}  # what fetches downloaded, for tests/benchmarks
 
     # -- trainer side --------------------------------------------------------------
-    def publish(self, state: Mapping[str, Tensor], version: int) -> dict[str, Any]:
-        """Write `version` as a delta against the last published one (or as a full snapshot)."""
-        return self.commit(version, [self.write_part(state, version)])
+    def publish(
+        self, state: Mapping[str, Tensor], version: int, meta: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Write `version` as a delta against the last published one (or as a full snapshot);
+        `meta` (JSON) is kept in its manifest for readers (`meta(version)`)."""
+        return self.commit(version, [self.write_part(state, version)], meta)
 
     def write_part(
         self, state: Mapping[str, Tensor], version: int, part: int = 0
@@ -154,7 +159,12 @@ class WeightStore:
             "write_ms": (time.perf_counter() - t0) * 1e3,
         }
 
-    def commit(self, version: int, parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def commit(
+        self,
+        version: int,
+        parts: Sequence[Mapping[str, Any]],
+        meta: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Make `version` visible: one manifest naming every part's shards, written last."""
         t0 = time.perf_counter()
         kinds = {(p["kind"], p["base_version"], p["codec"]) for p in parts}
@@ -181,6 +191,7 @@ class WeightStore:
             "shards": shards,
             "raw_bytes": sum(s["raw_bytes"] for s in shards),
             "stored_bytes": sum(s["bytes"] for s in shards),
+            "meta": dict(meta or {}),
         }
         vdir = self._vdir(version)
         write_via(self.fs, f"{vdir}/manifest.json", json.dumps(manifest))  # the commit point
@@ -260,8 +271,10 @@ class WeightStore:
         """
         if base is not None and base_version is None:
             raise ValueError("base needs its base_version")
-        have = (base_version, to_bytes(base)) if base is not None else self._got
         target = self._manifest(version)
+        have = (base_version, to_bytes(base), None) if base is not None else self._got
+        if have is not None and have[0] == version and have[2] not in (None, _hashes(target)):
+            have = None
         chain = [target]
         while chain[-1]["kind"] == "delta" and (
             have is None or chain[-1]["base_version"] != have[0]
@@ -277,9 +290,13 @@ class WeightStore:
             delta, codec = self._decode(m), m.get("codec", "xor")  # format 1: xor
             items = {k: itemsize(dt) for k, (dt, _) in m["tensors"].items()}
             raw = {k: undiff(delta[k], raw[k], items[k], codec) for k in delta}
-        self._got = (version, raw)
+        self._got = (version, raw, _hashes(target))
         layout = Layout({k: (dt, tuple(shape)) for k, (dt, shape) in target["tensors"].items()})
         return to_state(raw, layout)
+
+    def meta(self, version: int) -> dict[str, Any]:
+        """What the publisher of `version` kept with it (`publish(meta=...)`; {} if nothing)."""
+        return dict(self._manifest(version).get("meta", {}))
 
     def _manifest(self, version: int) -> dict[str, Any]:
         path = f"{self._vdir(version)}/manifest.json"
@@ -323,3 +340,7 @@ class WeightStore:
 
     def _vdir(self, version: int) -> str:
         return f"{self.root}/v{version:08d}"
+
+
+def _hashes(manifest: Mapping[str, Any]) -> list[Any]:
+    return [s["sha256"] for s in manifest["shards"]]

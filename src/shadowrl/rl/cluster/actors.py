@@ -2,7 +2,8 @@
 
 They are plain classes (`backend.py` wraps them with `ray.remote` when it starts them),
 so nothing here is a second implementation: the trainer actor holds a `Trainer` and a
-publishing `WeightStore`, an engine actor an `Engine` and a reading `WeightStore`, an
+publishing `WeightStore` (`Trainer.publisher`), an engine actor an `Engine` and a reader
+of that store (`lora_sync.AdapterSync`: a LoRA run's adapters merged, else as stored), an
 environment worker its own root sandboxes and runs `rollout.forked_episode`, the very
 episode the in-process group runs. What crosses the network is small: trajectories
 (token ids), prompts and generations, version numbers; weights go through the store.
@@ -19,6 +20,7 @@ from shadowrl.episode import EpisodeSpec, graded_episode
 from shadowrl.inference.config import EngineConfig
 from shadowrl.rl.companion import Companion
 from shadowrl.rl.config import BranchingConfig, TrainConfig
+from shadowrl.rl.lora_sync import AdapterSync
 from shadowrl.rl.rollout import forked_episode
 from shadowrl.rl.roots import SandboxRoots
 from shadowrl.rl.trainer import Trainer
@@ -80,7 +82,8 @@ class TrainerActor:
         self.trainer = (
             Trainer.resume(ckpt, train) if ckpt else Trainer(model, train, companion=companion)
         )
-        self.store = weight_store(store_url, train, store_dtype)
+        # under LoRA the adapters alone after one full base (`lora_sync.py`)
+        self.store = self.trainer.publisher(weight_store(store_url, train, store_dtype))
 
     def counters(self) -> tuple[int, int]:
         """(version, optimizer steps)."""
@@ -100,7 +103,10 @@ class TrainerActor:
         return str(self.trainer.save(root, self.tokenizer))
 
     def weights(self) -> dict[str, Any]:
-        return {k: v.detach().clone() for k, v in self.trainer.model.state_dict().items()}
+        """The policy's weights (LoRA merged) under the base names."""
+        state = self.trainer.model.state_dict()
+        state = self.trainer.lora.merge(state) if self.trainer.lora is not None else state
+        return {k: v.detach().clone() for k, v in state.items()}
 
     def where(self) -> dict[str, Any]:
         return placement()
@@ -132,7 +138,8 @@ class EngineActor:
         ).start()
         self.store = None
         if store_url:
-            self.store = store = weight_store(store_url, train or TrainConfig(), None)
+            # a LoRA run's versions are adapters: merged here onto the base (`lora_sync.py`)
+            self.store = store = AdapterSync(weight_store(store_url, train or TrainConfig(), None))
             # the newest published version: also what a restarted engine must catch up to
             latest = store.latest_version()
             if latest is not None:
