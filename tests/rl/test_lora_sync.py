@@ -17,7 +17,8 @@ from shadowrl.rl.cluster.actors import EngineActor, TrainerActor
 from shadowrl.rl.companion import build_companion
 from shadowrl.rl.config import LoRAConfig
 from shadowrl.rl.forward import token_logprobs
-from shadowrl.rl.lora_sync import AdapterSync, is_adapter
+from shadowrl.rl.lora import is_adapter
+from shadowrl.rl.lora_sync import AdapterSync
 from shadowrl.rl.orchestrator import Orchestrator, OrchestratorConfig, TaskSampler
 from shadowrl.rl.run import local_services
 from shadowrl.rl.trainer import Trainer

@@ -52,7 +52,21 @@ class LoRALinear(nn.Linear):
 
     def delta(self) -> Tensor:
         """(α/r)·B A [out, in]: what the adapter adds to the weight."""
-        return (self.lora_b @ self.lora_a) * self.scale
+        return delta(self.lora_a, self.lora_b, self.scale)
+
+
+ADAPTER_KEYS = ("lora_a", "lora_b")
+
+
+def is_adapter(name: str) -> bool:
+    """Whether a state key is an adapter's (`<layer>.lora_a` / `.lora_b`)."""
+    return name.rsplit(".", 1)[-1] in ADAPTER_KEYS
+
+
+def delta(a: Tensor, b: Tensor, scale: float) -> Tensor:
+    """(α/r)·B A [out, in] from A [r, in] and B [out, r]: the one merge formula (the
+    trainer's layers and the weight readers, `lora_sync.py`)."""
+    return (b @ a) * scale
 
 
 class Adapters:
@@ -79,7 +93,7 @@ class Adapters:
 
     def merge(self, state: Mapping[str, Tensor]) -> dict[str, Tensor]:
         """A model state (with `lora_*` entries) -> the merged weights under the base names."""
-        out = {k: v for k, v in state.items() if not k.rsplit(".", 1)[-1].startswith("lora_")}
+        out = {k: v for k, v in state.items() if not is_adapter(k)}
         with torch.no_grad():
             for name, layer in self.layers.items():
                 out[f"{name}.weight"] = layer.weight + layer.delta()
@@ -91,7 +105,7 @@ class Adapters:
         tensors = {
             f"{name}.{p}": getattr(layer, p).detach().contiguous()
             for name, layer in self.layers.items()
-            for p in ("lora_a", "lora_b")
+            for p in ADAPTER_KEYS
         }
         save_file(tensors, str(directory / ADAPTERS))
 

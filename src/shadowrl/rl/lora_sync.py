@@ -29,13 +29,8 @@ from typing import Any
 
 from torch import Tensor
 
+from shadowrl.rl.lora import delta, is_adapter
 from shadowrl.rl.weights import WeightStore
-
-ADAPTER_KEYS = ("lora_a", "lora_b")
-
-
-def is_adapter(name: str) -> bool:
-    return name.rsplit(".", 1)[-1] in ADAPTER_KEYS
 
 
 class AdapterSync:
@@ -80,7 +75,7 @@ class AdapterSync:
         for name in (k.removesuffix(".lora_a") for k in state if k.endswith(".lora_a")):
             w = weights[f"{name}.weight"]
             a, b_ = state[f"{name}.lora_a"].float(), state[f"{name}.lora_b"].float()
-            out[f"{name}.weight"] = (w.float() + (b_ @ a) * scale).to(w.dtype)  # as `merge`
+            out[f"{name}.weight"] = (w.float() + delta(a, b_, scale)).to(w.dtype)
         return out
 
     def versions(self) -> list[int]:
