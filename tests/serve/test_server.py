@@ -58,7 +58,7 @@ def test_chat_tool_call_is_parsed_from_hermes_tags(serve: Any, tokenizer: Any) -
     )
     choice = out.choices[0]
     assert choice.finish_reason == "tool_calls"
-    assert choice.message.content == "Let me check."
+    assert choice.message.content == "Let me check.\n"  # the text before the call, as is
     (call,) = choice.message.tool_calls or []
     assert call.function.name == "get_weather"
     assert json.loads(call.function.arguments) == {"city": "Paris"}
@@ -112,6 +112,25 @@ def test_streaming_matches_the_non_streaming_reply(serve: Any, tokenizer: Any) -
     assert logprobs == pytest.approx([-0.5 - k / 100 for k in range(n_tokens)])
 
 
+def test_a_reply_cut_inside_a_character_reads_the_same_streamed_or_not(
+    serve: Any, tokenizer: Any
+) -> None:
+    """`max_tokens` can end a reply between the bytes of one character: both paths then
+    return the text the tokenizer decodes (ending in U+FFFD), the stream without losing
+    what it held back."""
+    reply = "héllo 日本語 ok"
+    ids = tokenizer.encode(reply, add_special_tokens=False)
+    # ScriptedPolicy sends max_tokens - 1 reply tokens, then its stop token
+    cut = next(k for k in range(1, len(ids)) if tokenizer.decode(ids[:k]).endswith("\ufffd"))
+    expected = tokenizer.decode(ids[:cut])
+    client, _ = serve(ScriptedPolicy(tokenizer, reply))
+    ask = {"model": MODEL, "messages": [{"role": "user", "content": "go"}], "max_tokens": cut + 1}
+    whole = client.chat.completions.create(**ask).choices[0].message.content
+    chunks = list(client.chat.completions.create(**ask, stream=True))
+    streamed = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert whole == streamed == expected
+
+
 def test_streamed_tool_call_is_held_back_and_sent_whole(serve: Any, tokenizer: Any) -> None:
     reply = 'Checking.<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
     client, _ = serve(ScriptedPolicy(tokenizer, reply))
@@ -130,6 +149,33 @@ def test_streamed_tool_call_is_held_back_and_sent_whole(serve: Any, tokenizer: A
         ("get_weather", {"city": "Oslo"})
     ]
     assert chunks[-1].choices[0].finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "\n  Plain text, with tools offered.\n",
+        '\nLet me look.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>',
+        "\nHi <tool_call>\n{not json}\n</tool_call>",
+    ],
+    ids=["no-call", "call", "malformed-call"],
+)
+def test_with_tools_the_stream_spells_the_non_streamed_reply(
+    serve: Any, tokenizer: Any, reply: str
+) -> None:
+    """What a stream sends is never retracted, so the reply it adds up to must be the
+    non-streamed one exactly: same content (whitespace included), same calls."""
+    client, _ = serve(ScriptedPolicy(tokenizer, reply))
+    ask = {"model": MODEL, "messages": [{"role": "user", "content": "Oslo?"}], "tools": [WEATHER]}
+    whole = client.chat.completions.create(**ask).choices[0]
+    deltas = [c.choices[0].delta for c in client.chat.completions.create(**ask, stream=True)]
+    streamed = "".join(d.content or "" for d in deltas)
+    calls = [(c.function.name, c.function.arguments) for d in deltas for c in d.tool_calls or []]
+    assert streamed == (whole.message.content or "")
+    assert calls == [
+        (c.function.name, c.function.arguments) for c in whole.message.tool_calls or []
+    ]
+    assert bool(calls) == (reply.count("{") == 2)  # only the well-formed call is a call
 
 
 def test_stop_strings_are_cut_and_n_choices_get_distinct_seeds(serve: Any, tokenizer: Any) -> None:

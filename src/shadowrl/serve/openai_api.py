@@ -10,7 +10,8 @@ opening of a Hermes tool call: the tokens of `<tool_call>\\n{"name": "` (require
 of `<tool_call>\\n{"name": "<name>", "arguments": ` (named) are appended to the prompt
 and reported as the first tokens of the completion (logprob 0, `forced_tokens` says
 how many; they count against `max_tokens`), so the model only writes the rest of the
-call. A model that then writes no valid call gets its raw text returned as content.
+call. The content beside a call is the text before the first `<tool_call>`, as written; a
+reply whose calls do not all parse is returned whole as content, without calls.
 Nothing here touches a model; `server.py` does the work.
 """
 

@@ -95,15 +95,14 @@ class OpenAIServer:
     # ----------------------------------------------------------- shared steps
 
     def finish(
-        self, job: Job, gen: Generation, text: str, sp: SamplingParams, ends: list[int] | None
+        self, job: Job, gen: Generation, text: str, sp: SamplingParams, ends: Sequence[int]
     ) -> Served:
-        """What the client is shown of one generation: cut at a stop, tool calls parsed."""
+        """What the client is shown of one generation: cut at a stop, tool calls parsed.
+        `ends` are the tokens' end offsets in `text` (`detokenize`)."""
         cut, stopped = cut_at_stop(text, sp.stop)
         kept = None
         if stopped:  # only the tokens that spell the returned text are returned
-            kept = tokens_for(
-                token_ends(self.tokenizer, gen.token_ids) if ends is None else ends, len(cut)
-            )
+            kept = tokens_for(ends, len(cut))
         reason = "stop" if stopped else gen.finish_reason
         forced = len(job.forced)
         if job.tools is None:
@@ -116,8 +115,8 @@ class OpenAIServer:
         head = forced_delta(job, sp, self.version)
         if head is not None:
             gen = concat([head, as_delta(gen)])
-        text = self.tokenizer.decode(list(gen.token_ids), skip_special_tokens=True)
-        return self.finish(job, gen, text, sp, None)
+        text, ends = detokenize(self.tokenizer, gen.token_ids)  # as a stream would spell it
+        return self.finish(job, gen, text, sp, ends)
 
     async def trace(self, session_header: str | None, caller: Caller) -> Trace | None:
         if self.recorder is None:
@@ -221,6 +220,9 @@ class OpenAIServer:
                     sent = max(sent, upto)
                 if cut_at_stop(text, sp.stop)[1]:
                     break  # the engine stops on stop strings too; nothing after one is shown
+        if tail := detok.flush():  # a character the generation ended inside of
+            text += tail
+            ends[-1] = len(text)
         served = self.finish(job, concat(parts), text, sp, ends)
         if not served.calls and len(served.text) > sent:
             emit(i, {"content": served.text[sent:]})
@@ -299,9 +301,13 @@ class OpenAIServer:
 
 
 def parse_reply(text: str, tools: Sequence[dict[str, Any]]) -> tuple[str, tuple[ToolCall, ...]]:
-    """The harness's own Hermes parser; if a call is malformed the client sees the raw text."""
+    """The harness's own Hermes parser finds the calls; the content is the text before the
+    first call, as is (vLLM's rule), or all of it when no call parses. Nothing is stripped:
+    a stream has already sent that text and cannot take it back."""
     reply = parse_tool_calls(text, tools, id_prefix=f"call_{uuid.uuid4().hex[:8]}")
-    return (text.strip() if reply.errors else reply.content), reply.calls
+    if reply.errors or not reply.calls:
+        return text, ()
+    return text[: text.find(TOOL_TAG)], reply.calls
 
 
 # ------------------------------------------------- tokens from the policy, as text
@@ -353,13 +359,17 @@ def concat(parts: Sequence[TokenDelta]) -> Generation:
     return Generation(ids, lps, versions, finish, tops)
 
 
-def token_ends(tokenizer: Any, ids: Sequence[int]) -> list[int]:
-    """Each token's end offset in the decoded text (pushed one at a time, so O(len))."""
-    detok, ends, at = IncrementalDetokenizer(tokenizer), [], 0
+def detokenize(tokenizer: Any, ids: Sequence[int]) -> tuple[str, list[int]]:
+    """The text of `ids` and each token's end offset in it, spelled exactly as a stream
+    of them is (pushed one at a time, so O(len)): one spelling, streamed or not."""
+    detok, text, ends = IncrementalDetokenizer(tokenizer), "", []
     for tid in ids:
-        at += len(detok.push([tid]))
-        ends.append(at)
-    return ends
+        text += detok.push([tid])
+        ends.append(len(text))
+    if tail := detok.flush():
+        text += tail
+        ends[-1] = len(text)
+    return text, ends
 
 
 class IncrementalDetokenizer:
@@ -367,6 +377,8 @@ class IncrementalDetokenizer:
 
     A window that starts one emission back keeps leading-space merges right; a trailing
     U+FFFD means a multi-byte character is still incomplete, so nothing is emitted yet.
+    `flush` hands out what is held back once no token follows: the text then ends as
+    the tokenizer decodes it whole (U+FFFD for a character cut off by `max_tokens`).
     """
 
     def __init__(self, tokenizer: Any) -> None:
@@ -380,5 +392,14 @@ class IncrementalDetokenizer:
         now = self.tokenizer.decode(self.ids[self.prefix :], skip_special_tokens=True)
         if len(now) <= len(before) or now.endswith("\ufffd"):
             return ""
+        self.prefix, self.read = self.read, len(self.ids)
+        return now[len(before) :]
+
+    def flush(self) -> str:
+        """What `push` is still holding back (an incomplete character)."""
+        if self.read == len(self.ids):
+            return ""
+        before = self.tokenizer.decode(self.ids[self.prefix : self.read], skip_special_tokens=True)
+        now = self.tokenizer.decode(self.ids[self.prefix :], skip_special_tokens=True)
         self.prefix, self.read = self.read, len(self.ids)
         return now[len(before) :]
