@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from shadowrl.rl.dp import _chunk
+from shadowrl.rl.dp import chunk_range
 from shadowrl.rl.weights import Rows, WeightStore, WeightStoreError, owners
 
 from .test_weights import assert_bit_equal, states
@@ -118,6 +118,6 @@ def test_chunks_split_as_torch_chunk_with_empty_tails():
     for n, parts in [(5, 4), (7, 2), (64, 2), (1, 3), (0, 2), (8, 8)]:
         chunks = list(torch.arange(n).chunk(parts)) if n else []
         for i in range(parts):
-            a, b = _chunk(0, n, parts, i)
+            a, b = chunk_range(0, n, parts, i)
             expect = chunks[i].tolist() if i < len(chunks) else []
             assert list(range(a, b)) == expect, (n, parts, i)

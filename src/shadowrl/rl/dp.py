@@ -130,7 +130,7 @@ def held_rows(t: DTensor) -> tuple[Tensor, Rows]:
     start, stop, replica, replicas = 0, t.shape[0], 0, 1
     for dim, p in enumerate(t.placements):
         if isinstance(p, Shard) and p.dim == 0:
-            start, stop = _chunk(start, stop, mesh.size(dim), coord[dim])
+            start, stop = chunk_range(start, stop, mesh.size(dim), coord[dim])
         elif p.is_replicate():
             replica, replicas = replica * mesh.size(dim) + coord[dim], replicas * mesh.size(dim)
         else:
@@ -138,11 +138,11 @@ def held_rows(t: DTensor) -> tuple[Tensor, Rows]:
     local = t.to_local()
     if local.shape[0] != stop - start:
         raise ValueError(f"a local shard of {local.shape[0]} rows is not rows {start}:{stop}")
-    a, b = _chunk(start, stop, replicas, replica)
+    a, b = chunk_range(start, stop, replicas, replica)
     return local[a - start : b - start], Rows(a, b, tuple(t.shape))
 
 
-def _chunk(start: int, stop: int, n: int, i: int) -> tuple[int, int]:
+def chunk_range(start: int, stop: int, n: int, i: int) -> tuple[int, int]:
     """The i-th of n torch.chunk-style pieces of the range [start, stop)."""
     size = -(-(stop - start) // n)
     first = min(start + i * size, stop)
