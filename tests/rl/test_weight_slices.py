@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from shadowrl.rl.dp import chunk_range
+from shadowrl.rl.weight_codec import untiled
 from shadowrl.rl.weights import Rows, WeightStore, WeightStoreError, owners
 
 from .test_weights import assert_bit_equal, states
@@ -121,3 +122,12 @@ def test_chunks_split_as_torch_chunk_with_empty_tails():
             a, b = chunk_range(0, n, parts, i)
             expect = chunks[i].tolist() if i < len(chunks) else []
             assert list(range(a, b)) == expect, (n, parts, i)
+
+
+def test_untiled_names_the_first_gap_overlap_or_overrun():
+    assert untiled([(3, 5), (0, 3), (5, 5)], 5) is None  # any order; empty spans ignored
+    assert untiled([], 0) is None
+    assert untiled([(0, 3)], 5) == "nothing at 3 of 5"
+    assert untiled([(1, 5)], 5) == "nothing at 0"
+    assert untiled([(0, 3), (2, 5)], 5) == "overlap at 2"
+    assert untiled([(0, 3), (3, 6)], 5) == "an end at 6 past 5"

@@ -142,7 +142,9 @@ def untiled(spans: Iterable[tuple[int, int]], total: int) -> str | None:
         if start != at:
             return f"{'overlap' if start < at else 'nothing'} at {min(start, at)}"
         at = stop
-    return None if at == total else f"nothing at {at} of {total}"
+    if at == total:
+        return None
+    return f"nothing at {at} of {total}" if at < total else f"an end at {at} past {total}"
 
 
 def owners(sizes: Mapping[str, int], world_size: int) -> dict[str, int]:
