@@ -146,6 +146,11 @@ def test_hsdp_on_a_2x2_mesh_steps_as_one_rank(tmp_path: Path):
         store = WeightStore(str(tmp_path))
         assert four.publisher(store).publish(four.state_dict(), 1)["parts"] == 4
         assert worst(one.state_dict(), store.fetch(1)) <= ATOL
+        # each shard's rows are split between its two replicas: every rank writes some
+        m = json.loads((tmp_path / "v00000001" / "manifest.json").read_text())
+        assert all(
+            sorted(p for p, a, b in s if b > a) == [0, 1, 2, 3] for s in m["slices"].values()
+        )
     finally:
         four.close()
 
