@@ -1,7 +1,7 @@
 """How a state dict becomes weight-store shards: raw bytes, byte planes, pieces, owners, rows.
 
-Pure functions over numpy byte arrays, kept apart from the store (`weights.py`) that
-moves their output through a filesystem. See that module for why deltas are XORs of
+Pure functions over numpy byte arrays and the ranks' part manifests (`merge_parts`),
+kept apart from the store (`weights.py`) that moves their output through a filesystem. See that module for why deltas are XORs of
 byte planes.
 """
 
