@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,21 @@ def worst(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
     return max(float((a[k] - b[k]).abs().max()) for k in a)
 
 
-def test_fsdp_two_ranks_step_publish_and_reload_as_one(tmp_path: Path):
+def publish_spied(publisher, state, version: int, monkeypatch) -> tuple[dict, list]:
+    """Publish, recording every DTensor gather rank 0 makes (the spy calls the real one)."""
+    gathers: list = []
+    with monkeypatch.context() as m:
+        for name in ("full_tensor", "redistribute"):
+            real = getattr(DTensor, name)
+            spy = lambda self, *a, real=real, name=name, **kw: (  # noqa: E731
+                gathers.append((name, tuple(self.shape))) or real(self, *a, **kw)
+            )
+            m.setattr(DTensor, name, spy)
+        info = publisher.publish(state, version)
+    return info, gathers
+
+
+def test_fsdp_two_ranks_step_publish_and_reload_as_one(tmp_path: Path, monkeypatch):
     model = tiny()
     one = Trainer(copy.deepcopy(model), cfg(**SETTINGS))
     two = Trainer(copy.deepcopy(model), cfg(**SETTINGS, world_size=2, parallel="fsdp"))
@@ -41,22 +56,29 @@ def test_fsdp_two_ranks_step_publish_and_reload_as_one(tmp_path: Path):
             assert m1["microbatches"] == 3 and m2["version"] == m1["version"] == step + 1
             assert m2["loss"] == pytest.approx(m1["loss"], rel=1e-5)
             assert m2["grad_norm"] == pytest.approx(m1["grad_norm"], rel=1e-5)
-            info = publisher.publish(two.state_dict(), two.version)
-            assert info["parts"] == 2
-            published = WeightStore(str(tmp_path / "w")).fetch(two.version)
+            info, gathers = publish_spied(publisher, two.state_dict(), two.version, monkeypatch)
+            assert info["parts"] == 2 and info["kind"] == ("full", "delta")[step]
+            assert gathers == []  # rank 0 encoded its own rows, gathered nothing
+            check_rows_published_by_their_ranks(tmp_path / "w", two)
+            published = WeightStore(str(tmp_path / "w")).fetch(two.version)  # replays v1
             assert worst(one.state_dict(), published) <= ATOL, f"step {step + 1}"
-            # what was gathered and published is exactly what the shards hold
-            for k, t in two.state_dict().items():
+            for k, t in two.state_dict().items():  # rank 0's rows, exactly
                 local = t.to_local()
                 assert torch.equal(published[k][: local.shape[0]], local), k
+            ckpt = two.save(tmp_path / "ckpt")
+            # exported in this one process, no ranks: the fp32 shards DCP gathered
+            hf = tmp_path / f"hf{step + 1}"
+            assert main(["export", "--checkpoint", str(ckpt), "--out", str(hf)]) == 0
+            gathered = dict(load_checkpoint(hf).state_dict())
+            assert worst(published, gathered) == 0.0
+            # the same weights published whole (as replicas write them) read back the same
+            whole = WeightStore(str(tmp_path / f"whole{step + 1}"))
+            whole.publish(gathered, two.version)
+            assert all(torch.equal(v, published[k]) for k, v in whole.fetch(two.version).items())
             if step == 0:
-                ckpt = two.save(tmp_path / "ckpt")
-                after_one = published
-        assert (ckpt / "dcp").is_dir() and not (ckpt / "model.safetensors").exists()
-        # exported in this one process, no ranks: exactly the gathered fp32 shards
-        assert main(["export", "--checkpoint", str(ckpt), "--out", str(tmp_path / "hf")]) == 0
-        assert worst(after_one, dict(load_checkpoint(tmp_path / "hf").state_dict())) == 0.0
-        two.load_state(ckpt)  # every rank reads its shards and moments back
+                ckpt1, after_one = ckpt, published
+        assert (ckpt1 / "dcp").is_dir() and not (ckpt1 / "model.safetensors").exists()
+        two.load_state(ckpt1)  # every rank reads its shards and moments back
         assert two.version == 1
         publisher.publish(two.state_dict(), 3)
         assert worst(after_one, WeightStore(str(tmp_path / "w")).fetch(3)) == 0.0
@@ -65,6 +87,17 @@ def test_fsdp_two_ranks_step_publish_and_reload_as_one(tmp_path: Path):
         assert worst(after_one, dict(engine_copy.state_dict())) == 0.0
     finally:
         two.close()
+
+
+def check_rows_published_by_their_ranks(store: Path, two: Trainer) -> None:
+    """Every tensor is rows from both ranks (torch.chunk's split of dim 0), and each rank
+    wrote ~half the bytes: no rank encoded a whole tensor."""
+    m = json.loads(max(store.glob("v*/manifest.json")).read_text())
+    for k, t in two.state_dict().items():
+        half = -(-t.shape[0] // 2)
+        assert m["slices"][k] == [[0, 0, half], [1, half, t.shape[0]]], k
+    by_rank = [sum(s["raw_bytes"] for s in m["shards"] if s["part"] == r) for r in (0, 1)]
+    assert abs(by_rank[0] - by_rank[1]) <= 0.01 * sum(by_rank), by_rank
 
 
 @pytest.mark.slow  # two spawned groups, ~1 min on 2 loaded cores
@@ -113,6 +146,11 @@ def test_hsdp_on_a_2x2_mesh_steps_as_one_rank(tmp_path: Path):
         store = WeightStore(str(tmp_path))
         assert four.publisher(store).publish(four.state_dict(), 1)["parts"] == 4
         assert worst(one.state_dict(), store.fetch(1)) <= ATOL
+        # each shard's rows are split between its two replicas: every rank writes some
+        m = json.loads((tmp_path / "v00000001" / "manifest.json").read_text())
+        assert all(
+            sorted(p for p, a, b in s if b > a) == [0, 1, 2, 3] for s in m["slices"].values()
+        )
     finally:
         four.close()
 

@@ -12,8 +12,10 @@ drives the others with commands broadcast over the same process group.
 This file is the process group, the commands and the replicas' gradient all-reduce.
 Whether the ranks hold replicas or FSDP shards is `train.parallel` (`parallel.py`,
 `fsdp.py`); under FSDP, every rank also runs the "save" command (each writes its
-shards). In both, the weight sync is split: each rank writes the store shards of the
-tensors it owns (`weight_codec.owners`), in parallel.
+shards). In both, the weight sync is split, in parallel and with no collective: a
+replica writes the whole tensors it owns (`weight_codec.owners`), an FSDP rank the rows
+of every tensor it holds (`held_rows`); rank 0 commits the version (`weights.py` says
+why the two differ).
 """
 
 from __future__ import annotations
@@ -31,12 +33,11 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch import Tensor
-from torch.distributed.tensor import DTensor
+from torch.distributed.tensor import DTensor, Shard
 
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.loss import LossStats
-from shadowrl.rl.weight_codec import owners
-from shadowrl.rl.weights import WeightStore
+from shadowrl.rl.weights import Rows, WeightStore, owners
 
 BUCKET = 16 << 20  # gradient elements per all-reduce: bounds the flat buffer's memory
 TIMEOUT = timedelta(minutes=30)  # a collective waits this long for a rank that died
@@ -102,17 +103,50 @@ def _grad(p: Tensor) -> Tensor:
     return p.grad if p.grad is not None else torch.zeros_like(p)
 
 
-def owned(state: Mapping[str, Tensor], rank: int, world_size: int) -> dict[str, Tensor]:
-    """The tensors of `state` that `rank` publishes. A sharded tensor (a DTensor, under
-    `train.parallel: fsdp | hsdp`) is gathered whole, one at a time, by every rank in the
-    same order, and kept by its owner only."""
-    owner = owners({k: t.numel() * t.element_size() for k, t in state.items()}, world_size)
-    out = {}
+def owned(
+    state: Mapping[str, Tensor], rank: int, world_size: int
+) -> tuple[dict[str, Tensor], dict[str, Rows]]:
+    """What `rank` publishes of `state` (`WeightStore.write_part`'s state and rows), with
+    no collective: of a sharded tensor (a DTensor, `train.parallel: fsdp | hsdp`) the
+    rows it holds (`held_rows`), of a plain one the whole tensor if `rank` owns it."""
+    plain = {k: t for k, t in state.items() if not isinstance(t, DTensor)}
+    owner = owners({k: t.numel() * t.element_size() for k, t in plain.items()}, world_size)
+    out, rows = {}, {}
     for k, t in state.items():
-        whole = t.full_tensor() if isinstance(t, DTensor) else t
-        if owner[k] == rank:
-            out[k] = whole
-    return out
+        if isinstance(t, DTensor):
+            out[k], rows[k] = held_rows(t)
+        elif owner[k] == rank:
+            out[k] = t
+    return out, rows
+
+
+def held_rows(t: DTensor) -> tuple[Tensor, Rows]:
+    """The rows of dim 0 of `t` this rank publishes: its local shard (`Shard(0)` splits
+    as torch.chunk does: ceil(rows / shards) each, the last shorter or empty), split
+    again over the ranks holding the same shard (HSDP's replicas: `Replicate` mesh
+    dims), so every row is written once and each rank writes ~1/world of the tensor."""
+    mesh, coord = t.device_mesh, t.device_mesh.get_coordinate()
+    assert coord is not None, "this rank is not in the tensor's mesh"
+    start, stop, replica, replicas = 0, t.shape[0], 0, 1
+    for dim, p in enumerate(t.placements):
+        if isinstance(p, Shard) and p.dim == 0:
+            start, stop = chunk_range(start, stop, mesh.size(dim), coord[dim])
+        elif p.is_replicate():
+            replica, replicas = replica * mesh.size(dim) + coord[dim], replicas * mesh.size(dim)
+        else:
+            raise ValueError(f"cannot publish a tensor placed {t.placements} by its rows")
+    local = t.to_local()
+    if local.shape[0] != stop - start:
+        raise ValueError(f"a local shard of {local.shape[0]} rows is not rows {start}:{stop}")
+    a, b = chunk_range(start, stop, replicas, replica)
+    return local[a - start : b - start], Rows(a, b, tuple(t.shape))
+
+
+def chunk_range(start: int, stop: int, n: int, i: int) -> tuple[int, int]:
+    """The i-th of n torch.chunk-style pieces of the range [start, stop)."""
+    size = -(-(stop - start) // n)
+    first = min(start + i * size, stop)
+    return first, min(first + size, stop)
 
 
 class Leader(Ranks):
@@ -151,7 +185,7 @@ class Leader(Ranks):
 
 class ShardedPublisher:
     """The orchestrator's weight publisher over a rank group: every rank writes the
-    shards of the tensors it owns, in parallel; rank 0 commits the version."""
+    shards of what it publishes (`owned`), in parallel; rank 0 commits the version."""
 
     def __init__(
         self, leader: Leader, store: WeightStore, alone: frozenset[str] = frozenset()
@@ -164,8 +198,8 @@ class ShardedPublisher:
         # the policy is split as every rank splits it; rank 0 adds what it alone holds
         aside = {k: v for k, v in state.items() if k in self.alone}
         policy = {k: v for k, v in state.items() if k not in aside}
-        mine = {**owned(policy, 0, self.leader.world_size), **aside}
-        part = self.store.write_part(mine, version, 0)
+        mine, rows = owned(policy, 0, self.leader.world_size)
+        part = self.store.write_part(mine | aside, version, 0, rows)
         parts = self.leader.gather(part)
         assert parts is not None
         return self.store.commit(version, parts)
@@ -216,9 +250,8 @@ def _follow(
             spec, version = args
             key = json.dumps(spec, sort_keys=True)
             store = stores.get(key) or stores.setdefault(key, WeightStore(**spec))
-            ranks.gather(
-                store.write_part(owned(trainer.state_dict(), rank, world_size), version, rank)
-            )
+            mine, rows = owned(trainer.state_dict(), rank, world_size)
+            ranks.gather(store.write_part(mine, version, rank, rows))
         elif cmd == "save":  # sharded strategies only: every rank writes its shards
             trainer.save(args[0])
         elif cmd == "load":

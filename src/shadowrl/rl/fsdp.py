@@ -4,9 +4,10 @@ Each decoder layer is one FSDP unit, and so is an untied input embedding; the
 trainer's forward module (the root) holds the rest: the final norm and the LM head
 (with the embedding when tied), so `token_logprobs`, which reads `lm_head.weight`
 outside any layer, runs inside the root's forward, where FSDP has gathered them. Outside a forward every parameter is a
-DTensor shard, so everything that wants plain tensors gets them here: the weight store
-gathers one tensor at a time (`dp.owned`), checkpoints are torch distributed checkpoints
-(each rank writes its shards), the engine starts from the published full state.
+DTensor shard, so everything that wants plain tensors gets them here: each rank
+publishes the rows it holds to the weight store (`dp.held_rows`, no gather) and readers
+assemble full tensors, checkpoints are torch distributed checkpoints (each rank writes
+its shards), the engine starts from the published full state.
 
 FSDP's collectives run inside forward and backward, so every rank runs the same
 number of them: a rank short of microbatches (or handed one with no trainable token)

@@ -205,7 +205,7 @@ class Trainer:
         Under LoRA, the frozen base under the base names and the adapters (`*.lora_a`,
         `*.lora_b`): what `AdapterSync` publishes; `lora.merge` of it is the policy.
         A companion's tensors, if any, come along under its own names.
-        Under FSDP the tensors are DTensor shards (`dp.owned` gathers them).
+        Under FSDP the tensors are DTensor shards; each rank publishes its rows (`dp.owned`).
         """
         out, seen = {}, set()
         for name, t in self.model.state_dict().items():
@@ -219,7 +219,7 @@ class Trainer:
     def publisher(self, store: WeightStore) -> WeightStore | ShardedPublisher | AdapterSync:
         """What publishes this trainer's weights to `store`: under LoRA, the adapters alone
         after a first full base (`lora_sync.py`, rank 0: they are small); else the store
-        itself on one rank, and on N ranks one that has every rank write the shards it owns."""
+        itself on one rank, and on N ranks one that has every rank write its share."""
         aside = frozenset(self.companion.state_dict() if self.companion is not None else {})
         if self.lora is not None:
             return AdapterSync(store, self.lora.scale, aside)

@@ -1,20 +1,25 @@
-"""How a state dict becomes weight-store shards: raw bytes, byte planes, pieces, owners.
+"""How a state dict becomes weight-store shards: raw bytes, byte planes, pieces, owners, rows.
 
-Pure functions over numpy byte arrays, kept apart from the store (`weights.py`) that
-moves their output through a filesystem. See that module for why deltas are XORs of
+Pure functions over numpy byte arrays and the ranks' part manifests (`merge_parts`),
+kept apart from the store (`weights.py`) that moves their output through a filesystem. See that module for why deltas are XORs of
 byte planes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
 Bytes = dict[str, np.ndarray]  # tensor name -> its raw little-endian bytes (uint8, 1-D)
+
+
+class WeightStoreError(RuntimeError):
+    """A version is missing, incomplete or corrupt."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,38 @@ def plan_pieces(sizes: Mapping[str, tuple[int, int]], shard_bytes: int) -> list[
     return pieces
 
 
+@dataclass(frozen=True)
+class Rows:
+    """Rows [start, stop) of dim 0 of a tensor of full shape `shape`: the slice one rank
+    holds of an FSDP-sharded tensor, which that rank publishes alone."""
+
+    start: int
+    stop: int
+    shape: tuple[int, ...]
+
+    def byte_start(self, item: int) -> int:
+        """Where the slice starts in the full tensor's raw bytes (rows are contiguous)."""
+        return self.start * int(np.prod(self.shape[1:], dtype=np.int64)) * item
+
+    def check(self, name: str, local: tuple[int, ...]) -> None:
+        if local != (self.stop - self.start, *self.shape[1:]):
+            raise ValueError(
+                f"{name}: a {local} slice is not rows {self.start}:{self.stop} of {self.shape}"
+            )
+
+
+def untiled(spans: Iterable[tuple[int, int]], total: int) -> str | None:
+    """None if the non-empty [start, stop) `spans` cover [0, total) once each; else where not."""
+    at = 0
+    for start, stop in sorted(s for s in spans if s[1] > s[0]):
+        if start != at:
+            return f"{'overlap' if start < at else 'nothing'} at {min(start, at)}"
+        at = stop
+    if at == total:
+        return None
+    return f"nothing at {at} of {total}" if at < total else f"an end at {at} past {total}"
+
+
 def owners(sizes: Mapping[str, int], world_size: int) -> dict[str, int]:
     """Tensor name -> the rank that publishes it: contiguous runs of ~equal bytes.
 
@@ -122,6 +159,31 @@ def owners(sizes: Mapping[str, int], world_size: int) -> dict[str, int]:
         out[name] = min(done * world_size // total, world_size - 1)
         done += size
     return out
+
+
+def merge_parts(
+    version: int, parts: Sequence[Mapping[str, Any]]
+) -> tuple[dict[str, Any], list[list[Any]], list[dict[str, Any]], dict[str, list[list[int]]]]:
+    """The parts' tensors, pieces (shard indices made global), shards and slices; a
+    tensor in two parts must be rows in each, and its parts' rows must tile it."""
+    tensors: dict[str, Any] = {}
+    pieces: list[list[Any]] = []
+    shards: list[dict[str, Any]] = []
+    slices: dict[str, list[list[int]]] = {}
+    for i, p in enumerate(parts):
+        rows = p.get("rows", {})
+        for name, entry in p["tensors"].items():
+            if name in tensors and not (name in rows and name in slices and tensors[name] == entry):
+                raise WeightStoreError(f"v{version}: two parts publish the same tensor {name}")
+            tensors[name] = entry
+            if name in rows:
+                slices.setdefault(name, []).append([p.get("part", i), *rows[name]])
+        pieces += [[*pc[:3], pc[3] + len(shards), pc[4]] for pc in p["pieces"]]
+        shards += p["shards"]
+    for name, sl in slices.items():
+        if bad := untiled([(a, b) for _, a, b in sl], tensors[name][1][0]):
+            raise WeightStoreError(f"v{version}: the parts' rows of {name} leave {bad}")
+    return tensors, pieces, shards, slices
 
 
 CODECS = ("xor", "sub")

@@ -14,11 +14,19 @@ Layout under the store URL (any fsspec filesystem: `file://` or a local dir,
 
     v00000012/p000-s00000-<sha>.zst …  zstd of shuffled bytes, ~shard_bytes raw each;
                                       p = the writing rank's part, s = its shard
-    v00000012/manifest.json           tensors, pieces, sha256 of every shard; written
+    v00000012/manifest.json           tensors, pieces, each shard's part and sha256; written
                                       LAST, so a version exists iff its manifest does
 
 Data-parallel ranks each write the part they own (`write_part`, in parallel, with
-no coordination) and one of them `commit`s the parts' manifests. A writer killed
+no coordination) and one of them `commit`s the parts' manifests. Replicas
+(`train.parallel: replicate`) hold every tensor whole, so each tensor goes whole to
+one rank (`weight_codec.owners`: ~equal bytes each, one part per tensor, no row
+bookkeeping). FSDP ranks hold rows of dim 0 of every tensor, and handing a tensor to
+one owner would take a gather of the others' rows, so each rank writes the rows it
+holds (`Rows`): a piece's byte start is its place in the full tensor, the manifest's
+`slices` lists each sliced tensor's [part, first row, end row], `commit` refuses parts
+whose rows do not tile a tensor, and readers assemble full tensors, refusing a
+version whose pieces leave a byte of a tensor uncovered. A writer killed
 mid-publish leaves shards no manifest names: readers never see them. Shard names
 carry their content hash, so a republished version never overwrites a file a
 reader of the old manifest is reading. A shard that is all zero bytes (an
@@ -49,8 +57,11 @@ from shadowrl.rl.weight_codec import (
     Bytes,
     Layout,
     Piece,
+    Rows,
+    WeightStoreError,
     diff,
     itemsize,
+    merge_parts,
     nbytes,
     owners,
     plan_pieces,
@@ -59,16 +70,15 @@ from shadowrl.rl.weight_codec import (
     to_state,
     undiff,
     unshuffle,
+    untiled,
 )
 
-__all__ = ["WeightStore", "WeightStoreError", "owners", "plan_pieces", "shuffle", "unshuffle"]
+__all__ = [
+    "Rows", "WeightStore", "WeightStoreError", "owners", "plan_pieces", "shuffle", "unshuffle"
+]  # fmt: skip
 log = logging.getLogger(__name__)
 FORMAT = 2
 READABLE = (1, 2)  # format 1: the same manifest, shards always stored, named shard-N.zst
-
-
-class WeightStoreError(RuntimeError):
-    """A version is missing, incomplete or corrupt."""
 
 
 class WeightStore:
@@ -111,7 +121,8 @@ class WeightStore:
         self.pool = ThreadPoolExecutor(max(threads, 1))  # zstd, numpy and s3 release the GIL
         self.dtype = getattr(torch, dtype) if dtype else None
         self.codec = codec
-        self._sent: tuple[int, int, Layout, Bytes] | None = None  # version, last full, ...
+        # version, last full, (layout, rows) and raw bytes of the last part written here
+        self._sent: tuple[int, int, tuple[Layout, dict[str, Rows]], Bytes] | None = None
         # reader cache: the last fetched version, its bytes and its shards' hashes (a version
         # republished with other content, as after a resume, is not taken from the cache)
         self._got: tuple[int, Bytes, list[Any]] | None = None
@@ -126,18 +137,26 @@ class WeightStore:
         return self.commit(version, [self.write_part(state, version)], meta)
 
     def write_part(
-        self, state: Mapping[str, Tensor], version: int, part: int = 0
+        self,
+        state: Mapping[str, Tensor],
+        version: int,
+        part: int = 0,
+        rows: Mapping[str, Rows] | None = None,
     ) -> dict[str, Any]:
         """Write the shards of `state` (one rank's tensors) for `version`; invisible until
-        `commit` gets the returned part manifest."""
+        `commit` gets the returned part manifest. `rows`: the tensors of `state` that are
+        slices of larger ones (an FSDP rank's shards), each one's rows and full shape."""
         t0 = time.perf_counter()
+        rows = dict(rows or {})
+        for k, r in rows.items():
+            r.check(k, tuple(state[k].shape))
         if self.dtype is not None:
             state = {k: v.to(self.dtype) if v.is_floating_point() else v for k, v in state.items()}
         layout, raw = Layout.of(state), to_bytes(state)
         prev = self._sent
         full = (
             prev is None
-            or prev[2] != layout
+            or prev[2] != (layout, rows)
             or version <= prev[0]
             or version - prev[1] >= self.full_every
         )
@@ -147,13 +166,19 @@ class WeightStore:
         else:
             items = {k: itemsize(dt) for k, (dt, _) in layout.tensors.items()}
             payload = {k: diff(raw[k], prev[3][k], items[k], self.codec) for k in raw}
-        pieces, shards = self._write_shards(version, part, layout, payload)
-        self._sent = (version, version if base is None or prev is None else prev[1], layout, raw)
+        pieces, shards = self._write_shards(version, part, layout, payload, rows)
+        last_full = version if base is None or prev is None else prev[1]
+        self._sent = (version, last_full, (layout, rows), raw)
         return {
             "kind": "full" if base is None else "delta",
             "base_version": base,
             "codec": self.codec,
-            "tensors": {k: [dt, list(shape)] for k, (dt, shape) in layout.tensors.items()},
+            "part": part,
+            "tensors": {
+                k: [dt, list(rows[k].shape if k in rows else shape)]
+                for k, (dt, shape) in layout.tensors.items()
+            },
+            "rows": {k: [r.start, r.stop] for k, r in rows.items()},
             "pieces": pieces,
             "shards": shards,
             "write_ms": (time.perf_counter() - t0) * 1e3,
@@ -171,15 +196,7 @@ class WeightStore:
         if len(kinds) != 1:
             raise WeightStoreError(f"v{version}: parts disagree on full/delta and base: {kinds}")
         kind, base, codec = kinds.pop()
-        tensors: dict[str, Any] = {}
-        pieces: list[list[Any]] = []
-        shards: list[dict[str, Any]] = []
-        for p in parts:
-            if tensors.keys() & p["tensors"].keys():
-                raise WeightStoreError(f"v{version}: two parts publish the same tensor")
-            tensors.update(p["tensors"])
-            pieces += [[*pc[:3], pc[3] + len(shards), pc[4]] for pc in p["pieces"]]
-            shards += p["shards"]
+        tensors, pieces, shards, slices = merge_parts(version, parts)
         manifest = {
             "format": FORMAT,
             "version": version,
@@ -189,6 +206,7 @@ class WeightStore:
             "tensors": tensors,
             "pieces": pieces,
             "shards": shards,
+            "slices": slices,
             "raw_bytes": sum(s["raw_bytes"] for s in shards),
             "stored_bytes": sum(s["bytes"] for s in shards),
             "meta": dict(meta or {}),
@@ -210,7 +228,7 @@ class WeightStore:
         return info
 
     def _write_shards(
-        self, version: int, part: int, layout: Layout, payload: Bytes
+        self, version: int, part: int, layout: Layout, payload: Bytes, rows: dict[str, Rows]
     ) -> tuple[list[list[Any]], list[dict[str, Any]]]:
         vdir = self._vdir(version)
         self.fs.makedirs(vdir, exist_ok=True)
@@ -228,6 +246,7 @@ class WeightStore:
                 ]
             )
             entry: dict[str, Any] = {
+                "part": part,
                 "file": None,
                 "sha256": None,
                 "raw_bytes": raw.size,
@@ -243,7 +262,10 @@ class WeightStore:
             return {**entry, "file": name, "sha256": sha, "bytes": len(blob)}
 
         shards = list(self.pool.map(write_shard, sorted(by_shard)))
-        return [[p.name, p.start, p.nbytes, p.shard, p.offset] for p in pieces], shards
+        at = {k: r.byte_start(sizes[k]) for k, r in rows.items()}  # a slice's place in its tensor
+        return [
+            [p.name, at.get(p.name, 0) + p.start, p.nbytes, p.shard, p.offset] for p in pieces
+        ], shards
 
     # -- engine side ---------------------------------------------------------------
     def versions(self) -> list[int]:
@@ -325,6 +347,12 @@ class WeightStore:
                 raise WeightStoreError(f"v{m['version']}: shard {s['file']} fails its sha256")
             return np.frombuffer(zstandard.ZstdDecompressor().decompress(blob), dtype=np.uint8)
 
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for pc in m["pieces"]:
+            spans.setdefault(pc[0], []).append((pc[1], pc[1] + pc[2]))
+        for name, (dt, shape) in m["tensors"].items():  # a piece lost from the manifest
+            if bad := untiled(spans.get(name, []), nbytes(dt, shape)):
+                raise WeightStoreError(f"v{m['version']}: the pieces of {name} leave {bad}")
         shards = list(self.pool.map(read_shard, m["shards"]))
         stored = [s for s in m["shards"] if s["file"] is not None]
         self.fetched["shards"] += len(stored)
