@@ -1,8 +1,8 @@
 """How a state dict becomes weight-store shards: raw bytes, byte planes, pieces, owners, rows.
 
 Pure functions over numpy byte arrays and the ranks' part manifests (`merge_parts`),
-kept apart from the store (`weights.py`) that moves their output through a filesystem. See that module for why deltas are XORs of
-byte planes.
+kept apart from the store (`weights.py`) that moves their output through a filesystem.
+See that module for why deltas are XORs of byte planes.
 """
 
 from __future__ import annotations
