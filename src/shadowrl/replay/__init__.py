@@ -24,9 +24,11 @@ recorded tail, and teacher-forces that tail through each token's policy version 
 the recorded logprobs. A served agent session becomes a record in `realtime/rebuild.py`,
 beside the checked rebuild the real-time branching shares.
 
-The RL run is the one core that records; it reaches replay only through this module: a
-`Recorder` built once by `build` from `train.save_rollouts`, handed every group it will
-train on. Off, it is `NoRecorder`, and `record.py` is never imported.
+Of the core (the agent loop, an episode, the RL run, serving), only the RL run writes
+records, and it reaches replay only through this module: a `Recorder` built once by
+`build` from `train.save_rollouts`, handed every group it will train on. Off, it is
+`NoRecorder`, and `record.py` is never imported (`tests/replay/test_seam.py`,
+`tests/rl/test_seams.py`).
 """
 
 from __future__ import annotations

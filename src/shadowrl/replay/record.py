@@ -13,9 +13,10 @@ half alone, for a caller that rebuilt the workspace itself (branching re-runs an
 every call, `realtime/rebuild.py`).
 
 `RecordedOutputs` answers a continuation's tool calls with the recorded outputs (real
-output carries timings, so a re-run tail would drift at the first test run);
-`RolloutRecorder` writes every episode of a training group (`train.save_rollouts`,
-built by `replay.build`).
+output carries timings, so a re-run tail would drift at the first test run). The
+writers: `save` with `changed_files` after each step (`shadowrl run --save`),
+`episode_saver` (`eval --save-dir`) and `RolloutRecorder` (every episode of a training
+group, `train.save_rollouts`, built by `replay.build`).
 """
 
 from __future__ import annotations
