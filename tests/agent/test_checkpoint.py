@@ -16,10 +16,10 @@ import shadowrl
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.loop import run_episode
 from shadowrl.agent.policies import ScriptedPolicy
-from shadowrl.agent.recorded import RecordedOutputs
 from shadowrl.agent.state import Checkpoints, EpisodeCheckpoint
 from shadowrl.agent.summary import SummarisingScript
 from shadowrl.agent.tools import ToolSet
+from shadowrl.replay.record import RecordedOutputs
 from shadowrl.sandbox import create_sandbox
 from shadowrl.types import Policy, Trajectory
 

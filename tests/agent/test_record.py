@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from test_checkpoint import CFG, DEMO_REPO, Recording, assert_same_episode
 
-from shadowrl.agent import record
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.loop import run_episode
 from shadowrl.agent.policies import ScriptedPolicy
-from shadowrl.agent.recorded import RecordedOutputs
 from shadowrl.agent.summary import SummarisingScript
 from shadowrl.agent.tools import ToolSet
+from shadowrl.replay import record
+from shadowrl.replay.record import RecordedOutputs
 from shadowrl.sandbox import create_sandbox
 from shadowrl.types import Trajectory
 

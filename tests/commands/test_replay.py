@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from shadowrl.agent import record
 from shadowrl.commands.main import main
+from shadowrl.replay import record
 
 BUDGET = ["--sandbox.backend=local", "--agent.max_turns=3", "--agent.max_new_tokens=24"]
 

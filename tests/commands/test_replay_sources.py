@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from shadowrl.agent import record
 from shadowrl.agent.config import AgentConfig
 from shadowrl.commands.main import main
 from shadowrl.episode import EpisodeSpec, SharedPolicy, episode_in_new_sandbox
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.engine import Engine
 from shadowrl.models import ModelConfig, load_model
+from shadowrl.replay import record
+from shadowrl.replay.record import RolloutRecorder
 from shadowrl.rl.rollout import Group
-from shadowrl.rl.rollout_records import RolloutRecorder
 from shadowrl.rl.weights import WeightStore
 from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.tasks import load_suite, prepare

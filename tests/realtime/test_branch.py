@@ -31,11 +31,17 @@ from shadowrl.realtime.config import BranchConfig
 from shadowrl.realtime.context import BranchStats, Ctx, Deps
 from shadowrl.realtime.continuations import continue_point
 from shadowrl.realtime.judge import NotJudged, SessionTests
-from shadowrl.realtime.rebuild import Rebuilt, Unfaithful, check_prefix, normalise, rebuild
+from shadowrl.realtime.rebuild import (
+    Rebuilt,
+    Unfaithful,
+    check_prefix,
+    normalise,
+    rebuild,
+    request_chain,
+)
 from shadowrl.realtime.sessions import read_sessions
 from shadowrl.rl.batch import rows_from_groups
 from shadowrl.sandbox import create_sandbox
-from shadowrl.serve.replay_record import request_chain
 from shadowrl.serve.store.queries import SessionView
 from shadowrl.serve.store.schema import Feedback, TraceStep
 from shadowrl.serve.workspaces import ContentHasher

@@ -24,7 +24,8 @@ from pathlib import Path
 import shadowrl.rl.run  # the run's wiring, in this process
 from shadowrl.rl.batch import build_rl_batch
 from shadowrl.agent.config import AgentConfig
-from shadowrl.rl.capabilities import build_episode_metrics, build_recorder, build_rollouts
+from shadowrl.replay import build as build_recorder
+from shadowrl.rl.capabilities import build_episode_metrics, build_rollouts
 from shadowrl.rl.config import TrainConfig
 from shadowrl.types import Segment, Trajectory
 
@@ -34,7 +35,7 @@ seg = Segment((1, 2, 3), (False, True, True), (0.0, -0.5, -0.5), (-1, 0, 0))
 group = [Trajectory("t", (), (), (seg,), "submitted", reward=r) for r in (1.0, 0.0)]
 batch = build_rl_batch([group], trainer_version=0, max_staleness=1, microbatch_tokens=64)
 build_rollouts(None, train, None, None, None)
-build_recorder(train, Path(sys.argv[2]), None, "tiny")
+build_recorder(train.save_rollouts, Path(sys.argv[2]), None, "tiny", train.weights.url)
 metrics = build_episode_metrics(agent)(group)
 loaded = sorted(m for m in sys.modules if m.startswith("shadowrl."))
 print(json.dumps({"rows": len(batch.microbatches), "metrics": metrics, "modules": loaded}))
@@ -42,8 +43,7 @@ print(json.dumps({"rows": len(batch.microbatches), "metrics": metrics, "modules"
 OPTIONAL = (
     "shadowrl.rl.tree",
     "shadowrl.rl.credit_tree",
-    "shadowrl.rl.rollout_records",
-    "shadowrl.agent.record",  # replay's record format
+    "shadowrl.replay.record",  # replay's record format and its recorders
     "shadowrl.agent.summary",
 )
 SUMMARY_ON = {"summary": {"enabled": True, "trigger_tokens": 3000}}

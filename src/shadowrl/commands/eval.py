@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from shadowrl.commands.config import Config, episode_spec
 from shadowrl.commands.errors import UsageError
@@ -21,10 +21,6 @@ from shadowrl.episode import EpisodeSpec
 from shadowrl.eval.result import EvalResult
 from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.task import Task, stratified
-
-if TYPE_CHECKING:
-    from shadowrl.eval.runner import Keep
-    from shadowrl.types import Trajectory
 
 EXIT_CRASHED = 2  # like a usage error, a result that cannot be trusted as is
 
@@ -144,24 +140,6 @@ def print_summary(r: EvalResult) -> None:
     Console().print(table)
 
 
-def episode_saver(out: Path, policy: str, spec: EpisodeSpec) -> Keep:
-    """Writes each graded episode as a record `shadowrl replay` continues (no per-turn
-    files: replay re-runs the recorded edits on the task's fresh workspace)."""
-    from shadowrl.agent import record
-
-    out.mkdir(parents=True, exist_ok=True)
-    agent = spec.agent.model_dump(mode="json")
-
-    def keep(task: Task, sample: int, traj: Trajectory) -> None:
-        record.save(
-            out / f"{task.instance_id}-s{sample}.json", traj, [],
-            task=task.instance_id, id=task.instance_id, task_json=task.model_dump(mode="json"),
-            model=policy, agent=agent, source="eval",
-        )  # fmt: skip
-
-    return keep
-
-
 async def evaluate_arm(
     config: Config,
     tasks: list[Task],
@@ -172,6 +150,7 @@ async def evaluate_arm(
 ) -> EvalResult:
     """One evaluation of `policy` on `tasks` under `config` (episodes kept in `save_dir`)."""
     from shadowrl.eval.pins import config_pins
+    from shadowrl.replay.record import episode_saver
 
     saving = {}
     if save_dir is not None:  # the episodes stay where they ran: only here, for now

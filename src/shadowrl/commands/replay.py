@@ -32,9 +32,8 @@ from shadowrl.commands.config import Config, episode_spec
 from shadowrl.commands.errors import UsageError
 
 if TYPE_CHECKING:
-    from shadowrl.agent.record import Record
-    from shadowrl.commands.replay_policy import RecordedWeights
-    from shadowrl.rl.teacher_forced import Run
+    from shadowrl.commands.replay_policy import RecordedWeights, Run
+    from shadowrl.replay.record import Record
     from shadowrl.serve.store.queries import RequestView, SessionView
     from shadowrl.types import Segment, Trajectory
 
@@ -90,8 +89,8 @@ def generated_part(seg: Segment) -> tuple[int, ...]:
 
 def tail_runs(rec: Record, turn: int) -> list[Run]:
     """Every recorded generation from step `turn` (0-based) on, with the record's sampling."""
-    from shadowrl.agent.record import generated_runs
-    from shadowrl.rl.teacher_forced import Run
+    from shadowrl.commands.replay_policy import Run
+    from shadowrl.replay.record import generated_runs
 
     segs, agent = rec.trajectory.segments, rec.meta.get("agent", {})
     t, p = agent.get("temperature", 1.0), agent.get("top_p", 1.0)
@@ -101,7 +100,7 @@ def tail_runs(rec: Record, turn: int) -> list[Run]:
 def check_tail(weights: RecordedWeights, runs: list[Run], tolerance: float) -> int:
     """Print the teacher-forced gap; 1 when it is over `tolerance` (0 without local weights).
     Plain print: one unwrapped line, for logs and scripts."""
-    from shadowrl.rl.teacher_forced import tail_gap
+    from shadowrl.commands.replay_policy import tail_gap
 
     if not weights.local:
         print(f"no teacher-forced check: {weights.spec} is not local weights")
@@ -143,7 +142,7 @@ def _store_session(ident: str, config: Config) -> SessionView:
 
 
 def _load_file(path: Path) -> Record:
-    from shadowrl.agent import record
+    from shadowrl.replay import record
 
     try:
         return record.load(path)
@@ -162,7 +161,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
             raise UsageError("--branch continues a served session: give its trace id")
         rec = _load_file(path)
         return replay_episode(rec, RecordedWeights(rec.meta, args.model, config), args, config)
-    from shadowrl.serve.replay_record import (
+    from shadowrl.realtime.rebuild import (
         NotReplayable,
         agent_record,
         request_chain,
@@ -202,7 +201,7 @@ def replay_episode(rec: Record, weights: RecordedWeights, args: Any, config: Con
 
     from rich.console import Console
 
-    from shadowrl.agent.record import generated_runs
+    from shadowrl.replay.record import generated_runs
 
     console, turn = Console(), args.from_turn - 1
     runs = generated_runs(rec.trajectory.segments)
@@ -230,12 +229,12 @@ async def _continue(
     import asyncio
     import contextlib
 
-    from shadowrl.agent import record
     from shadowrl.agent.config import AgentConfig
     from shadowrl.agent.loop import run_episode
-    from shadowrl.agent.recorded import RecordedOutputs
     from shadowrl.agent.tools import ToolSet
     from shadowrl.commands.run import _print_step, _WithSpinner
+    from shadowrl.replay import record
+    from shadowrl.replay.record import RecordedOutputs
 
     agent = AgentConfig.model_validate(rec.meta["agent"])  # the recorded budgets, sampling
     tools = ToolSet.from_names(agent.tools)
@@ -314,8 +313,8 @@ def replay_requests(chain: list[RequestView], weights: RecordedWeights, args: An
     """Teacher-force requests K.. of a chain; regenerate each from its recorded prompt."""
     import asyncio
 
-    from shadowrl.rl.teacher_forced import Run
-    from shadowrl.serve.replay_record import request_segment
+    from shadowrl.commands.replay_policy import Run
+    from shadowrl.realtime.rebuild import request_segment
 
     k = args.from_turn
     if not 1 <= k <= len(chain):

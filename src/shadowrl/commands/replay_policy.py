@@ -1,4 +1,7 @@
-"""Which weights `shadowrl replay` runs a record through: the ones that generated it.
+"""Which weights `shadowrl replay` runs a record through, and the recorded tokens
+teacher-forced through them against the logprobs recorded with them.
+
+Which weights: the ones that generated the record.
 
     --model M                 M, for every token (any policy spec `open_policy` takes)
     a training rollout        each token's own policy version, fetched bit-exactly from
@@ -8,19 +11,33 @@
     any other record          the model it names (`shadowrl run --save`, `eval --save-dir`)
 
 Every miss is a one-line `UsageError` naming what is gone and that `--model` replaces it.
+
+The check: a recorded logprob is the log-probability of the token under the distribution
+it was drawn from (`inference/sampling.py`: logits over the temperature, then the top-p
+nucleus; the plain softmax when greedy). `tail_gap` recomputes exactly that, with one
+forward per segment and policy version, and reports the largest difference: the
+weights that generated the record give float32 rounding (~1e-6 on CPU), any other
+checkpoint a gap orders of magnitude larger. This is how `shadowrl replay` checks that
+it holds the recorded policy, and what it prints when it does not.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from shadowrl.commands.config import Config
 from shadowrl.commands.errors import UsageError
 from shadowrl.commands.policies import open_policy, policy_kind
 from shadowrl.episode import PolicyFactory, SharedPolicy
+from shadowrl.inference.sampling import filter_top_k_top_p
+from shadowrl.rl.forward import decoder_hidden
+from shadowrl.types import Segment
 
 
 class RecordedWeights:
@@ -73,8 +90,6 @@ class RecordedWeights:
         key = version if self.store is not None else None
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
-        import torch
-
         from shadowrl.models import load_model
 
         model, _ = load_model(self.config.model.model_copy(update={"path": self.spec}))
@@ -113,3 +128,77 @@ class RecordedWeights:
                               seed=cfg.seed)  # fmt: skip
         with engine:
             yield SharedPolicy(engine, tok, f"model:{self.label(version)}")
+
+
+# ------------------------------------------------------------------ the teacher-forced check
+
+
+@dataclass(frozen=True)
+class Run:
+    """One generation inside a segment: positions [start, end) and how it was sampled."""
+
+    segment: Segment
+    start: int
+    end: int
+    temperature: float = 1.0
+    top_p: float = 1.0
+
+
+@dataclass(frozen=True)
+class Gap:
+    """max |log π(recorded token) − recorded logprob| over `tokens` generated tokens."""
+
+    max_abs: float
+    tokens: int
+    versions: tuple[int, ...]  # the policy versions the tokens were sampled from
+
+
+def sampled_logprobs(logits: torch.Tensor, temperature: float, top_p: float) -> torch.Tensor:
+    """Log-probabilities [N, V] of the distribution a row with these settings samples from."""
+    if temperature <= 0:  # greedy rows report the plain softmax
+        return logits.float().log_softmax(-1)
+    scaled = logits.float() / max(temperature, 1e-6)
+    if top_p < 1.0:
+        n = scaled.shape[0]
+        keep_all = torch.zeros(n, dtype=torch.long, device=scaled.device)
+        scaled = filter_top_k_top_p(scaled, keep_all, torch.full((n,), top_p, device=scaled.device))
+    return scaled.log_softmax(-1)
+
+
+def _run_logprobs(
+    model: Any, hidden: torch.Tensor, ids: torch.Tensor, run: Run, at: list[int], chunk: int
+) -> torch.Tensor:
+    """log π of tokens `at` (positions in run.segment) given the hidden states [T, D]."""
+    head, out = model.get_output_embeddings(), []
+    for i in range(0, len(at), chunk):
+        pos = torch.tensor(at[i : i + chunk])
+        logits = head(hidden[pos - 1])  # the state at t-1 predicts token t
+        lp = sampled_logprobs(logits, run.temperature, run.top_p)
+        out.append(lp.gather(1, ids[pos][:, None])[:, 0])
+    return torch.cat(out) if out else torch.zeros(0)
+
+
+def tail_gap(weights: Callable[[int], Any], runs: Sequence[Run], chunk: int = 256) -> Gap:
+    """Teacher-force every run through `weights(version)` (the policy of that version)."""
+    gap, count, seen = 0.0, 0, set[int]()
+    by_segment: dict[int, list[Run]] = {}
+    for r in runs:
+        by_segment.setdefault(id(r.segment), []).append(r)
+    for group in by_segment.values():
+        seg = group[0].segment
+        ids = torch.tensor(seg.token_ids)
+        last = max(r.end for r in group) - 1
+        versions = sorted({seg.versions[p] for r in group for p in range(r.start, r.end)})
+        for v in versions:
+            model = weights(v)
+            with torch.no_grad():
+                hidden = decoder_hidden(model, ids[None, :last])[0]
+                for r in group:
+                    at = [p for p in range(max(r.start, 1), r.end) if seg.versions[p] == v]
+                    lp = _run_logprobs(model, hidden, ids, r, at, chunk)
+                    recorded = torch.tensor([seg.logprobs[p] for p in at])
+                    if at:
+                        gap = max(gap, float((lp - recorded).abs().max()))
+                    count += len(at)
+            seen.add(v)
+    return Gap(gap, count, tuple(sorted(seen)))

@@ -166,9 +166,9 @@ def run(args: argparse.Namespace, config: Config) -> int:
 
     from rich.console import Console
 
-    from shadowrl.agent import record
     from shadowrl.commands.policies import open_policy, policy_kind
     from shadowrl.episode import graded_episode
+    from shadowrl.replay import record
     from shadowrl.tasks import prepare
 
     console = Console()

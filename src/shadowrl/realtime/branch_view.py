@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from shadowrl.agent.config import AgentConfig
-from shadowrl.agent.record import generated_runs
 from shadowrl.realtime.continuations import continuation
 from shadowrl.realtime.judge import Attempt, Judge, NotJudged, Scorer
-from shadowrl.realtime.rebuild import Rebuilt, Unfaithful, rebuild
+from shadowrl.realtime.rebuild import Rebuilt, Unfaithful, rebuild, served_agent_config
+from shadowrl.replay.record import generated_runs
 from shadowrl.sandbox.base import SandboxConfig
 from shadowrl.serve import workspaces
 from shadowrl.serve.openai_api import APIError
-from shadowrl.serve.replay_record import served_agent_config
 from shadowrl.serve.store.queries import SessionView
 from shadowrl.types import Policy
 

@@ -1,12 +1,11 @@
 """The optional capabilities of an RL run, each built once from its config.
 
 `run.py` wires what these return and never asks about the capability again; a
-capability that is off is never imported:
+capability that is off is never imported (replay's recorder, `train.save_rollouts`, is
+built the same way by its own package: `replay.build`):
 
     train.branching     tree rollouts (`tree.py`, credit in `credit_tree.py`) instead of
                         flat groups of `train.group_size` episodes
-    train.save_rollouts every scored group kept as replayable records
-                        (`rollout_records.py`, read by `shadowrl replay`)
     agent.summary       self-summarisation's per-step metrics (`agent/summary.py`; in
                         the episode itself it is the loop's `agent/compaction.py`)
     train.mtp           MTP draft heads re-distilled beside the policy: the trainer's
@@ -17,8 +16,7 @@ capability that is off is never imported:
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from shadowrl.agent.config import AgentConfig
 from shadowrl.episode import EpisodeSpec
@@ -26,13 +24,6 @@ from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.orchestrator import EpisodeMetrics, RolloutFn
 from shadowrl.rl.rollout import Group, rollout_group
 from shadowrl.rl.roots import SandboxRoots
-from shadowrl.tasks import Task
-
-
-class GroupSink(Protocol):
-    """Called with every scored group that will be trained on, off the event loop."""
-
-    def __call__(self, task: Task, group: Group, version: int) -> object: ...
 
 
 def build_rollouts(
@@ -57,19 +48,6 @@ def build_rollouts(
         )  # fmt: skip
 
     return flat
-
-
-def build_recorder(
-    train: TrainConfig, run_dir: Path, spec: EpisodeSpec, model_path: str
-) -> GroupSink | None:
-    """With `train.save_rollouts`, the recorder of every group's episodes (for `shadowrl
-    replay`; `rl/rollout_records.py`, imported only then); None when off."""
-    if not train.save_rollouts:
-        return None
-    from shadowrl.rl.rollout_records import ROLLOUTS_DIR, RolloutRecorder
-
-    url = train.weights.url or str(run_dir / "weights")
-    return RolloutRecorder(run_dir / ROLLOUTS_DIR, spec, model_path, url)
 
 
 def build_episode_metrics(agent: AgentConfig) -> EpisodeMetrics:

@@ -24,18 +24,14 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from shadowrl import replay as replay_records
 from shadowrl.atomic import write_json
 from shadowrl.episode import EpisodeSpec
 from shadowrl.inference.build import build_engine
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.speculation import EngineAcceptance
 from shadowrl.metrics import MetricsLogger
-from shadowrl.rl.capabilities import (
-    GroupSink,
-    build_episode_metrics,
-    build_recorder,
-    build_rollouts,
-)
+from shadowrl.rl.capabilities import build_episode_metrics, build_rollouts
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.companion import Companion
 from shadowrl.rl.config import TrainConfig
@@ -180,9 +176,11 @@ async def run_rl(
             )  # fmt: skip
         try:
             with services as s:
-                keep = build_recorder(train, run_dir, spec, model_path)
+                recorder = replay_records.build(
+                    train.save_rollouts, run_dir, spec, model_path, train.weights.url
+                )
                 await _train(
-                    s, tokenizer, tasks, run_dir, start, train, orchestrator, seed, rollout, keep,
+                    s, tokenizer, tasks, run_dir, start, train, orchestrator, seed, rollout, recorder,
                     build_episode_metrics(spec.agent),
                 )  # fmt: skip
                 return s.final_model()
@@ -203,7 +201,7 @@ async def _train(
     orchestrator: OrchestratorConfig,
     seed: int,
     replay: RolloutFn | None,
-    keep: GroupSink | None = None,
+    recorder: replay_records.Recorder,
     episode_metrics: EpisodeMetrics = lambda trajectories: {},
 ) -> None:
     """The orchestrator over `services` from step `start`, with progress, metrics and saves."""
@@ -214,8 +212,8 @@ async def _train(
         group = await play(task, prep, version)
         wins = [t for t in group.trajectories if group.ok and t.info.get("resolved")]
         append_trajectories(run_dir / "successes.jsonl", wins)  # for rejection-sampling SFT
-        if keep is not None and group.ok:
-            await asyncio.to_thread(keep, task, group, version)
+        if group.ok:
+            await recorder.keep(task, group, version)  # a kept group's records, when on
         return group
 
     with (

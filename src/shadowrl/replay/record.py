@@ -1,24 +1,34 @@
-"""A recorded episode on disk, and the checkpoint at any of its turns rebuilt from it.
+"""The record format of a replayable episode, the checkpoint at any of its turns rebuilt
+from it, and the writers of records.
 
-`shadowrl run --save` writes one JSON file: the messages, steps and token segments of
-the trajectory, and after each turn the files the agent had changed so far (path →
-text, null when deleted). `checkpoint_at(record, k, sandbox)` rebuilds the
+A record is one JSON file: the messages, steps and token segments of a trajectory, and
+(from `shadowrl run --save` only) after each turn the files the agent had changed so
+far (path → text, null when deleted). `checkpoint_at(record, k, sandbox)` rebuilds the
 `EpisodeCheckpoint` right before turn k: the token state is cut from the recorded
 segments (nothing re-rendered), the workspace is the task's fresh one with turn k-1's
 files written in. A record without per-turn files (training rollouts, eval episodes,
 served sessions) gets its workspace by re-running the recorded calls that change it
-(`rerun_edits`: edits, writes, shell commands) in order. `shadowrl replay` continues it.
-`checkpoint_from` is the token half alone, for a caller that rebuilt the workspace
-itself (branching re-runs and checks every call, `realtime/rebuild.py`).
+(`rerun_edits`: edits, writes, shell commands) in order. `checkpoint_from` is the token
+half alone, for a caller that rebuilt the workspace itself (branching re-runs and checks
+every call, `realtime/rebuild.py`).
+
+`RecordedOutputs` answers a continuation's tool calls with the recorded outputs (real
+output carries timings, so a re-run tail would drift at the first test run). The
+writers: `save` with `changed_files` after each step (`shadowrl run --save`),
+`episode_saver` (`eval --save-dir`) and `RolloutRecorder` (every episode of a training
+group, `train.save_rollouts`, built by `replay.build`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.loop import CUT_OFF, NUDGE
@@ -26,10 +36,13 @@ from shadowrl.agent.parsing import parse_tool_calls
 from shadowrl.agent.state import Chain, EpisodeCheckpoint, EpisodeState, Tokens
 from shadowrl.agent.summary import SUMMARY_REQUEST, degeneracy, touched_files
 from shadowrl.agent.tools import ToolContext, ToolSet
+from shadowrl.episode import EpisodeSpec
 from shadowrl.sandbox.base import Sandbox
+from shadowrl.tasks import Task
 from shadowrl.types import Message, Segment, Step, ToolCall, ToolResult, Trajectory
 
 FORMAT = 1
+ROLLOUTS_DIR = "rollouts"  # a training run's records, under its run_dir
 
 
 @dataclass(frozen=True)
@@ -220,3 +233,78 @@ def checkpoint_from(record: Record, turn: int, sandbox: Sandbox) -> EpisodeCheck
     )  # fmt: skip
     generated = sum(s.num_generated for s in steps)
     return EpisodeCheckpoint(state, sandbox.snapshot(), turn, generated, 0.0)
+
+
+class RecordedOutputs(ToolSet):
+    """`tools`, answering each call with the result `steps` recorded for it.
+
+    Every call still executes (the workspace changes as it did, `submit` still ends the
+    episode), but the answer is the output recorded under the same call id and tool
+    name; a call the record does not have (the continuation diverged) gets its real one.
+    """
+
+    def __init__(self, tools: ToolSet, steps: Sequence[Step]):
+        super().__init__(tools.tools.values())
+        self.recorded = {r.call_id: r for s in steps for r in s.results}
+
+    def execute(self, ctx: ToolContext, call: ToolCall) -> ToolResult:
+        result = super().execute(ctx, call)
+        recorded = self.recorded.get(call.id)
+        return recorded if recorded is not None and recorded.name == call.name else result
+
+
+def episode_saver(
+    out: Path, policy: str, spec: EpisodeSpec
+) -> Callable[[Task, int, Trajectory], None]:
+    """`eval --save-dir`'s writer: each graded episode as `<task>-s<sample>.json` (no
+    per-turn files: replay re-runs the recorded edits on the task's fresh workspace)."""
+    out.mkdir(parents=True, exist_ok=True)
+    agent = spec.agent.model_dump(mode="json")
+
+    def keep(task: Task, sample: int, traj: Trajectory) -> None:
+        save(
+            out / f"{task.instance_id}-s{sample}.json", traj, [],
+            task=task.instance_id, id=task.instance_id, task_json=task.model_dump(mode="json"),
+            model=policy, agent=agent, source="eval",
+        )  # fmt: skip
+
+    return keep
+
+
+class Scored(Protocol):
+    """A scored group as a recorder reads it (`rl.rollout.Group`, which replay sits below)."""
+
+    @property
+    def trajectories(self) -> Sequence[Trajectory]: ...
+
+
+class RolloutRecorder:
+    """Writes each group's episodes as `v<version>-<task>-<group>-<leaf>.json` files.
+
+    No per-turn files: replay re-runs the recorded edits on the task's fresh workspace.
+    The meta holds the task itself, the agent config the episode ran under, the base
+    model and the weight store, so replay can teacher-force the recorded tail through
+    the exact policy version each token was sampled from (the store keeps every version
+    it published).
+    """
+
+    def __init__(self, root: Path, spec: EpisodeSpec, model_path: str, weights_url: str):
+        self.root, self.spec = root, spec
+        self.model_path, self.weights_url = model_path, weights_url
+        root.mkdir(parents=True, exist_ok=True)
+
+    def __call__(self, task: Task, group: Scored, version: int) -> list[Path]:
+        tag, out = uuid.uuid4().hex[:8], []
+        for i, traj in enumerate(group.trajectories):
+            path = self.root / f"v{version:05d}-{task.instance_id}-{tag}-{i}.json"
+            save(
+                path, traj, [],
+                task=task.instance_id, id=task.instance_id, task_json=task.model_dump(mode="json"),
+                model=self.model_path, weights=self.weights_url, version=version,
+                agent=self.spec.agent.model_dump(mode="json"), source="rollout",
+            )  # fmt: skip
+            out.append(path)
+        return out
+
+    async def keep(self, task: Task, group: Scored, version: int) -> None:
+        await asyncio.to_thread(self, task, group, version)  # file writes, off the event loop
