@@ -10,10 +10,12 @@ batch x context that fits a fixed budget, and the CPU decode step, side by side.
    contiguous cache needs max_batch x max_seq_len up front; paged allocates blocks, and
    with `--group` members sharing the prompt, each extra member needs only its own
    completion's blocks (measured by allocating through `PagedKV` until it is full).
-3. Decode step: the same batch and span through each layout's `EagerStep` (the paged
-   step gathers each row's blocks into a reused buffer, one layer at a time: the
-   workspace, in positions' worth, is in the memory figures); the issue asks for paged
-   within 5 %. The CPU's vector flags (avx512, amx) are recorded with the figure.
+3. Decode step: the same batch and span through each layout's `EagerStep`; the issue
+   asks for paged within 5 %. At spans from `forward.PER_ROW_SPAN` the paged step reads a
+   row whose blocks are consecutive in place and gathers only scattered rows (into a
+   reused buffer, one layer at a time: the workspace, in positions' worth, is in the
+   memory figures); the (head, block) pieces a paged step gathered are recorded. The
+   CPU's vector flags (avx512, amx) are recorded with the figure.
 
     python benchmarks/paged_kv.py          # SmolLM2-shaped random model for the step time
     python benchmarks/paged_kv.py --quick  # tiny model
@@ -96,7 +98,7 @@ def fits(kv: str, shape: tuple[int, int, int, int], args: argparse.Namespace) ->
     slots = args.budget // size  # more than could ever fit
     cache = PagedKV(geometry, slots=slots, block_size=size, max_seq_len=longest, blocks=blocks,
                     max_blocks=blocks, dtype=torch.float16, device=torch.device("meta"))  # fmt: skip
-    cache._sync = lambda slot: None  # type: ignore[method-assign]  # no table writes needed
+    cache._write_table = lambda slot: None  # type: ignore[method-assign]  # no table writes needed
     n = 0
     try:
         while n + group <= slots:
