@@ -4,12 +4,12 @@ A row whose blocks lie consecutively in the pool is read as a view, with no copy
 (`paged.PagedKV.read_rows`); a scattered row is gathered. So the allocator tries to keep
 each growing row consecutive: a row's next block is the one right after its last when
 that one is free, and a row starting afresh (its prompt's blocks known) goes to the free
-run with the most room that fits them; in a run right after another row's tail it starts
-after half the run's slack rather than at that tail (packed end to end, neighbours would
-collide at the first block either one adds). No
-block is held back for a row: a free block goes to whoever asks. The pool, which grows by
-doubling, grows a step early when no free run fits a new row's blocks, so a prompt
-prefilled into a growing pool is not split between the old part and the new.
+run with the most room that fits them; in a run right after another row's tail it leaves
+that row half the run's slack rather than starting at its tail (packed end to end,
+neighbours would collide at the first block either one adds). No block is held back for
+a row: a free block goes to whoever asks. The pool, which grows by doubling, grows a step
+early when no free run fits a new row's blocks, so a prompt prefilled into a growing
+pool is not split between the old part and the new.
 
 Free blocks are kept as maximal runs [start, end), indexed both ways, so taking the
 block after a tail, freeing one (merging with its neighbours) and growing are O(1);
@@ -66,11 +66,12 @@ class Blocks:
     def _place(self, tails: Container[int], need: int, fit: bool) -> tuple[int, int] | None:
         """(block, its run's start) for a row starting afresh with `need` blocks: the run
         with the most room that fits them. A run right after a growing row's tail is shared
-        with that row, its slack split evenly (the new row starts halfway along it)."""
+        with that row: it keeps half the slack, in whole multiples of `need` (so that equal
+        prompts in a pool sized for them still pack without a split)."""
         best: tuple[bool, int, int, int] | None = None  # (misfit, -room, block, run start)
         for start, end in self._runs.items():
-            slack = max(0, end - start - need)
-            block = start + slack // 2 if start - 1 in tails else start
+            gap = (end - start - need) // 2 // need * need if start - 1 in tails else 0
+            block = start + max(0, gap)
             key = (end - block < need, block - end, block, start)
             if best is None or key < best:
                 best = key
