@@ -89,18 +89,17 @@ def test_rows_growing_in_lockstep_stay_consecutive() -> None:
     assert c.blocks_used == sum(-(-n // 4) for n in lengths)
 
 
-def test_a_tight_pool_packs_prompts_and_a_taken_next_block_falls_back_to_a_gather() -> None:
+def test_a_prompt_split_in_a_tight_pool_is_gathered_and_the_others_read_in_place() -> None:
     c = cache(slots=3, blocks=1 + 3 * 4)  # exactly three prompts of four blocks
-    c.prepare(range(3), [0] * 3, [16] * 3)
-    assert all(c.consecutive(s) == 4 for s in range(3)) and c.blocks.free_count == 0
-    c.free(1)
-    c.prepare([0, 2], [16, 16], [17, 17])  # one of them grows into the hole, one cannot
-    assert sorted(c.consecutive(s) for s in (0, 2)) == [4, 5]
-    written = fill(c, 0, 0, 17, seed=3), fill(c, 2, 0, 17, seed=4)
-    c.prepare([1], [0], [1])
-    rows = c.read_rows(0, [17, 1, 17])
-    for (k, _), w in zip((rows[0], rows[2]), written, strict=True):
-        assert torch.equal(k[0], w[0])
+    c.prepare(range(3), [0] * 3, [16] * 3)  # the second leaves the first room to grow
+    assert [c.consecutive(s) for s in range(3)] == [4, 4, 2] and c.blocks.free_count == 0
+    written = [fill(c, slot, 0, 16, seed=slot) for slot in range(3)]
+    before = c.gathered_pieces
+    rows = c.read_rows(0, [16] * 3)
+    assert c.gathered_pieces - before == 2 * SHAPE.kv_heads * 4  # the third row only
+    assert [in_pool(k, c, 0) for k, _ in rows] == [True, True, False]
+    for (k, v), w in zip(rows, written, strict=True):
+        assert torch.equal(k[0], w[0]) and torch.equal(v, -k)
 
 
 def test_free_runs_merge_and_a_row_grows_into_the_block_after_it() -> None:
@@ -108,7 +107,7 @@ def test_free_runs_merge_and_a_row_grows_into_the_block_after_it() -> None:
     first = b.take(None, {}, need=3)
     assert first == 1 and b.take(1, {1: 1}) == 2 and b.free_count == 6
     nxt = b.take(None, {2: 1}, need=2)  # after a growing tail: half the slack left to it
-    assert nxt == 5  # the tail keeps half the slack of 4, in whole multiples of 2
+    assert nxt == 5  # the tail keeps half the slack of 4
     for block in (2, 1, nxt):
         b.release(block)
     assert b.free_count == 8 and b._runs == {1: 9}  # one run again

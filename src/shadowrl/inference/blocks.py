@@ -66,12 +66,12 @@ class Blocks:
     def _place(self, tails: Container[int], need: int, fit: bool) -> tuple[int, int] | None:
         """(block, its run's start) for a row starting afresh with `need` blocks: the run
         with the most room that fits them. A run right after a growing row's tail is shared
-        with that row: it keeps half the slack, in whole multiples of `need` (so that equal
-        prompts in a pool sized for them still pack without a split)."""
+        with that row: it keeps half the slack (in a pool too tight for that, a later row
+        may find no run that fits and be split; it is then gathered)."""
         best: tuple[bool, int, int, int] | None = None  # (misfit, -room, block, run start)
         for start, end in self._runs.items():
-            gap = (end - start - need) // 2 // need * need if start - 1 in tails else 0
-            block = start + max(0, gap)
+            gap = max(0, end - start - need) // 2 if start - 1 in tails else 0
+            block = start + gap
             key = (end - block < need, block - end, block, start)
             if best is None or key < best:
                 best = key

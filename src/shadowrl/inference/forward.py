@@ -150,7 +150,8 @@ class Decoder:
         b = tokens.shape[0]
         s = self.shape
         rows = torch.arange(b, device=tokens.device)
-        per_row = tokens.device.type == "cpu" and span >= PER_ROW_SPAN and b > 1
+        # One row too: its own length rather than the span, and the paged cache reads it in place.
+        per_row = tokens.device.type == "cpu" and span >= PER_ROW_SPAN
         ends = (lengths + 1).tolist() if per_row else []  # on CPU: no device to wait for
         steps = torch.arange(span, device=tokens.device)
         mask = None if per_row else (steps[None] <= lengths[:, None])[:, None, None]
