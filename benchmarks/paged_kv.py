@@ -111,8 +111,9 @@ def fits(kv: str, shape: tuple[int, int, int, int], args: argparse.Namespace) ->
     return n
 
 
-def stepper(model: Any, kv: str, args: argparse.Namespace) -> Any:
-    """A function timing one decode step of `--batch` rows at `--span` cached tokens."""
+def stepper(model: Any, kv: str, args: argparse.Namespace) -> tuple[Any, Any]:
+    """A function timing one decode step of `--batch` rows at `--span` cached tokens, and
+    the cache it steps."""
     import torch
 
     from shadowrl.inference.config import EngineConfig
@@ -136,17 +137,19 @@ def stepper(model: Any, kv: str, args: argparse.Namespace) -> Any:
             engine.stepper.decode(reqs, args.span + 1)
             return time.perf_counter() - start
 
-    return step
+    return step, engine.cache
 
 
-def step_times(model: Any, args: argparse.Namespace) -> dict[str, float]:
-    """Median step seconds per layout, the layouts alternating step by step (load drifts)."""
-    steps = {kv: stepper(model, kv, args) for kv in ("contiguous", "paged")}
-    times: dict[str, list[float]] = {kv: [] for kv in steps}
+def step_times(model: Any, args: argparse.Namespace) -> tuple[dict[str, float], float]:
+    """Median step seconds per layout, the layouts alternating step by step (load drifts),
+    and the (head, block) pieces the paged step gathered per step (0: every row in place)."""
+    steppers = {kv: stepper(model, kv, args) for kv in ("contiguous", "paged")}
+    times: dict[str, list[float]] = {kv: [] for kv in steppers}
     for _ in range(args.repeats + 2):
-        for kv, step in steps.items():
+        for kv, (step, _) in steppers.items():
             times[kv].append(step())
-    return {kv: statistics.median(t[2:]) for kv, t in times.items()}
+    gathered = steppers["paged"][1].gathered_pieces / (args.repeats + 2)
+    return {kv: statistics.median(t[2:]) for kv, t in times.items()}, gathered
 
 
 def kv_bytes(model: Any) -> int:
@@ -196,10 +199,11 @@ def main() -> None:
     smol = dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
                 num_attention_heads=9, num_key_value_heads=3)  # fmt: skip
     model = tiny if args.quick else random_llama(0, **smol)
-    steps = step_times(model, args)
+    steps, gathered = step_times(model, args)
     ratio = steps["paged"] / steps["contiguous"]
     result = {"memory": mem, "budget_sequences": budget, "step_s": steps,
-              "step_ratio_paged": ratio, "args": vars(args) | {"out": None},
+              "step_ratio_paged": ratio, "paged_step_gathered_pieces": gathered,
+              "args": vars(args) | {"out": None},
               "kv_bytes_per_position": kv_bytes(model), "cpu_flags": cpu_flags(),
               "machine": machine("transformers")}  # fmt: skip
     out = args.out or RESULTS / ("paged_kv_quick.json" if args.quick else "paged_kv.json")
