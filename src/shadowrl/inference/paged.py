@@ -196,6 +196,7 @@ class PagedKV:
         return out
 
     def _plan_rows(self, ends: list[int]) -> _Plan:
+        """In place where a row's first blocks are consecutive; the rest's pieces listed."""
         starts: list[int | None] = []
         offsets: list[int] = []
         pieces: list[int] = []
@@ -204,7 +205,7 @@ class PagedKV:
             n = math.ceil(end / self.block_size)
             row = self.rows[slot][:n]
             in_place = self._consecutive[slot] >= n
-            starts.append(row[0] if in_place else None)
+            starts.append((row[0] if row else 0) if in_place else None)
             offsets.append(len(pieces))
             if not in_place:  # (head, block) pieces, head-major as the pool
                 pieces += [h * size + block for h in range(self.kv_heads) for block in row]
