@@ -69,7 +69,7 @@ class KVCache(Protocol):
     def read_rows(self, layer: int, ends: Sequence[int]) -> list[tuple[Tensor, Tensor]]:
         """Keys, values [1, kv_heads, ends[i], D] of each slot i < len(ends), for attention
         row by row (CPU); valid until the next read. The paged cache reads a row whose
-        blocks are consecutive in place, as this cache reads every row."""
+        blocks are consecutive in place, as the contiguous cache reads every row."""
         ...
 
     def move(self, src: int, dst: int, length: int) -> None:
