@@ -10,10 +10,12 @@ batch x context that fits a fixed budget, and the CPU decode step, side by side.
    contiguous cache needs max_batch x max_seq_len up front; paged allocates blocks, and
    with `--group` members sharing the prompt, each extra member needs only its own
    completion's blocks (measured by allocating through `PagedKV` until it is full).
-3. Decode step: the same batch and span through each layout's `EagerStep` (the paged
-   step gathers each row's blocks into a reused buffer, one layer at a time: the
-   workspace, in positions' worth, is in the memory figures); the issue asks for paged
-   within 5 %. The CPU's vector flags (avx512, amx) are recorded with the figure.
+3. Decode step: the same batch and span through each layout's `EagerStep`; the issue
+   asks for paged within 5 %. At spans from `forward.PER_ROW_SPAN` the paged step reads a
+   row whose blocks are consecutive in place and gathers only scattered rows (into a
+   reused buffer, one layer at a time: the workspace, in positions' worth, is in the
+   memory figures); the (head, block) pieces a paged step gathered are recorded. The
+   CPU's vector flags (avx512, amx) are recorded with the figure.
 
     python benchmarks/paged_kv.py          # SmolLM2-shaped random model for the step time
     python benchmarks/paged_kv.py --quick  # tiny model
@@ -96,7 +98,7 @@ def fits(kv: str, shape: tuple[int, int, int, int], args: argparse.Namespace) ->
     slots = args.budget // size  # more than could ever fit
     cache = PagedKV(geometry, slots=slots, block_size=size, max_seq_len=longest, blocks=blocks,
                     max_blocks=blocks, dtype=torch.float16, device=torch.device("meta"))  # fmt: skip
-    cache._sync = lambda slot: None  # type: ignore[method-assign]  # no table writes needed
+    cache._write_table = lambda slot: None  # type: ignore[method-assign]  # no table writes needed
     n = 0
     try:
         while n + group <= slots:
@@ -109,8 +111,9 @@ def fits(kv: str, shape: tuple[int, int, int, int], args: argparse.Namespace) ->
     return n
 
 
-def stepper(model: Any, kv: str, args: argparse.Namespace) -> Any:
-    """A function timing one decode step of `--batch` rows at `--span` cached tokens."""
+def stepper(model: Any, kv: str, args: argparse.Namespace) -> tuple[Any, Any]:
+    """A function timing one decode step of `--batch` rows at `--span` cached tokens, and
+    the cache it steps."""
     import torch
 
     from shadowrl.inference.config import EngineConfig
@@ -134,17 +137,19 @@ def stepper(model: Any, kv: str, args: argparse.Namespace) -> Any:
             engine.stepper.decode(reqs, args.span + 1)
             return time.perf_counter() - start
 
-    return step
+    return step, engine.cache
 
 
-def step_times(model: Any, args: argparse.Namespace) -> dict[str, float]:
-    """Median step seconds per layout, the layouts alternating step by step (load drifts)."""
-    steps = {kv: stepper(model, kv, args) for kv in ("contiguous", "paged")}
-    times: dict[str, list[float]] = {kv: [] for kv in steps}
+def step_times(model: Any, args: argparse.Namespace) -> tuple[dict[str, float], float]:
+    """Median step seconds per layout, the layouts alternating step by step (load drifts),
+    and the (head, block) pieces the paged step gathered per step (0: every row in place)."""
+    steppers = {kv: stepper(model, kv, args) for kv in ("contiguous", "paged")}
+    times: dict[str, list[float]] = {kv: [] for kv in steppers}
     for _ in range(args.repeats + 2):
-        for kv, step in steps.items():
+        for kv, (step, _) in steppers.items():
             times[kv].append(step())
-    return {kv: statistics.median(t[2:]) for kv, t in times.items()}
+    gathered = steppers["paged"][1].gathered_pieces / (args.repeats + 2)
+    return {kv: statistics.median(t[2:]) for kv, t in times.items()}, gathered
 
 
 def kv_bytes(model: Any) -> int:
@@ -194,10 +199,11 @@ def main() -> None:
     smol = dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
                 num_attention_heads=9, num_key_value_heads=3)  # fmt: skip
     model = tiny if args.quick else random_llama(0, **smol)
-    steps = step_times(model, args)
+    steps, gathered = step_times(model, args)
     ratio = steps["paged"] / steps["contiguous"]
     result = {"memory": mem, "budget_sequences": budget, "step_s": steps,
-              "step_ratio_paged": ratio, "args": vars(args) | {"out": None},
+              "step_ratio_paged": ratio, "paged_step_gathered_pieces": gathered,
+              "args": vars(args) | {"out": None},
               "kv_bytes_per_position": kv_bytes(model), "cpu_flags": cpu_flags(),
               "machine": machine("transformers")}  # fmt: skip
     out = args.out or RESULTS / ("paged_kv_quick.json" if args.quick else "paged_kv.json")

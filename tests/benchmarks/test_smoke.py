@@ -334,7 +334,7 @@ def test_paged_kv(tmp_path: Path) -> None:
         "--batch", "2", "--span", "32", "--repeats", "1",
     )  # fmt: skip
     has_keys(result, "memory", "budget_sequences", "step_s", "step_ratio_paged", "cpu_flags",
-             "kv_bytes_per_position", "machine")  # fmt: skip
+             "kv_bytes_per_position", "paged_step_gathered_pieces", "machine")  # fmt: skip
     paged, contiguous = result["memory"]["paged"], result["memory"]["contiguous"]
     assert paged["per_active"] < contiguous["per_active"]  # a counted fact, not a timing
 

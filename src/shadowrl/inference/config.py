@@ -106,7 +106,8 @@ class EngineConfig(BaseModel):
         "one buffer per slot, its capacity the longest sequence's (doubling). 'paged': "
         "fixed-size blocks from one pool and a block table per slot, so memory follows the "
         "tokens actually held; GRPO groups, repeated prompts and the prefix cache share "
-        "blocks, copied only on write. Same tokens and logprobs; a decode step gathers blocks.",
+        "blocks, copied only on write. Same tokens and logprobs; a CPU decode step reads a "
+        "row of consecutive blocks in place, other reads gather blocks.",
     )
     kv_block_size: int = Field(default=16, ge=1, description="'paged': positions per KV block.")
     kv_blocks: int = Field(

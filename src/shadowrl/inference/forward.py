@@ -37,13 +37,12 @@ def _rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
     return x * cos + rotated * sin
 
 
-def _attend_rows(q: Tensor, keys: Tensor, values: Tensor, ends: list[int]) -> Tensor:
-    """Decode attention row by row: row i's queries [1, Hkv, G, D] over its first ends[i]
-    cached positions, no mask."""
+def _attend_rows(q: Tensor, rows: list[tuple[Tensor, Tensor]]) -> Tensor:
+    """Decode attention row by row: row i's queries [1, Hkv, G, D] over its own cached
+    keys and values (`KVCache.read_rows`: each row's length), no mask."""
     return torch.cat([
-        F.scaled_dot_product_attention(q[i : i + 1], keys[i : i + 1, :, :end],
-                                       values[i : i + 1, :, :end])
-        for i, end in enumerate(ends)
+        F.scaled_dot_product_attention(q[i : i + 1], keys, values)
+        for i, (keys, values) in enumerate(rows)
     ])  # fmt: skip
 
 
@@ -151,7 +150,8 @@ class Decoder:
         b = tokens.shape[0]
         s = self.shape
         rows = torch.arange(b, device=tokens.device)
-        per_row = tokens.device.type == "cpu" and span >= PER_ROW_SPAN and b > 1
+        # One row too: its own length rather than the span, and the paged cache reads it in place.
+        per_row = tokens.device.type == "cpu" and span >= PER_ROW_SPAN
         ends = (lengths + 1).tolist() if per_row else []  # on CPU: no device to wait for
         steps = torch.arange(span, device=tokens.device)
         mask = None if per_row else (steps[None] <= lengths[:, None])[:, None, None]
@@ -161,12 +161,12 @@ class Decoder:
             attn = layer.self_attn
             q, k, v = self._qkv(attn, layer.input_layernorm(h), cos, sin)
             cache.write(i, rows, lengths[:, None], k.transpose(1, 2), v.transpose(1, 2))
-            keys, values = cache.read(i, b, span)
             # GQA without repeating KV: each kv head's query group acts as a short query.
             grouped = q.view(b, s.kv_heads, s.heads // s.kv_heads, s.head_dim)
-            if ends:
-                out = _attend_rows(grouped, keys, values, ends)
+            if ends:  # each row its own length (the paged cache: in place where it can)
+                out = _attend_rows(grouped, cache.read_rows(i, ends))
             else:
+                keys, values = cache.read(i, b, span)
                 out = F.scaled_dot_product_attention(grouped, keys, values, attn_mask=mask)
             h = h + attn.o_proj(out.reshape(b, 1, -1))
             h = self._mlp(layer, h)

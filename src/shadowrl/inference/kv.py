@@ -66,6 +66,12 @@ class KVCache(Protocol):
         """Keys, values [B, kv_heads, span, D] of `slots` [B] (an int b: slots 0..b-1); valid
         until the next `read` (the paged cache gathers into buffers it reuses)."""
 
+    def read_rows(self, layer: int, ends: Sequence[int]) -> list[tuple[Tensor, Tensor]]:
+        """Keys, values [1, kv_heads, ends[i], D] of each slot i < len(ends), for attention
+        row by row (CPU); valid until the next read. The paged cache reads a row whose
+        blocks are consecutive in place, as the contiguous cache reads every row."""
+        ...
+
     def move(self, src: int, dst: int, length: int) -> None:
         """Slot `dst` gets slot `src`'s first `length` positions (src keeps them)."""
 
@@ -153,6 +159,10 @@ class ContiguousKV:
         if isinstance(slots, int):  # the first B slots: a view, no copy
             return self.keys[layer][:slots, :, :span], self.values[layer][:slots, :, :span]
         return self.keys[layer][slots, :, :span], self.values[layer][slots, :, :span]
+
+    def read_rows(self, layer: int, ends: Sequence[int]) -> list[tuple[Tensor, Tensor]]:
+        k, v = self.keys[layer], self.values[layer]
+        return [(k[i : i + 1, :, :end], v[i : i + 1, :, :end]) for i, end in enumerate(ends)]
 
     def move(self, src: int, dst: int, length: int) -> None:
         """Copy the first `length` positions of slot `src` into slot `dst`."""
