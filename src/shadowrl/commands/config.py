@@ -60,7 +60,13 @@ class Config(BaseModel):
     run_dir: str = Field(
         "runs/default", description="Directory for metrics, checkpoints and reports."
     )
-    seed: int = Field(0, description="Global random seed.")
+    seed: int = Field(
+        0,
+        description="The run seed: the engine's sampling, the eval bootstrap, the task stream "
+        "and the real-time task mix read it directly; every other component that draws "
+        "random numbers (a tiny model's weights, the trainer, the MTP heads) derives its own "
+        "stream from it (seeds.py).",
+    )
     model: ModelConfig = Field(
         default_factory=ModelConfig, description="Which policy weights to load."
     )
