@@ -116,8 +116,8 @@ def train_arm(arm: Arm, data: TrainInput, dest: Path) -> ArmResult:
     )
     if not batch.microbatches:
         return ArmResult(counts, arm.parent, None, "no signal: no cohort has unequal rewards")
-    parent = arm.model.model_copy(update={"path": arm.parent})
-    model, tokenizer = load_model(parent, arm.train.dtype, arm.seed)
+    where = arm.model.model_copy(update={"path": arm.parent})
+    model, tokenizer = load_model(where, arm.train.dtype, arm.seed)
     companion = build_companion(arm.train, arm.parent, seed=arm.seed)  # beside the policy, if any
     # the rows are sessions served at `rows.temperature`: the trainer scores that distribution
     train = arm.train.model_copy(update={"temperature": arm.rows.temperature})
