@@ -5,11 +5,10 @@ random numbers of its own takes its seed from `stream_seed(seed, stream)` instea
 config field of its own, so no two components share draws by accident and none can be
 re-seeded apart from the run. Imports nothing of the project: every layer may use it.
 
-The streams that existed before this module keep the value they had for the default run
-seed 0 where a test pins what they draw: the tiny models' initial weights are the run
-seed itself. Every other stream is a 32-bit hash of its name and the run seed: distinct
-from the others and from every small seed, and the same in every process and version.
-Components that read the run seed directly (the engine's sampling, the eval bootstrap,
+A tiny model's initial weights are the run seed itself, so the default run seed 0 gives
+the weights `model.seed: 0` gave (tests pin tokens of them). Every other stream is a
+32-bit hash of its name and the run seed, the same in every process and version
+(`tests/test_seeds.py`: no two streams of the first 50 run seeds coincide). Components that read the run seed directly (the engine's sampling, the eval bootstrap,
 the task stream) key their draws by their own mechanism and are not listed here.
 """
 
