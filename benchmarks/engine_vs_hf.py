@@ -40,7 +40,7 @@ def build_model(name: str, device: str, dtype: str) -> Any:
     from shadowrl.models import ModelConfig, load_model
 
     if name != "qwen2.5-0.5b-random":
-        return load_model(ModelConfig(path=name, device=device, dtype=dtype))[0]
+        return load_model(ModelConfig(path=name, device=device), dtype)[0]
     cfg = Qwen2Config(  # type: ignore[call-arg]  # Qwen2.5-0.5B's shape (rope_theta: kwargs)
         vocab_size=151936,
         hidden_size=896,

@@ -75,7 +75,7 @@ def main() -> int:
     from shadowrl.rl.weights import WeightStore
 
     torch.manual_seed(0)
-    model, tok = load_model(ModelConfig(path=args.model, dtype="float32"))
+    model, tok = load_model(ModelConfig(path=args.model))
     sync_dtype = getattr(torch, args.sync_dtype)
     serving = copy.deepcopy(model).to(sync_dtype).eval()
     cfg = TrainConfig.model_validate(

@@ -33,10 +33,20 @@ def test_tiny_model_leaves_global_rng_alone() -> None:
 def test_tiny_overrides_and_load_model_dtype() -> None:
     model, _ = tiny_model(seed=0, num_hidden_layers=3)
     assert model.config.num_hidden_layers == 3
-    model, _ = load_model(ModelConfig(path="tiny", dtype="bfloat16"))
+    model, _ = load_model(ModelConfig(path="tiny"), "bfloat16")
     assert next(model.parameters()).dtype == torch.bfloat16
     with pytest.raises(ValueError):
-        load_model(ModelConfig(path="tiny", dtype="int3"))
+        load_model(ModelConfig(path="tiny"), "int3")
+
+
+def test_a_tiny_models_weights_come_from_the_run_seed() -> None:
+    """The "model" stream is the run seed itself: seed 0 loads `tiny_model(seed=0)`'s
+    weights, as `model.seed: 0` did before the run seed replaced it."""
+    (a, _), (b, _) = tiny_model(seed=0), load_model(ModelConfig(path="tiny"), seed=0)
+    (c, _) = load_model(ModelConfig(path="tiny"), seed=1)
+    pairs = zip(a.state_dict().values(), b.state_dict().values(), strict=True)
+    assert all(torch.equal(x, y) for x, y in pairs)
+    assert not torch.equal(a.lm_head.weight, c.lm_head.weight)
 
 
 def test_tokenizer_round_trip_and_special_tokens() -> None:

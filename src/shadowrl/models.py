@@ -19,11 +19,12 @@ import importlib.util
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from shadowrl.atomic import build_dir
+from shadowrl.seeds import stream_seed
 
 if TYPE_CHECKING:
     import torch
@@ -42,13 +43,9 @@ class ModelConfig(BaseModel):
         "tests), 'tiny-moe' (random Qwen3-MoE, for tests), a Hugging Face directory or a "
         ".gguf file.",
     )
-    dtype: Literal["float32", "bfloat16", "float16"] = Field(
-        "float32", description="Weights dtype of the loaded policy."
-    )
     device: str = Field(
         "cpu", pattern=r"^(cpu|cuda(:\d+)?)$", description="'cpu', 'cuda' or 'cuda:N'."
     )
-    seed: int = Field(0, description="Initialisation seed, used only by the tiny models.")
 
 
 # ---------------------------------------------------------------------------- paths
@@ -258,19 +255,23 @@ def tiny_model(seed: int = 0, **overrides: Any) -> tuple[PreTrainedModel, PreTra
     return random_llama(seed, **overrides), load_tokenizer("tiny")
 
 
-def load_model(cfg: ModelConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """Load a policy in eval mode on `cfg.device` with `cfg.dtype`."""
+def load_model(
+    cfg: ModelConfig, dtype: str = "float32", seed: int = 0
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Load a policy in eval mode on `cfg.device` in `dtype`: the dtype of the copy the
+    caller makes of it (`train.dtype` to train, `EngineConfig.weights_dtype` to serve).
+    A tiny model's weights come from the run `seed`'s "model" stream (`seeds.py`)."""
     check_model_path(cfg.path)
     _offline()
-    dtype = _torch_dtype(cfg.dtype)
     if cfg.path in TINY:
         build = random_qwen3_moe if cfg.path == "tiny-moe" else random_llama
-        return _place(build(cfg.seed), cfg.device, dtype), load_tokenizer("tiny")
+        weights = build(stream_seed(seed, "model"))
+        return _place(weights, cfg.device, _torch_dtype(dtype)), load_tokenizer("tiny")
     gguf = _resolve_gguf(cfg.path)
     directory = _converted_gguf(gguf) if gguf is not None else Path(cfg.path).expanduser()
-    model = load_checkpoint(directory, cfg.dtype)
+    model = load_checkpoint(directory, dtype)
     tok = load_tokenizer(str(directory))
-    return _place(model, cfg.device, dtype), tok
+    return _place(model, cfg.device, _torch_dtype(dtype)), tok
 
 
 def load_checkpoint(directory: str | Path, dtype: str = "float32") -> PreTrainedModel:

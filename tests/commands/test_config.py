@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from shadowrl.commands.config import Config, load_config, parse_overrides
+from shadowrl.commands.errors import UsageError
 from shadowrl.commands.main import main
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -29,6 +30,30 @@ def test_the_flat_train_keys_of_old_configs_still_load_under_their_new_names(
     assert "'train.lr' is now 'train.optimizer.lr'" in caplog.text
     with pytest.raises(ValueError, match=r"both 'train\.lr' and its new name"):
         load_config([], ["--train.lr=1", "--train.optimizer.lr=2"])
+
+
+REMOVED = [  # key -> the field that replaces it (one field per meaning, issue 31)
+    ("model.seed", "seed"),
+    ("train.seed", "seed"),
+    ("mtp.seed", "seed"),
+    ("model.dtype", "train.dtype"),
+    ("realtime.users.seed", "realtime.users.population"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), REMOVED)
+def test_a_removed_key_fails_at_load_with_one_line_naming_its_replacement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str
+):
+    path = tmp_path / "old.yaml"
+    *sections, key = old.split(".")
+    text = "".join(f"{'  ' * i}{s}:\n" for i, s in enumerate(sections))
+    path.write_text(text + f"{'  ' * len(sections)}{key}: 0\n")
+    with pytest.raises(UsageError, match=rf"{path}: config key '{old}' was removed; set {new}\b"):
+        load_config([path])
+    assert main(["config", f"--{old}=0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"config key '{old}' was removed; set {new}" in err, err
 
 
 def test_unknown_key_and_bad_value_are_refused():

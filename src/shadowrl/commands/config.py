@@ -3,7 +3,8 @@
 Each component owns its section (a pydantic model with a description on every field,
 defined next to the code it configures); this module only composes them, loads
 `configs/*.yaml` and applies `--section.key=value` overrides. Keys that were renamed
-still load, with a warning naming the new key.
+still load, with a warning naming the new key; keys that were removed because another
+field means the same thing fail to load, with an error naming that field.
 """
 
 from __future__ import annotations
@@ -38,6 +39,15 @@ log = logging.getLogger(__name__)
 
 # old key -> new one (dotted paths); loading an old file warns instead of failing
 RENAMED = {"loop": "orchestrator", **{f"train.{a}": f"train.{b}" for a, b in MOVED.items()}}
+# removed key -> the field that replaces it: one field per meaning, no dead fields kept
+RUN_SEED = "seed (the run seed: every component derives its own stream from it, seeds.py)"
+REPLACED = {
+    "model.seed": RUN_SEED,
+    "train.seed": RUN_SEED,
+    "mtp.seed": RUN_SEED,
+    "model.dtype": "train.dtype (the trainer's copy) or engine.dtype (the serving copy)",
+    "realtime.users.seed": "realtime.users.population",
+}
 # files a config file names relative to run_dir; on the command line, relative to the
 # directory the command runs in (where the user typed the path)
 RUN_DIR_FILES = (("serve", "api_keys"), ("serve", "traces"))
@@ -50,7 +60,13 @@ class Config(BaseModel):
     run_dir: str = Field(
         "runs/default", description="Directory for metrics, checkpoints and reports."
     )
-    seed: int = Field(0, description="Global random seed.")
+    seed: int = Field(
+        0,
+        description="The run seed: the engine's sampling, the eval bootstrap, the task stream "
+        "and the real-time task mix read it directly; every other component that draws "
+        "random numbers (a tiny model's weights, the trainer, the MTP heads) derives its own "
+        "stream from it (seeds.py).",
+    )
     model: ModelConfig = Field(
         default_factory=ModelConfig, description="Which policy weights to load."
     )
@@ -139,7 +155,12 @@ def _section(tree: dict[str, Any], dotted: str) -> tuple[dict[str, Any] | None, 
 
 
 def _renamed(tree: dict[str, Any], where: str) -> dict[str, Any]:
-    """`tree` with every key of `RENAMED` moved to its new name, each with a warning."""
+    """`tree` with every key of `RENAMED` moved to its new name, each with a warning;
+    a key of `REPLACED` raises, naming the field to set instead."""
+    for old, new in REPLACED.items():
+        node, key = _section(tree, old)
+        if node is not None and key in node:
+            raise UsageError(f"{where}: config key {old!r} was removed; set {new}")
     for old, new in RENAMED.items():
         node, key = _section(tree, old)
         if node is None or key not in node:

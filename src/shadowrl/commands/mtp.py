@@ -16,6 +16,7 @@ import logging
 
 from shadowrl.commands.config import Config
 from shadowrl.commands.errors import UsageError
+from shadowrl.seeds import stream_seed
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
     out = args.out or (heads_path(directory) if directory is not None else None)
     if out is None:
         raise UsageError(f"model {spec!r} has no checkpoint directory: give --out PATH")
-    model, tokenizer = load_model(config.model.model_copy(update={"path": spec}))
+    where = config.model.model_copy(update={"path": spec})
+    model, tokenizer = load_model(where, config.engine.weights_dtype, config.seed)
     every = max(1, cfg.steps // 20)
 
     def progress(step: int, metrics: dict[str, float]) -> None:
@@ -52,7 +54,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
             log.info("mtp distill step %d/%d %s", step, cfg.steps, shown)
 
     try:
-        heads, report = self_distill(model, tokenizer, cfg, config.engine, progress)
+        seed = stream_seed(config.seed, "distill")
+        heads, report = self_distill(model, tokenizer, cfg, config.engine, progress, seed)
     except (ValueError, FileNotFoundError) as e:
         raise UsageError(str(e)) from e
     path = save_heads(heads, out)

@@ -65,7 +65,9 @@ def _engine(spec: str, config: Config, version: int = 0) -> Iterator[tuple[Any, 
     from shadowrl.inference.build import build_engine
     from shadowrl.models import load_model
 
-    model, tokenizer = load_model(config.model.model_copy(update={"path": spec}))
+    model, tokenizer = load_model(
+        config.model.model_copy(update={"path": spec}), config.engine.weights_dtype, config.seed
+    )
     heads = _heads(spec, config)
     with build_engine(
         model, tokenizer, config.engine, heads=heads, version=version, seed=config.seed
@@ -149,7 +151,9 @@ async def _ray_evaluator(spec: str, config: Config) -> AsyncIterator[Evaluate]:
     if kind == "reference":
         model, tokenizer, what = None, load_tokenizer(config.model.path), f"reference:{spec}"
     else:
-        model, tokenizer = load_model(config.model.model_copy(update={"path": spec}))
+        model, tokenizer = load_model(
+            config.model.model_copy(update={"path": spec}), config.engine.weights_dtype, config.seed
+        )
         heads, what = _heads(spec, config), f"model:{spec}"
     async with ray_evaluator(
         config.ray, model=model, tokenizer=tokenizer,

@@ -101,7 +101,7 @@ def initial_checkpoint(config: Config) -> Callable[[Path], str]:
             return str(Path(config.model.path).resolve())
 
         def save(tmp: Path) -> None:
-            model, tok = load_model(config.model)
+            model, tok = load_model(config.model, seed=config.seed)  # float32: lossless
             model.save_pretrained(tmp, safe_serialization=True)
             tok.save_pretrained(tmp)
 

@@ -92,7 +92,9 @@ class RecordedWeights:
             return self._cache[1]
         from shadowrl.models import load_model
 
-        model, _ = load_model(self.config.model.model_copy(update={"path": self.spec}))
+        cfg = self.config
+        where = cfg.model.model_copy(update={"path": self.spec})
+        model, _ = load_model(where, cfg.engine.weights_dtype, cfg.seed)
         if self.store is not None:
             held = self.store.versions()
             if version not in held:

@@ -14,7 +14,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.pipeline.stages import warm_start
 
     run_dir = start_run_dir(args, config)
-    model, tokenizer = load_model(config.model)
+    model, tokenizer = load_model(config.model, config.train.dtype, config.seed)
     warm_start(model, tokenizer, train_run(config))
     print(f"SFT checkpoint: {run_dir / 'sft'}")
     return 0

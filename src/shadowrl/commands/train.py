@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
         _need_ray()
     _same_temperature(config)
     start_run_dir(args, config)
-    model, tokenizer = load_model(config.model)
+    model, tokenizer = load_model(config.model, config.train.dtype, config.seed)
     report = train_pipeline(model, tokenizer, train_run(config))
     print(f"report: {report}")
     return 0

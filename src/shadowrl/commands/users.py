@@ -6,7 +6,7 @@ Each user checks a task of the suite out under the server's `serve.workspaces_ro
 (`--workspaces`, default that config value: the server must run on this machine),
 opens an agent session on it, lets the agent work, runs the task's hidden tests on its
 diff, then applies and accepts, rejects, keeps lines, follows up or stays silent as
-`realtime.users` says (`experiments/users.py`); deterministic by `realtime.users.seed`.
+`realtime.users` says (`experiments/users.py`); deterministic by `realtime.users.population`.
 """
 
 from __future__ import annotations

@@ -20,7 +20,12 @@ class UsersConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     suite: str = Field("easy:train", description="Tasks users bring (suite[:split]).")
     limit: int | None = Field(None, ge=1, description="Only the first N tasks of the suite.")
-    seed: int = Field(0, description="Seed of every user's draws (tasks and reactions).")
+    population: int = Field(
+        0,
+        description="Which simulated population: each user's task and reactions are drawn "
+        "from (population, user name). Apart from the run `seed` so that two runs or arms "
+        "(other seeds, other policies) can meet the same users.",
+    )
     silent: float = Field(0.1, ge=0, le=1, description="Probability a user gives no feedback.")
     flip: float = Field(0.1, ge=0, le=1, description="Probability a user flips the decision.")
     keep_low: float = Field(

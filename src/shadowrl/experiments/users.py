@@ -140,7 +140,7 @@ class Users:
 
     async def session(self, user: str, client: httpx.AsyncClient) -> UserOutcome:
         """One user's whole session: pick a task, let the agent work, judge, react."""
-        rng = random.Random(f"{self.cfg.seed}:{user}")
+        rng = random.Random(f"{self.cfg.population}:{user}")
         task = self.tasks[rng.randrange(len(self.tasks))]
         prepared = await asyncio.to_thread(prepare, task, self.cache_dir)
         await asyncio.to_thread(checkout, prepared, self.workspaces / user)

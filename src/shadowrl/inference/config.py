@@ -66,7 +66,9 @@ class EngineConfig(BaseModel):
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
         default="auto",
         description="Precision the engine serves in; it casts its model (and KV cache) once at "
-        "start, and every weight update is cast on the way in. 'auto' keeps the model's dtype. "
+        "start, and every weight update is cast on the way in. 'auto' keeps the dtype of the "
+        "model it is handed: the trainer's (`train.dtype`) in RL, float32 for a policy a "
+        "command loads (commands load the policy they serve in this dtype). "
         "'bfloat16' halves the bytes read per decode step (1.5-1.9x faster decode on CPUs "
         "with AVX512-BF16) while the trainer keeps fp32 master weights, as RL stacks do "
         "with vLLM; the logprob gap is what the trainer's importance ratio corrects.",
@@ -168,3 +170,8 @@ class EngineConfig(BaseModel):
         default_factory=SpeculativeConfig,
         description="Speculative decoding with MTP draft heads (exact by default).",
     )
+
+    @property
+    def weights_dtype(self) -> str:
+        """The dtype a command loads a policy to serve in: `dtype`, float32 for 'auto'."""
+        return "float32" if self.dtype == "auto" else self.dtype

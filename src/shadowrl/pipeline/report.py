@@ -52,9 +52,12 @@ def read_settings(run_dir: Path) -> text.Settings:
     path = run_dir / "config.yaml"
     raw = yaml.safe_load(path.read_text()) if path.is_file() else {}
     raw = raw if isinstance(raw, dict) else {}
+    train = raw.get("train")
+    if isinstance(train, dict):  # a run written before the run seed replaced `train.seed`
+        train = {k: v for k, v in train.items() if k != "seed"}
     return text.Settings(
         pipeline=_section(PipelineConfig, raw.get("pipeline")),
-        train=_section(TrainConfig, raw.get("train")),
+        train=_section(TrainConfig, train),
         eval=_section(EvalConfig, raw.get("eval")) or EvalConfig(),
     )
 

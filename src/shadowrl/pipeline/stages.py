@@ -169,7 +169,7 @@ def rl_stage(model: Any, tokenizer: Any, run: TrainRun) -> Any:
             spec=run.episode,
             seed=run.seed,
             ray=run.ray,
-            companion=build_companion(run.train, checkpoint_dir(run.model_path)),
+            companion=build_companion(run.train, checkpoint_dir(run.model_path), seed=run.seed),
             model_path=run.model_path,
         )
     )

@@ -90,7 +90,7 @@ def _train(
             run.train.parallel,
         )
     cfg = run.train.model_copy(update={"parallel": "replicate"})
-    trainer = Trainer(model, cfg, objective="sft")
+    trainer = Trainer(model, cfg, objective="sft", seed=run.seed)
     with closing(trainer), MetricsLogger(run.run_dir) as metrics:  # closing: stops DP ranks
         result = run_sft(
             trainer,

@@ -144,7 +144,7 @@ async def train(ctx: Ctx, st: CycleState) -> Trained:
     )  # fmt: skip
     arm = Arm(
         serving.path, serving.version, registry.next_version(ctx.store.engine), deps.model,
-        deps.train, deps.rt.rows, deps.rt.train_steps, deps.checks,
+        deps.train, deps.rt.rows, deps.rt.train_steps, deps.checks, deps.seed,
     )  # fmt: skip
     branched = await branch(ctx, st, serving.path, serving.version, sessions)
     data = TrainInput(branched.sessions, rewards, mixed, branched.groups)

@@ -56,6 +56,7 @@ class Arm:
     rows: RowsConfig
     steps: int = 1  # optimizer steps on the cycle's one batch
     checks: tuple[StepCheck, ...] = ()  # of the companion (`contributions.build_step_checks`)
+    seed: int = 0  # the run seed (`seeds.py` derives the trainer's streams from it)
 
 
 @dataclass(frozen=True)
@@ -115,11 +116,12 @@ def train_arm(arm: Arm, data: TrainInput, dest: Path) -> ArmResult:
     )
     if not batch.microbatches:
         return ArmResult(counts, arm.parent, None, "no signal: no cohort has unequal rewards")
-    model, tokenizer = load_model(arm.model.model_copy(update={"path": arm.parent}))
-    companion = build_companion(arm.train, arm.parent)  # trained beside the policy, if any
+    where = arm.model.model_copy(update={"path": arm.parent})
+    model, tokenizer = load_model(where, arm.train.dtype, arm.seed)
+    companion = build_companion(arm.train, arm.parent, seed=arm.seed)  # beside the policy, if any
     # the rows are sessions served at `rows.temperature`: the trainer scores that distribution
     train = arm.train.model_copy(update={"temperature": arm.rows.temperature})
-    trainer = Trainer(model, train, companion=companion)
+    trainer = Trainer(model, train, companion=companion, seed=arm.seed)
     trainer.version = arm.parent_version
     checks = arm.checks if companion is not None else ()
     parent = _measured(checks, model, companion, batch)

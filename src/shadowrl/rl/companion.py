@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from shadowrl.inference.drafts import heads_beside
 from shadowrl.rl.config import TrainConfig
+from shadowrl.seeds import stream_seed
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -88,11 +89,13 @@ def build_companion(
     *,
     heads: Any = None,
     resumed: bool = False,
+    seed: int = 0,
 ) -> Companion | None:
     """The MTP heads' re-distillation (`train.mtp`; `rl/mtp_rl.py`, imported only then)
     over `heads`, else the heads `train.mtp.heads` names or saved beside `checkpoint`
     (first, when `resumed`: the run's own); None when there are none or `train.mtp.every`
-    is 0. A sharded trainer (`train.parallel`) cannot train them yet."""
+    is 0. A sharded trainer (`train.parallel`) cannot train them yet. `seed`: the run seed,
+    whose "heads" stream (`seeds.py`) samples the re-distillation's windows."""
     mtp = train.mtp
     if mtp.every == 0 or (heads is None and not mtp.heads and not heads_beside(checkpoint)):
         return None
@@ -103,4 +106,4 @@ def build_companion(
         return None
     if train.parallel != "replicate":  # a sharded checkpoint cannot hold them yet (fsdp.py)
         raise ValueError(f"MTP heads are not trained under train.parallel {train.parallel!r} yet")
-    return HeadsTrainer(heads, mtp, train.seed)
+    return HeadsTrainer(heads, mtp, stream_seed(seed, "heads"))

@@ -140,7 +140,12 @@ class SFTConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    lr: float = Field(5e-5, gt=0, description="AdamW learning rate for SFT.")
+    lr: float = Field(
+        5e-5,
+        gt=0,
+        description="AdamW learning rate of the policy in SFT (RL's is `train.optimizer.lr`; "
+        "SFT takes its other AdamW settings from `train.optimizer`).",
+    )
     epochs: int = Field(
         1,
         ge=1,
@@ -199,11 +204,13 @@ class TrainConfig(BaseModel):
         "`shadowrl replay <file> --from-turn K` continues (the weight store keeps the "
         "versions its tokens were sampled from).",
     )
-    seed: int = Field(0, description="Seed of the trainer's RNG (saved in checkpoints).")
 
     # -- compute
     dtype: Literal["float32", "bfloat16"] = Field(
-        "float32", description="Parameter/compute dtype of the trained model."
+        "float32",
+        description="The trainer's copy of the weights (the AdamW master weights): the "
+        "policy is loaded in it for `train`/`sft`, and SFT/RL checkpoints are read back in it. "
+        "The engine's serving copy is `engine.dtype`; the compute dtype is `autocast`.",
     )
     autocast: Literal["none", "bfloat16"] = Field(
         "none",

@@ -157,7 +157,9 @@ class Leader(Ranks):
         self.procs = procs
 
     @classmethod
-    def start(cls, model: Any, cfg: TrainConfig, objective: str, trainer_cls: type) -> Leader:
+    def start(
+        cls, model: Any, cfg: TrainConfig, objective: str, trainer_cls: type, seed: int = 0
+    ) -> Leader:
         """Spawn ranks 1..N-1, each building `trainer_cls` (the `Trainer`, passed in
         rather than imported: it imports this module) over a copy of `model`'s architecture."""
         if dist.is_initialized():
@@ -165,7 +167,9 @@ class Leader(Ranks):
         port, ctx = _free_port(), mp.get_context("spawn")
         args = (cfg.world_size, port, torch.get_num_threads(), type(model), model.config)
         procs = [
-            ctx.Process(target=_follow, args=(r, *args, cfg, objective, trainer_cls), daemon=True)
+            ctx.Process(
+                target=_follow, args=(r, *args, cfg, objective, trainer_cls, seed), daemon=True
+            )
             for r in range(1, cfg.world_size)
         ]
         for p in procs:
@@ -234,13 +238,14 @@ def _follow(
     cfg: TrainConfig,
     objective: Any,
     trainer_cls: Any,
+    seed: int,
 ) -> None:
     """Ranks 1..N-1: the same trainer, driven by rank 0's commands until "stop"."""
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     torch.set_num_threads(threads)  # the same kernels' reduction order as rank 0
     _init(rank, world_size, port)
     ranks = Ranks(rank, world_size)
-    trainer = trainer_cls(model_cls(model_config), cfg, objective=objective, ranks=ranks)
+    trainer = trainer_cls(model_cls(model_config), cfg, objective=objective, ranks=ranks, seed=seed)
     stores: dict[str, WeightStore] = {}
     while True:
         cmd, *args = ranks.receive()

@@ -45,11 +45,15 @@ class DistillConfig(BaseModel):
     batch_windows: int = Field(
         128, ge=1, description="Training windows (a position and its k future tokens) per step."
     )
-    lr: float = Field(2e-3, gt=0.0, description="AdamW learning rate (constant).")
+    lr: float = Field(
+        2e-3,
+        gt=0.0,
+        description="AdamW learning rate of the heads trained from scratch here (constant); "
+        "their re-distillation during RL has its own, `train.mtp.lr`.",
+    )
     heldout_fraction: float = Field(
         0.1, ge=0.0, lt=1.0, description="Generations kept out of training for the report."
     )
-    seed: int = Field(0, description="Seed of generation, initialisation and batching.")
 
 
 class RLDistillConfig(BaseModel):
@@ -79,4 +83,9 @@ class RLDistillConfig(BaseModel):
         description="Batch rows whose hidden states are recomputed for it (one no-grad forward "
         "of the updated policy over them): bounds the cost of a re-distillation.",
     )
-    lr: float = Field(1e-3, gt=0.0, description="AdamW learning rate of the heads (constant).")
+    lr: float = Field(
+        1e-3,
+        gt=0.0,
+        description="AdamW learning rate of the heads' re-distillation during RL (constant): "
+        "heads already trained by `shadowrl mtp distill`, whose rate is `mtp.lr`.",
+    )

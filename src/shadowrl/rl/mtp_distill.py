@@ -87,12 +87,12 @@ def trajectory_prompts(path: str, n: int) -> list[list[int]]:
 
 
 def own_generations(
-    engine: Any, prompts: Sequence[Sequence[int]], cfg: DistillConfig
+    engine: Any, prompts: Sequence[Sequence[int]], cfg: DistillConfig, seed: int = 0
 ) -> list[tuple[list[int], int]]:
     """(prompt + completion ids, prompt length) for `samples_per_prompt` completions each."""
     sampling = [
         SamplingParams(max_new_tokens=cfg.new_tokens, temperature=cfg.temperature,
-                       seed=cfg.seed * 1_000_003 + i)
+                       seed=seed * 1_000_003 + i)
         for i in range(len(prompts) * cfg.samples_per_prompt)
     ]  # fmt: skip
     repeated = [list(p) for p in prompts for _ in range(cfg.samples_per_prompt)]
@@ -165,11 +165,12 @@ def distill(
     heldout: States,
     cfg: DistillConfig,
     on_step: Callable[[int, dict[str, float]], None] | None = None,
+    seed: int = 0,
 ) -> DistillReport:
     """Train `heads` (only them) on windows of `train`; report agreement on `heldout`."""
     heads.float().train()
     optimizer = torch.optim.AdamW(heads.parameters(), lr=cfg.lr, weight_decay=0.0)
-    gen = torch.Generator().manual_seed(cfg.seed)
+    gen = torch.Generator().manual_seed(seed)
     start, step, loss_value, kl = time.monotonic(), 0, float("nan"), [float("nan")] * heads.k
     while step < cfg.steps:
         if cfg.time_budget_s and time.monotonic() - start > cfg.time_budget_s:
@@ -224,13 +225,13 @@ def split_sequences(
 
 
 def fresh_heads(
-    model: Any, cfg: DistillConfig, sequences: Sequence[tuple[list[int], int]] = ()
+    model: Any, cfg: DistillConfig, sequences: Sequence[tuple[list[int], int]] = (), seed: int = 0
 ) -> MTPHeads:
     """Heads from scratch (seeded), in float32 for training, drafting from the
     `cfg.draft_vocab` most frequent tokens of `sequences` (prompts and completions)."""
     size = cfg.draft_vocab if sequences else 0
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(cfg.seed)
+        torch.manual_seed(seed)
         heads = for_model(model, cfg.k, cfg.kind, size).float()
     if size:
         vocab_size = model.get_input_embeddings().weight.shape[0]
@@ -255,19 +256,21 @@ def self_distill(
     cfg: DistillConfig,
     engine_config: Any = None,
     on_step: Callable[[int, dict[str, float]], None] | None = None,
+    seed: int = 0,
 ) -> tuple[MTPHeads, DistillReport]:
-    """The whole recipe: prompts -> own generations -> detached states -> trained heads."""
+    """The whole recipe: prompts -> own generations -> detached states -> trained heads;
+    `seed` (the run's `distill` stream, `seeds.py`) keys every draw of it."""
     from shadowrl.inference.build import build_engine
 
     prompts = distill_prompts(tokenizer, cfg)
     log.info("generating %d completions of %d tokens", len(prompts) * cfg.samples_per_prompt,
              cfg.new_tokens)  # fmt: skip
-    with build_engine(model, tokenizer, engine_config, seed=cfg.seed) as engine:
-        sequences = own_generations(engine, prompts, cfg)
+    with build_engine(model, tokenizer, engine_config, seed=seed) as engine:
+        sequences = own_generations(engine, prompts, cfg, seed)
     train_seqs, held_seqs = split_sequences(sequences, cfg.heldout_fraction)
     log.info("backbone states of %d sequences", len(sequences))
     train, heldout = (backbone_states(model, s, cfg.k) for s in (train_seqs, held_seqs))
     if not len(train.starts):
         raise ValueError("generations too short to train on: raise mtp.new_tokens")
-    heads = fresh_heads(model, cfg, train_seqs)
-    return heads, distill(heads, model, train, heldout, cfg, on_step)
+    heads = fresh_heads(model, cfg, train_seqs, seed)
+    return heads, distill(heads, model, train, heldout, cfg, on_step, seed)

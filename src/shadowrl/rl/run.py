@@ -88,7 +88,11 @@ def local_services(
 ) -> Iterator[Services]:
     """Trainer, weight store and engine in this process (the default backend); the
     `companion` is trained by the trainer and served by the engine, synced with the policy."""
-    trainer = Trainer.resume(ckpt, train) if ckpt else Trainer(model, train, companion=companion)
+    trainer = (
+        Trainer.resume(ckpt, train, seed=seed)
+        if ckpt
+        else Trainer(model, train, companion=companion, seed=seed)
+    )
     # on N data-parallel ranks, each rank writes the shards it owns
     store = trainer.publisher(
         WeightStore(

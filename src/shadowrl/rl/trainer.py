@@ -44,6 +44,7 @@ from shadowrl.rl.loss import (
 )
 from shadowrl.rl.parallel import build_parallel, starting_model
 from shadowrl.rl.weights import WeightStore
+from shadowrl.seeds import stream_seed
 from shadowrl.types import Trajectory
 
 # (logprobs [B,T], ref_logprobs [B,T] | None, microbatch, token_budget, cfg) -> (loss, stats)
@@ -90,10 +91,12 @@ class Trainer:
         ref_model: Any = None,
         ranks: Ranks | None = None,
         companion: Companion | None = None,
+        seed: int = 0,
     ) -> None:
         """`ranks`: set only on ranks 1..N-1 by `dp.py`; rank 0 spawns them itself when
         `cfg.world_size > 1`. `companion` (`build_companion`) learns after each update and
-        is published and checkpointed with the weights."""
+        is published and checkpointed with the weights. `seed`: the run seed, whose
+        "trainer" stream (`seeds.py`) seeds the torch RNG."""
         if cfg.loss.kl_coef > 0 and objective == "rl" and ref_model is None:
             raise ValueError("kl_coef > 0 needs a ref_model")
         if cfg.world_size > 1 and ref_model is not None:
@@ -103,7 +106,7 @@ class Trainer:
         self.model = model.to(DTYPES[cfg.dtype])
         self.lora = Adapters(self.model, cfg.lora) if cfg.lora.enabled else None
         if ranks is None and cfg.world_size > 1:
-            ranks = Leader.start(self.model, cfg, objective, type(self))
+            ranks = Leader.start(self.model, cfg, objective, type(self), seed)
         self.ranks = ranks
         if ranks is not None:
             ranks.sync_params(self.model)
@@ -131,7 +134,7 @@ class Trainer:
         self.companion = companion
         self.step_count = self.version = 0
         self._saved: tuple[Path, int] | None = None  # (root, step) of the last checkpoint written
-        torch.manual_seed(cfg.seed)
+        torch.manual_seed(stream_seed(seed, "trainer"))  # checkpoints save and restore it
 
     def step(self, batch: TrainBatch) -> dict[str, float]:
         """Forward/backward every microbatch, clip, one AdamW step, bump `version`."""
@@ -323,7 +326,8 @@ class Trainer:
     ) -> Trainer:
         """Rebuild model and trainer from a checkpoint written by `save`."""
         model = starting_model(ckpt, cfg.dtype)
-        kw.setdefault("companion", build_companion(cfg, ckpt, resumed=True))  # saved with it
+        seed = kw.get("seed", 0)
+        kw.setdefault("companion", build_companion(cfg, ckpt, resumed=True, seed=seed))
         trainer = cls(model, cfg, objective=objective, **kw)
         trainer.load_state(ckpt)
         return trainer

@@ -76,11 +76,14 @@ class TrainerActor:
         store_dtype: str | None,
         threads: int = 0,
         companion: Companion | None = None,
+        seed: int = 0,
     ) -> None:
         _threads(threads)
         self.tokenizer = tokenizer
         self.trainer = (
-            Trainer.resume(ckpt, train) if ckpt else Trainer(model, train, companion=companion)
+            Trainer.resume(ckpt, train, seed=seed)
+            if ckpt
+            else Trainer(model, train, companion=companion, seed=seed)
         )
         # under LoRA the adapters alone after one full base (`lora_sync.py`)
         self.store = self.trainer.publisher(weight_store(store_url, train, store_dtype))

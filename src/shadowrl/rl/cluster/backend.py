@@ -185,7 +185,7 @@ def ray_services(
             cfg.trainer_resources,
         ).remote(
             model_ref, tok_ref, str(ckpt) if ckpt else None, train, url, dtype, cfg.torch_threads,
-            ray.put(companion),
+            ray.put(companion), seed,
         )  # fmt: skip
         started.append(trainer_actor)
         trainer = RemoteTrainer(trainer_actor)
