@@ -307,8 +307,6 @@ class TrainConfig(BaseModel):
             raise ValueError("train.parallel 'hsdp' needs world_size a multiple of shard_size")
         if self.parallel != "replicate" and self.world_size < 2:
             raise ValueError(f"train.parallel {self.parallel!r} needs world_size >= 2")
-        if self.parallel != "replicate" and self.lora.enabled:
-            raise ValueError("train.lora under a sharded train.parallel is not supported yet")
         return self
 
 

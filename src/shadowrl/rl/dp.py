@@ -197,16 +197,20 @@ class ShardedPublisher:
         """`alone`: names of tensors rank 0 alone holds (a companion's), which it writes."""
         self.leader, self.store, self.alone = leader, store, alone
 
-    def publish(self, state: Mapping[str, Tensor], version: int) -> dict[str, Any]:
-        self.leader.command("publish", self.store.spec, version)
+    def publish(
+        self, state: Mapping[str, Tensor], version: int, meta: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """`state`: the trainer's, or a part of it (LoRA's adapters, `lora_sync.py`): every
+        rank publishes the same names of its own `state_dict`."""
         # the policy is split as every rank splits it; rank 0 adds what it alone holds
         aside = {k: v for k, v in state.items() if k in self.alone}
         policy = {k: v for k, v in state.items() if k not in aside}
+        self.leader.command("publish", self.store.spec, version, sorted(policy))
         mine, rows = owned(policy, 0, self.leader.world_size)
         part = self.store.write_part(mine | aside, version, 0, rows)
         parts = self.leader.gather(part)
         assert parts is not None
-        return self.store.commit(version, parts)
+        return self.store.commit(version, parts, meta)
 
     def fetch(self, version: int, base: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
         return self.store.fetch(version, base)
@@ -252,10 +256,11 @@ def _follow(
         if cmd == "step":
             trainer.step(args[0])
         elif cmd == "publish":
-            spec, version = args
+            spec, version, names = args
             key = json.dumps(spec, sort_keys=True)
             store = stores.get(key) or stores.setdefault(key, WeightStore(**spec))
-            mine, rows = owned(trainer.state_dict(), rank, world_size)
+            state = trainer.state_dict()
+            mine, rows = owned({k: state[k] for k in names}, rank, world_size)
             ranks.gather(store.write_part(mine, version, rank, rows))
         elif cmd == "save":  # sharded strategies only: every rank writes its shards
             trainer.save(args[0])

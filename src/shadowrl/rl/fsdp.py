@@ -55,6 +55,7 @@ from shadowrl.rl.checkpoint import (
     write_counters,
 )
 from shadowrl.rl.dp import Ranks
+from shadowrl.rl.lora import ADAPTERS, merge_saved
 
 DCP_DIR = "dcp"  # the sharded model and optimizer state inside a checkpoint directory
 # beside the shards, what only a resume reads (the rest -- config, tokenizer -- is exported)
@@ -131,9 +132,12 @@ class Sharded:
         weights: Mapping[str, Tensor] | None = None,
     ) -> Path:
         """All ranks: rank 0 prepares the directory and writes the config, RNG and
-        counters; every rank writes its shards; rank 0 commits it (`checkpoint.py`)."""
-        if extra is not None or weights is not None:
-            raise ValueError("LoRA and companions are not saved with a sharded model yet")
+        counters; every rank writes its shards and runs `extra` (LoRA's adapters: a
+        gather, written by rank 0); rank 0 commits it (`checkpoint.py`). The model is
+        saved as it is held, so under LoRA the shards are the frozen base and the
+        adapters, merged by `full_model`."""
+        if weights is not None:
+            raise ValueError("a sharded checkpoint holds the model's own tensors, not `weights`")
         rank = dist.get_rank()
         if rank == 0:
             tmp = begin(root, state.step)
@@ -143,6 +147,8 @@ class Sharded:
             write_counters(tmp, state)
         dist.barrier()
         tmp = tmp_path(root, state.step)
+        if extra is not None:
+            extra(tmp)
         msd, osd = get_state_dict(model, optimizer)
         dcp.save({"model": msd, "optim": osd}, checkpoint_id=str(tmp / DCP_DIR))
         dist.barrier()
@@ -186,11 +192,14 @@ def is_sharded(ckpt: str | Path) -> bool:
 
 def full_model(ckpt: str | Path, dtype: str = "float32") -> Any:
     """The plain model of a sharded checkpoint, read whole in this process (no process
-    group: DCP reassembles every tensor from the ranks' shards), in `dtype`, eval mode."""
+    group: DCP reassembles every tensor from the ranks' shards), in `dtype`, eval mode;
+    a LoRA run's adapters merged into it."""
     model = empty_model(ckpt, dtype)
     state = model.state_dict()  # the model's own tensors: DCP loads into them in place
     # no_dist: this process alone, even one that is rank 0 of a live group
     dcp.load({"model": state}, checkpoint_id=str(Path(ckpt) / DCP_DIR), no_dist=True)
+    if (Path(ckpt) / ADAPTERS).exists():  # a LoRA run: the shards hold the frozen base
+        merge_saved(model, Path(ckpt))
     return model.eval()
 
 

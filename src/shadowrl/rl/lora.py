@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import torch.distributed as dist
 from torch import Tensor, nn
+from torch.distributed.tensor import DTensor
 
 from shadowrl.rl.config import LoRAConfig
 
@@ -100,14 +102,18 @@ class Adapters:
         return out
 
     def save(self, directory: Path) -> None:
+        """Write the adapters, with α/r, to `directory` (rank 0). Under FSDP every rank
+        calls this: each adapter is gathered whole (a collective), r·(in + out) per layer,
+        small beside the base, which stays sharded in the torch distributed checkpoint."""
         from safetensors.torch import save_file
 
         tensors = {
-            f"{name}.{p}": getattr(layer, p).detach().contiguous()
+            f"{name}.{p}": _whole(getattr(layer, p)).contiguous()
             for name, layer in self.layers.items()
             for p in ADAPTER_KEYS
         }
-        save_file(tensors, str(directory / ADAPTERS))
+        if not dist.is_initialized() or dist.get_rank() == 0:
+            save_file(tensors, str(directory / ADAPTERS), metadata={"scale": repr(self.scale)})
 
     def load(self, directory: Path) -> None:
         """Adapters from `directory`, after its merged weights were loaded into the frozen
@@ -134,3 +140,23 @@ class Adapters:
                     plain.bias.copy_(layer.bias)
                 setattr(out.get_submodule(parent), leaf, plain)
         return out.eval()
+
+
+def _whole(t: Tensor) -> Tensor:
+    return (t.full_tensor() if isinstance(t, DTensor) else t).detach()
+
+
+def merge_saved(model: nn.Module, directory: Path) -> None:
+    """Add the adapters saved in `directory` (`Adapters.save`) onto `model`'s plain
+    Linear weights in place: a sharded checkpoint holds the frozen base, and its
+    readers (`fsdp.full_model`, export) want the policy, base + (α/r)·B A."""
+    from safetensors import safe_open
+
+    with safe_open(str(directory / ADAPTERS), "pt") as f:
+        scale = float((f.metadata() or {})["scale"])
+        tensors = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 (not a dict)
+    with torch.no_grad():
+        for name in (k.removesuffix(".lora_a") for k in tensors if k.endswith(".lora_a")):
+            w = model.get_submodule(name).weight
+            a, b = tensors[f"{name}.lora_a"].float(), tensors[f"{name}.lora_b"].float()
+            w.copy_((w.float() + delta(a, b, scale)).to(w.dtype))

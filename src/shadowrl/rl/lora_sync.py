@@ -25,7 +25,7 @@ any reader can open any run's store through this class.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from torch import Tensor
 
@@ -33,16 +33,28 @@ from shadowrl.rl.lora import delta, is_adapter
 from shadowrl.rl.weights import WeightStore
 
 
+class Writer(Protocol):
+    def publish(
+        self, state: Mapping[str, Tensor], version: int, meta: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]: ...
+
+
 class AdapterSync:
     """Publish (trainer side) and fetch (engine side) LoRA versions over a `WeightStore`."""
 
     def __init__(
-        self, store: WeightStore, scale: float = 0.0, aside: frozenset[str] = frozenset()
+        self,
+        store: WeightStore,
+        scale: float = 0.0,
+        aside: frozenset[str] = frozenset(),
+        writer: Writer | None = None,
     ) -> None:
         """`scale`: α/r of the adapters published here (a reader reads it from the
         manifest). `aside`: tensors that change every step besides the adapters (a
-        companion's), published with them."""
+        companion's), published with them. `writer`: what writes a version into `store`
+        (default: `store` itself; under FSDP a `ShardedPublisher`, each rank its rows)."""
         self.store, self.scale, self.aside = store, scale, aside
+        self.writer: Writer = writer if writer is not None else store
         self._published: int | None = None  # the base version this publisher wrote
         self._base: tuple[int, dict[str, Tensor]] | None = None  # reader: (b, base tensors)
 
@@ -54,7 +66,7 @@ class AdapterSync:
         else:
             state = {k: v for k, v in state.items() if is_adapter(k) or k in self.aside}
         meta = {"lora": {"scale": self.scale, "base_version": self._published}}
-        return self.store.publish(state, version, meta)
+        return self.writer.publish(state, version, meta)
 
     # -- engine side -------------------------------------------------------------------
     def fetch(self, version: int, base: Mapping[str, Any] | None = None) -> dict[str, Tensor]:
@@ -77,6 +89,12 @@ class AdapterSync:
             a, b_ = state[f"{name}.lora_a"].float(), state[f"{name}.lora_b"].float()
             out[f"{name}.weight"] = (w.float() + delta(a, b_, scale)).to(w.dtype)
         return out
+
+    def whole(self, version: int) -> dict[str, Tensor]:
+        """The full merged state of `version` (the base with the targets merged), also
+        after this reader holds the base: what a fresh model copy loads."""
+        out = self.fetch(version)
+        return {**self._base[1], **out} if self._base is not None else out
 
     def versions(self) -> list[int]:
         return self.store.versions()

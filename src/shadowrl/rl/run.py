@@ -36,6 +36,7 @@ from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.companion import Companion
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.demos import append_trajectories
+from shadowrl.rl.lora_sync import AdapterSync
 from shadowrl.rl.orchestrator import (
     EpisodeMetrics,
     Orchestrator,
@@ -104,7 +105,9 @@ def local_services(
         )
     )
     store.publish(trainer.state_dict(), trainer.version)
-    policy = trainer.policy_copy(lambda: store.fetch(trainer.version))
+    # every tensor of the version (an adapter reader's `fetch` sends only what changed)
+    full = store.whole if isinstance(store, AdapterSync) else store.fetch
+    policy = trainer.policy_copy(lambda: full(trainer.version))
     served = trainer.companion.served() if trainer.companion is not None else None
     # with warm pools, each task's root and pool outlive its groups (`rl/roots.py`)
     roots = SandboxRoots(spec) if spec.sandbox.pool.enabled else None
@@ -125,7 +128,7 @@ def local_services(
             # prompt tokens not prefilled, and what speculation accepted per draft position
             lambda: {"prefix_hit_tokens": engine.prefix.hit_tokens, **accepted.read()},
             # a plain model: FSDP shards gathered, LoRA merged (a copy under `replicate`)
-            lambda: trainer.policy_copy(lambda: store.fetch(trainer.version)),
+            lambda: trainer.policy_copy(lambda: full(trainer.version)),
         )
 
 

@@ -224,8 +224,10 @@ class Trainer:
         after a first full base (`lora_sync.py`, rank 0: they are small); else the store
         itself on one rank, and on N ranks one that has every rank write its share."""
         aside = frozenset(self.companion.state_dict() if self.companion is not None else {})
-        if self.lora is not None:
-            return AdapterSync(store, self.lora.scale, aside)
+        sharded = isinstance(self.ranks, Leader) and self.parallel.sharded
+        if self.lora is not None:  # under FSDP every rank writes its rows, adapters too
+            writer = ShardedPublisher(self.ranks, store, alone=aside) if sharded else None
+            return AdapterSync(store, self.lora.scale, aside, writer)
         if not isinstance(self.ranks, Leader):
             return store
         return ShardedPublisher(self.ranks, store, alone=aside)
@@ -233,9 +235,9 @@ class Trainer:
     def policy_copy(self, fetch: Callable[[], Mapping[str, Tensor]] | None = None) -> Any:
         """A plain copy of the policy (LoRA merged) for the engine or a later stage; `fetch`
         returns the published state of this version, which a sharded trainer needs."""
-        if self.lora is not None:
+        if self.lora is not None and not self.parallel.sharded:
             return self.lora.plain_copy(self.model)
-        return self.parallel.policy_copy(self.model, fetch)
+        return self.parallel.policy_copy(self.model, fetch)  # LoRA: `fetch` merges
 
     def close(self) -> None:
         """Stop the other data-parallel ranks (nothing to do on one rank)."""
@@ -289,10 +291,17 @@ class Trainer:
             tokenizer=tokenizer,
             keep=self.cfg.keep_checkpoints,
             extra=self._extra(),
-            weights=None if self.lora is None else self.lora.merge(self.model.state_dict()),
+            weights=self._merged(),
         )
         self._saved = (Path(root), self.step_count)
         return path
+
+    def _merged(self) -> dict[str, Tensor] | None:
+        """The weights a replicated LoRA checkpoint stores (merged); else the model's own
+        (a sharded one stores the frozen base and adapters, `Sharded.save`)."""
+        if self.lora is None or self.parallel.sharded:
+            return None
+        return self.lora.merge(self.model.state_dict())
 
     def _extra(self) -> Callable[[Path], Any] | None:
         """What is saved beside the weights: the LoRA adapters, the companion's files."""
@@ -306,7 +315,7 @@ class Trainer:
             self.ranks.command("load", str(ckpt))
         hyper = [{k: g[k] for k in HYPER} for g in self.optimizer.param_groups]
         state = self.parallel.load(Path(ckpt), self.model, self.optimizer)
-        if self.lora is not None:
+        if self.lora is not None and not self.parallel.sharded:  # sharded: adapters in DCP
             self.lora.load(Path(ckpt))
         # The moments carry over; the hyper-parameters are this run's config (a resumed run
         # may lower the lr), not the ones pickled with the optimizer.
