@@ -205,7 +205,8 @@ class ShardedPublisher:
         # the policy is split as every rank splits it; rank 0 adds what it alone holds
         aside = {k: v for k, v in state.items() if k in self.alone}
         policy = {k: v for k, v in state.items() if k not in aside}
-        self.leader.command("publish", self.store.spec, version, sorted(policy))
+        # the names in this order: `owners` splits whole tensors among ranks by it
+        self.leader.command("publish", self.store.spec, version, list(policy))
         mine, rows = owned(policy, 0, self.leader.world_size)
         part = self.store.write_part(mine | aside, version, 0, rows)
         parts = self.leader.gather(part)

@@ -157,6 +157,6 @@ def merge_saved(model: nn.Module, directory: Path) -> None:
         tensors = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 (not a dict)
     with torch.no_grad():
         for name in (k.removesuffix(".lora_a") for k in tensors if k.endswith(".lora_a")):
-            w = model.get_submodule(name).weight
+            w: Tensor = model.get_submodule(name).weight  # type: ignore[assignment]
             a, b = tensors[f"{name}.lora_a"].float(), tensors[f"{name}.lora_b"].float()
             w.copy_((w.float() + delta(a, b, scale)).to(w.dtype))

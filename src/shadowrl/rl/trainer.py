@@ -224,13 +224,14 @@ class Trainer:
         after a first full base (`lora_sync.py`, rank 0: they are small); else the store
         itself on one rank, and on N ranks one that has every rank write its share."""
         aside = frozenset(self.companion.state_dict() if self.companion is not None else {})
-        sharded = isinstance(self.ranks, Leader) and self.parallel.sharded
-        if self.lora is not None:  # under FSDP every rank writes its rows, adapters too
-            writer = ShardedPublisher(self.ranks, store, alone=aside) if sharded else None
-            return AdapterSync(store, self.lora.scale, aside, writer)
         if not isinstance(self.ranks, Leader):
-            return store
-        return ShardedPublisher(self.ranks, store, alone=aside)
+            return AdapterSync(store, self.lora.scale, aside) if self.lora is not None else store
+        shared = ShardedPublisher(self.ranks, store, alone=aside)
+        if self.lora is None:
+            return shared
+        # under FSDP every rank writes its rows of the adapters; replicas: rank 0 alone
+        writer = shared if self.parallel.sharded else None
+        return AdapterSync(store, self.lora.scale, aside, writer)
 
     def policy_copy(self, fetch: Callable[[], Mapping[str, Tensor]] | None = None) -> Any:
         """A plain copy of the policy (LoRA merged) for the engine or a later stage; `fetch`
