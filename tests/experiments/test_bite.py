@@ -11,12 +11,17 @@ from statistics import NormalDist
 
 import pytest
 
+from realtime.rows import a_row
 from shadowrl.commands.config import load_config
+from shadowrl.eval.stats import PairedDifference, SignTest
 from shadowrl.experiments import power, trend
 from shadowrl.experiments.plan import bite_power
 from shadowrl.experiments.preference import Preference
+from shadowrl.experiments.row import ComparisonRow, PanelRow, PreferenceCounts, ScoreRow
+from shadowrl.experiments.trend import Bitten
 from shadowrl.experiments.users import cycle_of
 from shadowrl.realtime.context import user_id
+from shadowrl.realtime.record import to_json
 
 TINY = str(Path(__file__).parents[2] / "configs" / "realtime-tiny.yaml")
 
@@ -37,9 +42,8 @@ def test_the_bite_plan_matches_the_hand_computed_size() -> None:
         power.bite_plan(0.0, 0.5, 0.2, 24)  # a preference that never bites cannot fall
 
 
-def row(cycle: int, sessions: int, resolved: int, bit: int) -> dict[str, object]:
-    counts = {"sessions": sessions, "resolved": resolved, "rejected_by_preference": bit}
-    return {"cycle": cycle, "preference": counts}
+def row(cycle: int, sessions: int, resolved: int, bit: int) -> Bitten:
+    return cycle, PreferenceCounts(sessions, resolved, bit, 0, 0, bit)
 
 
 def test_the_halves_split_the_sessions_most_nearly_in_two() -> None:
@@ -79,7 +83,7 @@ def test_a_resumed_run_sizes_its_sessions_from_those_it_recorded(tmp_path: Path)
     lines = [outcome(0, True, 150), outcome(1, True, 120), outcome(2, True, 50),
              outcome(3, False, 300)]  # fmt: skip
     (tmp_path / "users.jsonl").write_text("\n".join(lines) + "\n")
-    (tmp_path / "cycles.jsonl").write_text(json.dumps({"cycle": 1}) + "\n")
+    (tmp_path / "cycles.jsonl").write_text(to_json(a_row(1)) + "\n")
     resumed = bite_power(config.realtime, config.eval.alpha, tmp_path)
     assert resumed is not None
     assert (resumed.bite, resumed.pass_share) == (pytest.approx(2 / 3), 0.75)
@@ -124,15 +128,20 @@ def test_a_fall_from_the_task_mix_alone_shows_pooled_but_not_within_tasks() -> N
     assert cycle_of(user_id(12, 3)) == 12
 
 
-def paneled(cycle: int, better: int, worse: int) -> dict[str, object]:
-    sign = {"better": better, "worse": worse}
-    return {"cycle": cycle, "panel": {"candidate_vs_control": {"a": {"episodes": 8}, "sign": sign}}}
+def paneled(better: int, worse: int) -> PanelRow:
+    """A panel of 8 pairs whose candidate-vs-control comparison has these discordant pairs
+    (the pooled test reads the counts alone; the rest is filler)."""
+    score = ScoreRow(8, 0, 0, 0, 0.0)
+    sign = SignTest(worse=worse, better=better, p_worse=1.0, p_two_sided=1.0)
+    delta = PairedDifference(mean=0.0, upper=0.0, low=0.0, high=0.0)
+    made = ComparisonRow(a=score, b=score, delta=delta, sign=sign, tasks=1, confidence=0.95)
+    return PanelRow(scores={}, candidate_vs_control=made)
 
 
 def test_the_panel_pooled_over_cycles_matches_the_hand_computed_sign_test() -> None:
     # 16 pairs, 3 better and 1 worse: mean 2/16; P(X ≤ 1 | 4, ½) = 5/16; the pairs' sample
     # variance (4/16 − (1/8)²) · 16/15 = 1/4, so the half-width is 1.96 · √(1/4 / 16)
-    rows = [paneled(1, 2, 0), {"cycle": 2, "panel": None}, paneled(3, 1, 1)]
+    rows = [paneled(2, 0), PanelRow(scores={}), paneled(1, 1)]  # cycle 2: not compared
     p = trend.pooled_panel(rows, "candidate_vs_control")
     assert p is not None and (p.cycles, p.pairs, p.better, p.worse) == (2, 16, 3, 1)
     assert (p.mean, p.p_better) == (0.125, 5 / 16)
@@ -141,5 +150,5 @@ def test_the_panel_pooled_over_cycles_matches_the_hand_computed_sign_test() -> N
     assert p.pairs_needed(0.1) == 153
     assert "153 pairs" in trend.pooled_text(p, 0.1)
     assert trend.pooled_panel(rows, "control_vs_deployed") is None
-    tied = trend.pooled_panel([paneled(1, 0, 0)], "candidate_vs_control")
+    tied = trend.pooled_panel([paneled(0, 0)], "candidate_vs_control")
     assert tied is not None and tied.pairs_needed(0.1) is None  # no discordant pair

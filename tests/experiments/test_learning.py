@@ -26,6 +26,7 @@ from shadowrl.experiments.control import permuted_rewards
 from shadowrl.experiments.learning import outcome_recorder, preference_counts, read_outcomes
 from shadowrl.experiments.preference import Preference, Work, accept_rate, learnable
 from shadowrl.experiments.reaction import Reaction
+from shadowrl.experiments.row import PreferenceCounts
 from shadowrl.experiments.users import UserOutcome
 from shadowrl.realtime.rewards import Conduct, Reward
 from shadowrl.realtime.sessions import ProductionSession
@@ -262,8 +263,8 @@ def test_outcomes_are_logged_and_the_preference_counted(tmp_path: Path) -> None:
     )
     assert brisk == {"sessions": 3, "resolved": 2, "rejected_by_preference": 1,
                      "over_diff_lines": 1, "over_turns": 1, "over_tokens": 0}  # fmt: skip
-    rows = [{"cycle": 1, "preference": brisk}, {"cycle": 2, "preference": {
-        "sessions": 4, "resolved": 3, "rejected_by_preference": 0}}]  # fmt: skip
+    # cycle 2: a row written before the per-limit counts
+    rows = [(1, PreferenceCounts(**brisk)), (2, PreferenceCounts(4, 3, 0))]
     table = "\n".join(report.preference_lines(rows))
     # Wilson 95 % of 1/2: centre (0.5 + 1.92/2)/(1 + 1.92) = 0.5, half-width 0.406
     assert "| 1 | 3 | 2 | 1/2 = 0.50 [0.09, 0.91] | 1 | 1 | 0 |" in table

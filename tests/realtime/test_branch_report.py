@@ -1,5 +1,5 @@
-"""The branching counts as `cycles.jsonl` records them (`dataclasses.asdict` of the
-stage's `BranchStats`, as `cycle.cycle_row` writes it) and as the report shows them."""
+"""The branching counts as `cycles.jsonl` records them (the stage's `BranchStats` as a
+`record.BranchRow`, as `cycle.cycle_row` writes it) and as the report shows them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ import json
 from pathlib import Path
 
 from shadowrl.realtime.context import BranchStats
-from shadowrl.realtime.report import branching_section, read_cycles
+from shadowrl.realtime.record import read_cycles, to_json
+from shadowrl.realtime.report import branching_section
+
+from .rows import a_row
 
 STATS = BranchStats(
     negative=3, points=2, faithful=1, unfaithful=1, unjudged=0, continuations=4, groups=1,
@@ -23,9 +26,9 @@ def test_every_branching_count_is_a_column_of_the_cycle_report(tmp_path: Path) -
     for added in ("unlabeled", "recorded", "recorded_why", "generated"):
         del old[added]  # a row an earlier version wrote
     rows = [
-        {"cycle": 1, "branching": dataclasses.asdict(STATS)},
-        {"cycle": 2, "branching": None},  # branching off
-        {"cycle": 3, "branching": old},
+        json.loads(to_json(a_row(1))) | {"branching": dataclasses.asdict(STATS)},
+        json.loads(to_json(a_row(2))),  # branching off
+        json.loads(to_json(a_row(3))) | {"branching": old},
     ]
     (tmp_path / "cycles.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     lines = branching_section(read_cycles(tmp_path))
@@ -41,4 +44,4 @@ def test_every_branching_count_is_a_column_of_the_cycle_report(tmp_path: Path) -
         "- cycle 1, recorded continuation left out: 1 × "
         "the judge gave the recorded continuation no label" in lines
     )
-    assert branching_section([{"cycle": 1, "branching": None}]) == [], "off: no section"
+    assert branching_section([a_row(1)]) == [], "off: no section"

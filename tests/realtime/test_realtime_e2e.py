@@ -165,8 +165,8 @@ def test_a_drop_in_live_accepts_after_a_deploy_rolls_back_while_serving(tmp_path
     try:
         with open_trace_store(url) as store:
             (row,) = asyncio.run(run_cycles(deps, store, argv, initial_checkpoint(config)))
-        assert row["gate"] == "promote" and row["rolled_back"]
-        assert row["watch"]["accept_rate"] == 0.0 and row["watch"]["previous_accept_rate"] == 1.0
+        assert row.gate == "promote" and row.rolled_back and row.watch is not None
+        assert row.watch.accept_rate == 0.0 and row.watch.previous_accept_rate == 1.0
         assert statuses(run) == [(0, "deployed"), (1, "rolled_back")]
         server = server_of(run)
         health = httpx.get(f"{server['url']}/health").json()

@@ -292,8 +292,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
         rows = asyncio.run(run_cycles(deps, store, argv, initial_checkpoint(config)))
     for r in rows:
         print(
-            f"cycle {r['cycle']}: {r['sessions']} sessions, accept rate {r['accept_rate']}, "
-            f"{r['gate'] or 'no candidate'} ({r['reason']}), {r['cycle_s']:.0f} s"
+            f"cycle {r.cycle}: {r.sessions} sessions, accept rate {r.accept_rate}, "
+            f"{r.gate or 'no candidate'} ({r.reason}), {r.cycle_s:.0f} s"
         )
     print(f"wrote {root / 'cycles.jsonl'} and {root / 'report.md'}")
     return 0

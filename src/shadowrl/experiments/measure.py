@@ -37,8 +37,10 @@ from shadowrl.experiments.learning import outcome_recorder, preference_counts, r
 from shadowrl.experiments.preference import Preference, Work
 from shadowrl.experiments.reaction import Judge, Outcome, tests_judge
 from shadowrl.experiments.report import learning_section
+from shadowrl.experiments.row import PANEL, ArmRow, LearningRow, PreferenceCounts
 from shadowrl.experiments.users import Users
 from shadowrl.realtime.context import Ctx, CycleState
+from shadowrl.realtime.record import CycleRow
 from shadowrl.realtime.stages import cycle_sessions, need
 from shadowrl.realtime.training import Arm, ArmResult, TrainInput, train_arm
 from shadowrl.serve.store import registry
@@ -170,16 +172,20 @@ class LearningMeasurement:
         )  # fmt: skip
         self.save(ctx, st.cycle, m)
 
-    def row(self, ctx: Ctx, st: CycleState) -> dict[str, Any]:
-        m = self.load(ctx, st.cycle)
-        return {
-            "panel_s": st.times.get("measure", 0.0),
-            "panel": None if m.panel is None else m.panel.to_json(),
-            "preference": m.preference,
-            "control": None if m.control is None else m.control.to_json(),
-        }
+    @property
+    def row_type(self) -> type[LearningRow]:
+        return LearningRow
 
-    def report(self, root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
+    def row(self, ctx: Ctx, st: CycleState) -> LearningRow:
+        m = self.load(ctx, st.cycle)
+        return LearningRow(
+            panel_s=st.times.get("measure", 0.0),
+            panel=None if m.panel is None else PANEL.validate_python(m.panel.to_json()),
+            preference=None if m.preference is None else PreferenceCounts(**m.preference),
+            control=None if m.control is None else ArmRow.of(m.control),
+        )
+
+    def report(self, root: Path, rows: Sequence[CycleRow[LearningRow]]) -> list[str]:
         return learning_section(root, rows, self.preference)
 
 

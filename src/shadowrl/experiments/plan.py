@@ -18,12 +18,12 @@ from shadowrl.experiments.config import MeasuredRealtimeConfig
 from shadowrl.experiments.learning import preference_counts, read_outcomes
 from shadowrl.experiments.power import BitePlan, Plan, bite_plan, plan
 from shadowrl.experiments.preference import Preference, accept_rate
+from shadowrl.realtime.record import read_cycles
 from shadowrl.tasks.task import Task
 
 
 def cycles_done(root: Path) -> int:
-    path = root / "cycles.jsonl"
-    return sum(1 for line in path.read_text().splitlines() if line.strip()) if path.exists() else 0
+    return len(read_cycles(root))
 
 
 def power_plan(rt: MeasuredRealtimeConfig, alpha: float, panel: Sequence[Task]) -> Plan:

@@ -34,6 +34,7 @@ from shadowrl.eval.stats import (
 )
 from shadowrl.experiments.learning import work_of
 from shadowrl.experiments.preference import Preference
+from shadowrl.experiments.row import PanelRow, PreferenceCounts
 from shadowrl.experiments.users import cycle_of
 
 
@@ -45,32 +46,36 @@ def bite_text(bit: int, passed: int) -> str:
     return f"{bit}/{passed} = {e.value:.2f} [{e.low:.2f}, {e.high:.2f}]"
 
 
-def halves(rows: Sequence[dict[str, Any]]) -> int:
+# a cycle and its preference counts
+Bitten = tuple[int, PreferenceCounts]
+
+
+def halves(rows: Sequence[Bitten]) -> int:
     """The cycle index splitting `rows` into two runs of sessions most nearly equal."""
-    total, cum = sum(r["preference"]["sessions"] for r in rows), 0
+    total, cum = sum(p.sessions for _, p in rows), 0
     best = (math.inf, 1)
-    for k, r in enumerate(rows[:-1], 1):
-        cum += r["preference"]["sessions"]
+    for k, (_, p) in enumerate(rows[:-1], 1):
+        cum += p.sessions
         best = min(best, (abs(2 * cum - total), k))
     return best[1]
 
 
-def bite_trend(rows: Sequence[dict[str, Any]]) -> list[str]:
+def bite_trend(rows: Sequence[Bitten]) -> list[str]:
     """The bite in the run's first half of sessions against its second, with the one-sided
     Fisher exact p of a fall."""
     if len(rows) < 2:
         return []
     k = halves(rows)
     (b1, n1, s1), (b2, n2, s2) = (
-        tuple(sum(r["preference"][f] for r in part)
-              for f in ("rejected_by_preference", "resolved", "sessions"))
+        (sum(p.rejected_by_preference for _, p in part), sum(p.resolved for _, p in part),
+         sum(p.sessions for _, p in part))
         for part in (rows[:k], rows[k:])
     )  # fmt: skip
     fall = f"{b1 / n1 - b2 / n2:+.3f}" if n1 and n2 else "—"
-    first, last = rows[0]["cycle"], rows[-1]["cycle"]
+    first, last = rows[0][0], rows[-1][0]
     return [
-        f"Bite over the run's halves: cycles {first}–{rows[k - 1]['cycle']} ({s1} sessions) "
-        f"{bite_text(b1, n1)}, cycles {rows[k]['cycle']}–{last} ({s2} sessions) "
+        f"Bite over the run's halves: cycles {first}–{rows[k - 1][0]} ({s1} sessions) "
+        f"{bite_text(b1, n1)}, cycles {rows[k][0]}–{last} ({s2} sessions) "
         f"{bite_text(b2, n2)}; fall {fall}, one-sided Fisher exact p "
         f"{fisher_less(b2, n2, b1, n1):.3g}.",
         "",
@@ -131,12 +136,12 @@ class Pooled:
         return paired_episodes_needed(share, d, alpha=alpha, power=power) if share > d * d else None
 
 
-def pooled_panel(rows: Sequence[dict[str, Any]], pair: str) -> Pooled | None:
-    made = [r["panel"][pair] for r in rows if (r.get("panel") or {}).get(pair)]
+def pooled_panel(panels: Sequence[PanelRow], pair: str) -> Pooled | None:
+    made = [c for p in panels if (c := p.pairs().get(pair)) is not None]
     if not made:
         return None
-    better, worse = (sum(c["sign"][k] for c in made) for k in ("better", "worse"))
-    pairs = sum(c["a"]["episodes"] for c in made)
+    better, worse = sum(c.sign.better for c in made), sum(c.sign.worse for c in made)
+    pairs = sum(c.a.episodes for c in made)
     return Pooled(pair, len(made), pairs, better, worse, binomial_tail(worse, better + worse))
 
 

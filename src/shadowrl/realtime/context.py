@@ -25,6 +25,7 @@ from shadowrl.realtime.checks import WatchResult
 from shadowrl.realtime.config import RealtimeConfig
 from shadowrl.realtime.mix import OpenPolicy
 from shadowrl.realtime.process import ServerProcess
+from shadowrl.realtime.record import CycleRow, MeasuredRow
 from shadowrl.realtime.rewards import RewardSummary
 from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.realtime.training import Arm, ArmResult, TrainInput
@@ -110,11 +111,16 @@ class Measurement(Protocol):
     async def measure(self, ctx: Ctx, st: CycleState) -> None:
         """The `measure` stage, between train and eval, timed as its own."""
 
-    def row(self, ctx: Ctx, st: CycleState) -> dict[str, Any]:
-        """Its fields of the cycle's `cycles.jsonl` row."""
+    @property
+    def row_type(self) -> type[MeasuredRow]:
+        """The type of what `row` returns (`record.from_json` reads it back)."""
 
-    def report(self, root: Path, rows: Sequence[dict[str, Any]]) -> list[str]:
-        """Its section of the report (markdown lines; none: nothing measured)."""
+    def row(self, ctx: Ctx, st: CycleState) -> MeasuredRow:
+        """Its fields of the cycle's `cycles.jsonl` row (`record.CycleRow.measured`)."""
+
+    def report(self, root: Path, rows: Sequence[CycleRow[Any]]) -> list[str]:
+        """Its section of the report (markdown lines; none: nothing measured), from the
+        rows read back with `row_type`."""
 
 
 @dataclass(frozen=True)

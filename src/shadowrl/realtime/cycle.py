@@ -32,9 +32,10 @@ from pydantic import TypeAdapter
 
 from shadowrl.atomic import write_json
 from shadowrl.metrics import MetricsLogger
-from shadowrl.realtime import stages
+from shadowrl.realtime import record, stages
 from shadowrl.realtime.context import Ctx, CycleState, Deps, now
 from shadowrl.realtime.process import ServerProcess, find_server, free_port, start_server
+from shadowrl.realtime.record import BranchRow, CycleRow, MixRow
 from shadowrl.realtime.report import write_report
 from shadowrl.realtime.stages import STAGES, need
 from shadowrl.serve.store import CheckpointRecord, TraceStore, registry
@@ -65,10 +66,8 @@ def save_state(root: Path, st: CycleState) -> None:
 
 
 def written_cycles(root: Path) -> set[int]:
-    path = root / "cycles.jsonl"
-    if not path.exists():
-        return set()
-    return {json.loads(line)["cycle"] for line in path.read_text().splitlines() if line.strip()}
+    rows: list[CycleRow[Any]] = record.read_cycles(root)
+    return {r.cycle for r in rows}
 
 
 def bootstrap(deps: Deps, store: TraceStore, initial: Callable[[Path], str]) -> None:
@@ -100,44 +99,44 @@ def ensure_server(deps: Deps, store: TraceStore, argv: ServerArgv) -> ServerProc
     )  # fmt: skip
 
 
-def cycle_row(st: CycleState, ctx: Ctx) -> dict[str, Any]:
+def cycle_row(st: CycleState, ctx: Ctx) -> CycleRow[Any]:
     """One line of `cycles.jsonl` (the issue's fields first, then the details)."""
     t, r, arm = st.times, need(st.rewarded).summary, need(st.trained).candidate
-    g, watch = st.verdict, st.watched
-    row = {
-        "cycle": st.cycle,
-        "deployed_before": need(st.collected).live,
-        "candidate": arm.candidate,
-        "sessions": r.sessions,
-        "with_feedback": need(st.rewarded).with_feedback,
-        "reward_mean": r.reward_mean,
-        "accept_rate": r.accept_rate,
-        "collect_s": t.get("collect", 0.0),
-        "train_s": t.get("reward", 0.0) + t.get("train", 0.0),
-        "eval_s": t.get("eval", 0.0),
-        "gate": None if g is None else ("promote" if g.promote else "reject"),
-        "deployed_after": stages.live(ctx).path,
-        "cycle_s": sum(t.values()),
-        "gate_s": t.get("gate", 0.0),
-        "deploy_s": t.get("deploy", 0.0),
-        "watch_s": t.get("watch", 0.0),
-        "caught_by": None if g is None else g.caught_by,
-        "reason": need(st.deployed).reason,
-        "rolled_back": bool(watch and watch.roll_back),
-        "watch": None if watch is None else watch.to_json(),
-        "rows": dataclasses.asdict(arm.rows),
-        "mix": dataclasses.asdict(need(st.trained).mix),  # rollouts on pinned train tasks
-        "branching": None if (b := need(st.trained).branching) is None else dataclasses.asdict(b),
-        "kl": arm.kl,
-        "clarifying_rate": r.clarifying_rate,
-        "broken_rate": r.broken_rate,
-        "no_edit_rate": r.no_edit_rate,
-        "min_detectable_drop": None if g is None else g.min_detectable_drop,
-        "alarm_tests": None if g is None else g.record().get("rates"),  # counts and Fisher p
-        "train_tokens": arm.tokens,
-    }
+    g, watch, branching = st.verdict, st.watched, need(st.trained).branching
     measurement = ctx.deps.measurement
-    return row if measurement is None else row | measurement.row(ctx, st)
+    return CycleRow(
+        cycle=st.cycle,
+        deployed_before=need(st.collected).live,
+        candidate=arm.candidate,
+        sessions=r.sessions,
+        with_feedback=need(st.rewarded).with_feedback,
+        reward_mean=r.reward_mean,
+        accept_rate=r.accept_rate,
+        collect_s=t.get("collect", 0.0),
+        train_s=t.get("reward", 0.0) + t.get("train", 0.0),
+        eval_s=t.get("eval", 0.0),
+        gate=None if g is None else ("promote" if g.promote else "reject"),
+        deployed_after=stages.live(ctx).path,
+        cycle_s=sum(t.values()),
+        gate_s=t.get("gate", 0.0),
+        deploy_s=t.get("deploy", 0.0),
+        watch_s=t.get("watch", 0.0),
+        caught_by=None if g is None else g.caught_by,
+        reason=need(st.deployed).reason,
+        rolled_back=bool(watch and watch.roll_back),
+        watch=watch,
+        rows=arm.rows,
+        mix=MixRow(**dataclasses.asdict(need(st.trained).mix)),  # rollouts on pinned train tasks
+        branching=None if branching is None else BranchRow(**dataclasses.asdict(branching)),
+        kl=arm.kl,
+        clarifying_rate=r.clarifying_rate,
+        broken_rate=r.broken_rate,
+        no_edit_rate=r.no_edit_rate,
+        min_detectable_drop=None if g is None else g.min_detectable_drop,
+        alarm_tests=None if g is None or g.paired is None else g.rates,  # counts and Fisher p
+        train_tokens=arm.tokens,
+        measured=None if measurement is None else measurement.row(ctx, st),
+    )
 
 
 async def run_cycles(
@@ -146,7 +145,7 @@ async def run_cycles(
     argv: ServerArgv,
     initial: Callable[[Path], str],
     stop_after: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[CycleRow[Any]]:
     """Run (or resume) cycles until `deps.rt.cycles` are done; the rows written this call.
 
     `stop_after` (tests): return right after that stage is saved, as a kill would.
@@ -158,7 +157,7 @@ async def run_cycles(
     server = ensure_server(deps, store, argv)
     ctx = Ctx(deps, store, server)
     st = load_state(root) or CycleState(1, STAGES[0], now().isoformat())
-    rows: list[dict[str, Any]] = []
+    rows: list[CycleRow[Any]] = []
     with MetricsLogger(deps.run_dir) as metrics:
         while st.cycle <= deps.rt.cycles:
             todo = STAGES[STAGES.index(st.stage) :] if st.stage in STAGES else ()
@@ -174,12 +173,10 @@ async def run_cycles(
             row = cycle_row(st, ctx)
             if st.cycle not in written_cycles(root):  # killed after the row, before the state
                 with (root / "cycles.jsonl").open("a") as f:
-                    f.write(json.dumps(row) + "\n")
-                metrics.log("realtime", st.cycle, row)
+                    f.write(record.to_json(row) + "\n")
+                metrics.log("realtime", st.cycle, record.jsonable(row))
             rows.append(row)
-            log.info(
-                "cycle %d: %s in %.0f s (%s)", st.cycle, row["gate"], row["cycle_s"], row["reason"]
-            )
+            log.info("cycle %d: %s in %.0f s (%s)", st.cycle, row.gate, row.cycle_s, row.reason)
             st = CycleState(st.cycle + 1, STAGES[0], need(st.collected).until)
             save_state(root, st)
             write_report(root, registry.history(store.engine), deps.measurement)
