@@ -171,7 +171,9 @@ class LoRAConfig(BaseModel):
 
     enabled: bool = Field(
         False,
-        description="Train LoRA adapters only; the engine and checkpoints get merged weights.",
+        description="Train LoRA adapters only; the engine and checkpoints get merged weights "
+        "(under a sharded `parallel`, a checkpoint holds the sharded base and the adapters, "
+        "merged when it is read or exported).",
     )
     rank: int = Field(16, ge=1, description="r: the adapters' rank.")
     alpha: float = Field(32.0, gt=0, description="α: the update is scaled by α/r.")
