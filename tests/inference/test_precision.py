@@ -15,6 +15,7 @@ import math
 import pytest
 import torch
 
+from shadowrl.inference import precision
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.engine import Engine
 from shadowrl.inference.precision import Int8Linear
@@ -110,3 +111,23 @@ def test_int8_needs_float32_on_cpu() -> None:
     model, _ = tiny_model(seed=0)
     with pytest.raises(ValueError, match="int8"):
         Engine(model, None, EngineConfig(weights="int8", dtype="bfloat16"))
+
+
+# ------------------------------------------------- bf16 on a CPU without bf16 instructions
+@pytest.mark.parametrize(
+    ("flags", "warned"), [({"avx2", "fma"}, True), ({"avx2", "avx512f", "avx512_bf16"}, False)]
+)
+def test_bf16_asked_on_a_cpu_that_emulates_it_is_warned_about(
+    flags: set[str], warned: bool, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # the CPU's flags are the input here; the engine and trainer decide from them
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset(flags))
+    model, tok = tiny_model()
+    with caplog.at_level("WARNING", logger=precision.__name__):
+        Engine(copy.deepcopy(model), tok, EngineConfig(dtype="bfloat16"))
+        Engine(copy.deepcopy(model), tok, EngineConfig(dtype="float32"))  # never warned
+        Trainer(copy.deepcopy(model), TrainConfig(autocast="bfloat16"))
+    said = [r.getMessage() for r in caplog.records]
+    expected = ["engine.dtype bfloat16", "train.autocast bfloat16"] if warned else []
+    assert [m.split(":")[0] for m in said] == expected
+    assert all("no bf16 instructions" in m for m in said)

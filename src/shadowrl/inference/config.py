@@ -70,7 +70,8 @@ class EngineConfig(BaseModel):
         "model it is handed: the trainer's (`train.dtype`) in RL, float32 for a policy a "
         "command loads (commands load the policy they serve in this dtype). "
         "'bfloat16' halves the bytes read per decode step (1.5-1.9x faster decode on CPUs "
-        "with AVX512-BF16) while the trainer keeps fp32 master weights, as RL stacks do "
+        "with AVX512-BF16; on CPUs without bf16 instructions it is emulated and far slower, "
+        "and the engine warns) while the trainer keeps fp32 master weights, as RL stacks do "
         "with vLLM; the logprob gap is what the trainer's importance ratio corrects.",
     )
     weights: Literal["dense", "int8", "fp8"] = Field(

@@ -39,7 +39,7 @@ from shadowrl.inference.caches import build_kv
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.cuda_graphs import GraphStep
 from shadowrl.inference.forward import Decoder
-from shadowrl.inference.precision import build_precision
+from shadowrl.inference.precision import build_precision, warn_emulated_bf16
 from shadowrl.inference.prefix import PrefixCache
 from shadowrl.inference.requests import (
     Done,
@@ -75,6 +75,8 @@ class Engine:
         self.config = config or EngineConfig()
         if self.config.dtype != "auto":  # the engine owns its model: cast in place, once
             model = model.to(getattr(torch, self.config.dtype))
+        if self.config.dtype == "bfloat16":
+            warn_emulated_bf16(next(model.parameters()).device, "engine.dtype bfloat16")
         self.model = model.eval()
         self.precision = build_precision(model, self.config.weights)
         self.tokenizer = tokenizer  # only needed for stop strings

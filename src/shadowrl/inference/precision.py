@@ -25,11 +25,19 @@ low-precision copy that `refresh` rebuilds from it after every swap.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
 from typing import Protocol
 
 import torch
 from torch import Tensor, nn
+
+log = logging.getLogger(__name__)
+
+# the CPU instructions bf16 products run on; without them oneDNN emulates bf16 in fp32 code
+BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
 
 
 class Precision(Protocol):
@@ -147,3 +155,26 @@ def build_precision(model: nn.Module, weights: str) -> Precision:
             raise ValueError("engine.weights 'fp8' needs a CUDA GPU of compute capability >= 8.9")
         return Quantized(model, Fp8Linear, "fp8")
     raise ValueError(f"unknown engine.weights {weights!r}; known: dense, int8, fp8")
+
+
+@lru_cache(maxsize=1)
+def cpu_flags() -> frozenset[str]:
+    """The flags /proc/cpuinfo lists (none where it cannot be read)."""
+    try:
+        return frozenset(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        return frozenset()
+
+
+def warn_emulated_bf16(device: torch.device, setting: str) -> None:
+    """Warn when `setting` asks for bf16 products on a CPU without bf16 instructions: there
+    they are emulated, far slower than fp32 (on an AVX2-only EPYC a 512x576 by 576x1536
+    matmul took 777 ms in bf16 and 12.9 ms in fp32, one thread)."""
+    flags = cpu_flags()
+    if device.type == "cpu" and flags and not flags & BF16_FLAGS:
+        log.warning(
+            "%s: this CPU has no bf16 instructions (%s), so bf16 products are emulated and "
+            "much slower than float32 here; use float32",
+            setting,
+            " or ".join(sorted(BF16_FLAGS)),
+        )

@@ -219,7 +219,8 @@ class TrainConfig(BaseModel):
         description="Mixed precision: 'bfloat16' runs the trainer's forward and backward "
         "under torch.autocast (matmuls in bf16; softmaxes, the loss, gradients, weights and "
         "AdamW stay in `dtype`). On a CPU with AVX-512 bf16 a SmolLM2-shaped matmul ran 2.5x "
-        "its fp32 speed; logprobs move by ~1e-2, so an RL run's rollout log-ratio grows. Under "
+        "its fp32 speed; on one without bf16 instructions (AVX2 only) it ran ~60x slower, and "
+        "the trainer warns. Logprobs move by ~1e-2, so an RL run's rollout log-ratio grows. Under "
         "`parallel` fsdp/hsdp it also sets FSDP2's mixed-precision policy (rl/fsdp.py): "
         "weights gathered and used in bf16, gradients reduced in float32, shards and AdamW "
         "in `dtype`.",

@@ -26,6 +26,7 @@ import torch
 from torch import Tensor
 from torch.distributed.tensor import DTensor
 
+from shadowrl.inference.precision import warn_emulated_bf16
 from shadowrl.inference.routing import replaying, routers
 from shadowrl.rl.batch import MicroBatch, TrainBatch, build_rl_batch
 from shadowrl.rl.checkpoint import TrainerState, checkpoint_path
@@ -113,6 +114,9 @@ class Trainer:
         self.ref_model = ref_model.eval().requires_grad_(False) if ref_model is not None else None
         self.objective = OBJECTIVES[objective]
         self.device = next(model.parameters()).device
+        for setting, value in (("train.dtype", cfg.dtype), ("train.autocast", cfg.autocast)):
+            if value == "bfloat16":
+                warn_emulated_bf16(self.device, f"{setting} bfloat16")
         self.moe_layers = len(routers(model))
         if cfg.activation_checkpointing:
             enable_checkpointing(model)
