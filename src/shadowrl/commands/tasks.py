@@ -239,7 +239,11 @@ def _validate(args: argparse.Namespace, cache: Path) -> int:
     spec = EpisodeSpec(sandbox=SandboxConfig(backend=args.backend))
     bad = []
     tasks = stratified(load_suite(args.suite), args.limit)
-    for task in track(tasks, description=f"validating {args.suite}"):
+    for done, task in enumerate(track(tasks, description=f"validating {args.suite}")):
+        # the bar draws only on a terminal; a log line per task shows progress in a file too
+        log.info(
+            "validating %s: %d/%d done, next %s", args.suite, done, len(tasks), task.instance_id
+        )
         prepared = prepare(task, cache)
         # Named here, not just as a gold failure below: the fix is a task's allowed_primitives.
         bad += [f"{task.instance_id}: gold {v}" for v in gold_violations(task, prepared.workspace)]
