@@ -231,9 +231,9 @@ async def run_mode(mode: Mode, s: Settings, tokenizer: Any, workspace: Path) -> 
     tcfg = TrainConfig.model_validate(
         {"steps": s.steps, "group_size": s.group_size, "groups_per_step": s.groups_per_step,
          "batch": {"max_staleness": s.max_staleness, "microbatch_tokens": s.microbatch_tokens},
-         "optimizer": {"lr": s.lr}, "seed": s.seed}
+         "optimizer": {"lr": s.lr}}
     )  # fmt: skip
-    trainer = RecordingTrainer(Trainer(tiny_model(s.seed)[0], tcfg))
+    trainer = RecordingTrainer(Trainer(tiny_model(s.seed)[0], tcfg, seed=s.seed))
     engine = Engine(tiny_model(s.seed)[0])
     rollouts = SleepyRollouts(s, tokenizer, engine, workspace)
     cfg = OrchestratorConfig.model_validate({"mode": mode, "inflight_groups": s.inflight_groups})

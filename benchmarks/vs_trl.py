@@ -140,11 +140,12 @@ def shadowrl_steps(s: Settings) -> Generator[dict[str, float]]:
     trainer = Trainer(
         model,
         TrainConfig.model_validate(
-            {"optimizer": {"lr": s.lr, "betas": (0.9, 0.99)}, "seed": s.seed,
+            {"optimizer": {"lr": s.lr, "betas": (0.9, 0.99)},
              "batch": {"max_staleness": 0, "microbatch_tokens": 1 << 20,
                        "token_budget": n * s.max_completion_length},
              "activation_checkpointing": False}  # short rows; TRL does not checkpoint either
         ),
+        seed=s.seed,
     )  # fmt: skip
     tasks = problems(s.prompts * (s.warmup + s.steps), s.seed)
     longest = max(len(prompt_ids(tok, a, b)) for a, b in tasks) + s.max_completion_length
@@ -188,8 +189,7 @@ def build_model(s: Settings) -> tuple[Any, Any]:
     from shadowrl.models import ModelConfig, load_model, load_tokenizer, random_llama
 
     if s.model != "smollm2-random":
-        return load_model(ModelConfig.model_validate({"path": s.model, "seed": s.seed,
-                                                      "device": s.device}))  # fmt: skip
+        return load_model(ModelConfig(path=s.model, device=s.device), seed=s.seed)
     model = random_llama(s.seed, **SMOLLM2_SHAPE)
     torch.nn.Module.to(model, device=s.device)
     return model, load_tokenizer(s.tokenizer)
