@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shadowrl.realtime.record import CycleRow, MixRow
+from shadowrl.realtime.record import CycleRow, MixCounts
 from shadowrl.realtime.rows import RowCounts
 
 
@@ -17,7 +17,7 @@ def a_row(cycle: int, **fields: Any) -> CycleRow[Any]:
         "deployed_after": "ckpt/v0", "cycle_s": 7.0, "gate_s": 0.5, "deploy_s": 0.0,
         "watch_s": 0.0, "caught_by": None, "reason": "not better", "rolled_back": False,
         "watch": None, "rows": RowCounts(4, 3, 1, 0, 0, 2),
-        "mix": MixRow((), 0, 0, 0), "branching": None, "kl": 0.01,
+        "mix": MixCounts((), 0, 0, 0), "branching": None, "kl": 0.01,
         "clarifying_rate": 0.0, "broken_rate": 0.0, "no_edit_rate": 0.25,
         "min_detectable_drop": None, "alarm_tests": None, "train_tokens": 100,
     }  # fmt: skip

@@ -15,11 +15,11 @@ from shadowrl.realtime.context import (
     BranchStats,
     Collected,
     CycleState,
-    MixCounts,
     Rewarded,
     Trained,
 )
 from shadowrl.realtime.cycle import load_state, save_state
+from shadowrl.realtime.record import MixCounts
 from shadowrl.realtime.rewards import RewardSummary
 from shadowrl.realtime.rows import RowCounts
 from shadowrl.realtime.training import ArmResult

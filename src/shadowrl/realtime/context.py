@@ -25,7 +25,7 @@ from shadowrl.realtime.checks import WatchResult
 from shadowrl.realtime.config import RealtimeConfig
 from shadowrl.realtime.mix import OpenPolicy
 from shadowrl.realtime.process import ServerProcess
-from shadowrl.realtime.record import CycleRow, MeasuredRow
+from shadowrl.realtime.record import CycleRow, MeasuredRow, MixCounts
 from shadowrl.realtime.rewards import RewardSummary
 from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.realtime.training import Arm, ArmResult, TrainInput
@@ -173,16 +173,6 @@ class Collected:
 class Rewarded:
     summary: RewardSummary
     with_feedback: int  # sessions with a signal other than silence
-
-
-@dataclass(frozen=True)
-class MixCounts:
-    """The rollouts mixed in on pinned train tasks (`realtime.mix`)."""
-
-    tasks: tuple[str, ...]
-    groups: int
-    episodes: int
-    spoiled: int
 
 
 @dataclass(frozen=True)

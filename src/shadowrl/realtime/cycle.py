@@ -35,7 +35,7 @@ from shadowrl.metrics import MetricsLogger
 from shadowrl.realtime import record, stages
 from shadowrl.realtime.context import Ctx, CycleState, Deps, now
 from shadowrl.realtime.process import ServerProcess, find_server, free_port, start_server
-from shadowrl.realtime.record import BranchRow, CycleRow, MixRow
+from shadowrl.realtime.record import BranchRow, CycleRow
 from shadowrl.realtime.report import write_report
 from shadowrl.realtime.stages import STAGES, need
 from shadowrl.serve.store import CheckpointRecord, TraceStore, registry
@@ -126,7 +126,7 @@ def cycle_row(st: CycleState, ctx: Ctx) -> CycleRow[Any]:
         rolled_back=bool(watch and watch.roll_back),
         watch=watch,
         rows=arm.rows,
-        mix=MixRow(**dataclasses.asdict(need(st.trained).mix)),  # rollouts on pinned train tasks
+        mix=need(st.trained).mix,  # rollouts on pinned train tasks
         branching=None if branching is None else BranchRow(**dataclasses.asdict(branching)),
         kl=arm.kl,
         clarifying_rate=r.clarifying_rate,

@@ -36,8 +36,9 @@ M = TypeVar("M", bound=MeasuredRow)
 
 
 @dataclass(frozen=True)
-class MixRow:
-    """The rollouts mixed in on pinned train tasks (`context.MixCounts`)."""
+class MixCounts:
+    """The rollouts mixed in on pinned train tasks (`realtime.mix`): the train stage's
+    counts, recorded in the row as they are."""
 
     tasks: tuple[str, ...]
     groups: int
@@ -92,7 +93,7 @@ class CycleRow(Generic[M]):
     rolled_back: bool
     watch: WatchResult | None
     rows: RowCounts
-    mix: MixRow
+    mix: MixCounts
     branching: BranchRow | None  # None: branching off
     kl: float | None
     clarifying_rate: float | None

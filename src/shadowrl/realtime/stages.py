@@ -32,13 +32,13 @@ from shadowrl.realtime.context import (
     CycleState,
     Deployed,
     Evaluated,
-    MixCounts,
     Rewarded,
     Trained,
     now,
     user_id,
 )
 from shadowrl.realtime.mix import mix_plan, rollouts
+from shadowrl.realtime.record import MixCounts
 from shadowrl.realtime.rewards import DECISIONS, session_reward, summarize
 from shadowrl.realtime.rows import cohort_groups
 from shadowrl.realtime.sessions import ProductionSession, read_sessions
