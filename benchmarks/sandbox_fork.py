@@ -90,8 +90,7 @@ def bursty(ws: Path, bursts: int, seed: int = 0) -> dict[str, float]:
     import random
     import threading
 
-    from shadowrl.sandbox import create_sandbox
-    from shadowrl.sandbox.pool import PoolConfig, WarmPool
+    from shadowrl.sandbox import PoolConfig, WarmPool, create_sandbox
 
     rng = random.Random(seed)
     root = create_sandbox(ws, "overlay")

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.loop import run_episode
 from shadowrl.agent.state import Checkpoints, EpisodeCheckpoint
-from shadowrl.sandbox.base import Sandbox, SandboxConfig
+from shadowrl.sandbox import Sandbox, SandboxConfig
 from shadowrl.search import SemanticIndex, build_or_load_index, directory_texts, get_embedder
 from shadowrl.search.config import SearchConfig
 from shadowrl.tasks import PreparedTask, Task, Verdict, task_prompt, verify

@@ -25,7 +25,7 @@ from shadowrl.replay import record
 from shadowrl.replay.record import RolloutRecorder
 from shadowrl.rl.rollout import Group
 from shadowrl.rl.weights import WeightStore
-from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.sandbox import SandboxConfig
 from shadowrl.tasks import load_suite, prepare
 from shadowrl.tasks.config import TasksConfig
 

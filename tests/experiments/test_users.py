@@ -26,7 +26,7 @@ from shadowrl.experiments.reaction import FOLLOWUP, Outcome, followup_message, r
 from shadowrl.experiments.users import Users, grade_diff
 from shadowrl.models import load_tokenizer
 from shadowrl.realtime.sessions import read_sessions
-from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.sandbox import SandboxConfig
 from shadowrl.serve.agent_sessions import AgentSettings
 from shadowrl.serve.app import create_app
 from shadowrl.serve.store import TraceStore

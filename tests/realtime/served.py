@@ -18,7 +18,7 @@ import shadowrl
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.agent.tools import ToolSet
-from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.sandbox import SandboxConfig
 from shadowrl.serve.store import TraceStore
 from shadowrl.serve.store.queries import SessionView, get_session
 

@@ -17,7 +17,7 @@ from shadowrl.eval.gate import PinMismatch, check_pins
 from shadowrl.eval.result import EvalResult, Pins
 from shadowrl.models import load_tokenizer
 from shadowrl.realtime.grow import SuppliedTests, candidate, grow
-from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.sandbox import SandboxConfig
 from shadowrl.serve.store import FeedbackRecord, NewSession, TraceStore
 from shadowrl.serve.store.db import open_engine
 from shadowrl.serve.store.queries import get_session

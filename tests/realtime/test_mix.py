@@ -17,7 +17,7 @@ from shadowrl.agent.config import AgentConfig
 from shadowrl.episode import EpisodeSpec, PolicyFactory, ReferencePolicy
 from shadowrl.models import load_tokenizer
 from shadowrl.realtime.mix import mix_plan, mix_tasks, rollouts
-from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.sandbox import SandboxConfig
 from shadowrl.tasks.load import load_suite
 
 CACHE = Path(

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from conftest import WORKSPACE
 
-from shadowrl.sandbox.base import ExecResult, Snapshot
+from shadowrl.sandbox import ExecResult, Snapshot
 from shadowrl.search import SemanticIndex, changed_texts, directory_texts, sandbox_texts
 
 

@@ -18,7 +18,7 @@ from test_agent_sessions import DEMO_REPO, TASK, wait_done
 from shadowrl.agent.config import AgentConfig
 from shadowrl.commands.main import main
 from shadowrl.episode import EpisodeSpec
-from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.sandbox import SandboxConfig
 from shadowrl.serve.agent_sessions import AgentSettings
 from shadowrl.serve.store import NewSession, TraceStore
 

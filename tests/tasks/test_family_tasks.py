@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from shadowrl.episode import EpisodeSpec, reference_verdict
-from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.sandbox import SandboxConfig
 from shadowrl.tasks.env import build_env, env_python
 from shadowrl.tasks.family import catalog
 from shadowrl.tasks.family.adversary import reported

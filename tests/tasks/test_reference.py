@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from shadowrl.episode import EpisodeSpec, run_reference
-from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.sandbox import SandboxConfig
 from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.prepare import PreparedTask, prepare
 from shadowrl.tasks.reference import gold_replies, minimal_hunk

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from shadowrl.episode import EpisodeSpec, reference_verdict
-from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.sandbox import SandboxConfig
 from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.patch import apply_patch
 from shadowrl.tasks.prepare import prepare

@@ -12,7 +12,7 @@ from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.episode import EpisodeSpec
 from shadowrl.rl.rollout import rollout_group
 from shadowrl.rl.roots import SandboxRoots
-from shadowrl.sandbox.base import PoolConfig, SandboxConfig
+from shadowrl.sandbox import PoolConfig, SandboxConfig
 from shadowrl.tasks import PreparedTask
 
 SUBMIT = '<tool_call>{"name": "submit", "arguments": {}}</tool_call>'

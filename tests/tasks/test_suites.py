@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from shadowrl.episode import EpisodeSpec, run_reference
-from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.sandbox import SandboxConfig
 from shadowrl.tasks.env import env_modules
 from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.prepare import prepare

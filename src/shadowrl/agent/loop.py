@@ -35,7 +35,7 @@ from shadowrl.agent.parsing import ParsedReply, parse_tool_calls
 from shadowrl.agent.prompt import Renderer
 from shadowrl.agent.state import Chain, Checkpoints, EpisodeCheckpoint, EpisodeState, Tokens
 from shadowrl.agent.tools import ToolContext, ToolSet
-from shadowrl.sandbox.base import Sandbox
+from shadowrl.sandbox import Sandbox
 from shadowrl.search import SemanticIndex
 from shadowrl.types import (
     EpisodeEnd,

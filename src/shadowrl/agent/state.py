@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from shadowrl.sandbox.base import Sandbox, Snapshot
+from shadowrl.sandbox import Sandbox, Snapshot
 from shadowrl.types import Generation, Message, Segment, Step, ToolResult
 
 

@@ -30,7 +30,7 @@ from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import MOVED, TrainConfig
 from shadowrl.rl.mtp_config import DistillConfig
 from shadowrl.rl.orchestrator import OrchestratorConfig
-from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.sandbox import SandboxConfig
 from shadowrl.search.config import SearchConfig
 from shadowrl.serve.config import ServeConfig
 from shadowrl.tasks.config import TasksConfig

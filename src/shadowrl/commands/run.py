@@ -24,7 +24,7 @@ from shadowrl.tasks.task import SuiteNotFound, Task, TaskFileError, load_tasks
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from shadowrl.sandbox.base import Sandbox
+    from shadowrl.sandbox import Sandbox
     from shadowrl.tasks import Verdict
     from shadowrl.types import Generation, Policy, SamplingParams, Step, Trajectory
 

@@ -229,7 +229,7 @@ def _validate(args: argparse.Namespace, cache: Path) -> int:
 
     from shadowrl.episode import EpisodeSpec, reference_verdict
     from shadowrl.models import load_tokenizer
-    from shadowrl.sandbox.base import SandboxConfig
+    from shadowrl.sandbox import SandboxConfig
     from shadowrl.tasks.load import load_suite
     from shadowrl.tasks.prepare import prepare
     from shadowrl.tasks.task import stratified

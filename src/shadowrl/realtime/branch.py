@@ -48,7 +48,7 @@ from sqlalchemy import Engine
 from shadowrl.agent.config import AgentConfig
 from shadowrl.realtime.rebuild import Rebuilt, Unfaithful, rebuild
 from shadowrl.realtime.sessions import view_sampled_at
-from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.sandbox import SandboxConfig
 from shadowrl.serve.store.queries import SessionView, iter_sessions
 from shadowrl.serve.store.schema import Feedback
 

@@ -50,7 +50,7 @@ from shadowrl.realtime.mix import stamped
 from shadowrl.realtime.rebuild import Rebuilt
 from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.rl.credit_tree import Leaves
-from shadowrl.sandbox.base import SandboxConfig
+from shadowrl.sandbox import SandboxConfig
 from shadowrl.tasks.config import ShapingConfig
 from shadowrl.types import Segment, Trajectory
 

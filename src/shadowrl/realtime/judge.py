@@ -44,7 +44,7 @@ from typing import Protocol
 
 from shadowrl.atomic import build_dir
 from shadowrl.realtime.rebuild import Rebuilt
-from shadowrl.sandbox.base import Sandbox, SandboxConfig
+from shadowrl.sandbox import Sandbox, SandboxConfig
 from shadowrl.serve.workspaces import ContentHasher
 from shadowrl.tasks import PreparedTask, Seed, Task, Verdict, verify
 from shadowrl.tasks.config import ShapingConfig

@@ -56,8 +56,7 @@ from shadowrl.agent.prompt import Renderer
 from shadowrl.agent.state import EpisodeCheckpoint
 from shadowrl.agent.tools import ToolContext, ToolSet
 from shadowrl.replay.record import NOT_RERUN, Record, checkpoint_from
-from shadowrl.sandbox import create_sandbox
-from shadowrl.sandbox.base import Sandbox, SandboxConfig
+from shadowrl.sandbox import Sandbox, SandboxConfig, create_sandbox
 from shadowrl.serve import workspaces
 from shadowrl.serve.store.export import branch_segments, branches
 from shadowrl.serve.store.queries import RequestView, SessionView

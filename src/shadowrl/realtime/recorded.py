@@ -24,7 +24,7 @@ import dataclasses
 
 from shadowrl.realtime.judge import RECORDED, Attempt, Scorer
 from shadowrl.realtime.rebuild import Rebuilt, check_prefix
-from shadowrl.sandbox.base import Sandbox
+from shadowrl.sandbox import Sandbox
 from shadowrl.serve.store.schema import TraceStep
 from shadowrl.serve.workspaces import ContentHasher
 from shadowrl.types import Trajectory

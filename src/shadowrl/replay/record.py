@@ -37,7 +37,7 @@ from shadowrl.agent.state import Chain, EpisodeCheckpoint, EpisodeState, Tokens
 from shadowrl.agent.summary import SUMMARY_REQUEST, degeneracy, touched_files
 from shadowrl.agent.tools import ToolContext, ToolSet
 from shadowrl.episode import EpisodeSpec
-from shadowrl.sandbox.base import Sandbox
+from shadowrl.sandbox import Sandbox
 from shadowrl.tasks import Task
 from shadowrl.types import Message, Segment, Step, ToolCall, ToolResult, Trajectory
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from shadowrl.episode import EpisodeSpec, graded_episode
 from shadowrl.rl.roots import SandboxRoots
-from shadowrl.sandbox.base import Sandbox
+from shadowrl.sandbox import Sandbox
 from shadowrl.tasks import PreparedTask, Task
 from shadowrl.types import Policy, Trajectory
 

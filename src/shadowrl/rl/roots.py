@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shadowrl.episode import EpisodeSpec
-from shadowrl.sandbox.base import Sandbox, Snapshot
-from shadowrl.sandbox.pool import WarmPool
+from shadowrl.sandbox import Sandbox, Snapshot, WarmPool
 from shadowrl.tasks import PreparedTask
 
 

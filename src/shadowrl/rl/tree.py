@@ -31,7 +31,7 @@ from shadowrl.rl.config import BranchingConfig
 from shadowrl.rl.credit_tree import Leaves, Subtree
 from shadowrl.rl.rollout import Group, _open
 from shadowrl.rl.roots import SandboxRoots
-from shadowrl.sandbox.base import Sandbox
+from shadowrl.sandbox import Sandbox
 from shadowrl.tasks import PreparedTask, Task
 from shadowrl.types import Generation, Policy, Step, Trajectory
 

@@ -5,6 +5,11 @@
 
 "auto" picks `overlay` where the machine allows it and otherwise falls back to
 `local` with a loud warning.
+
+This module is the package's one entry: code outside `sandbox/` imports only from here
+(`tests/test_entry_modules.py`). Besides the factory it gives the configs (`SandboxConfig`,
+`Limits`, `PoolConfig`), the protocols (`Sandbox`, `Snapshot`), the warm pool of started
+forks (`WarmPool`) and `list_files`, the host-side listing that never follows a symlink.
 """
 
 from __future__ import annotations
@@ -13,9 +18,21 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from shadowrl.sandbox.base import ExecResult, Limits, Sandbox, Snapshot
+from shadowrl.sandbox.base import (
+    ExecResult,
+    Limits,
+    PoolConfig,
+    Sandbox,
+    SandboxConfig,
+    Snapshot,
+)
+from shadowrl.sandbox.fsview import list_files
+from shadowrl.sandbox.pool import WarmPool
 
-__all__ = ["BACKENDS", "ExecResult", "Limits", "Sandbox", "Snapshot", "create_sandbox"]
+__all__ = [
+    "BACKENDS", "ExecResult", "Limits", "PoolConfig", "Sandbox", "SandboxConfig", "Snapshot",
+    "WarmPool", "create_sandbox", "list_files",
+]  # fmt: skip
 
 log = logging.getLogger(__name__)
 

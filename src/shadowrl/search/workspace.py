@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from shadowrl.sandbox.base import Sandbox
+from shadowrl.sandbox import Sandbox
 
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules", ".mypy_cache",

@@ -45,8 +45,7 @@ from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.loop import EpisodeState, run_episode
 from shadowrl.agent.tools import ToolSet
 from shadowrl.episode import EpisodeSpec
-from shadowrl.sandbox import create_sandbox
-from shadowrl.sandbox.base import Sandbox
+from shadowrl.sandbox import Sandbox, create_sandbox
 from shadowrl.serve import workspaces
 from shadowrl.serve.auth import ANONYMOUS, Caller
 from shadowrl.serve.openai_api import APIError

@@ -19,7 +19,7 @@ from __future__ import annotations
 import platform
 from typing import Any
 
-from shadowrl.sandbox.base import Sandbox
+from shadowrl.sandbox import Sandbox
 
 SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 

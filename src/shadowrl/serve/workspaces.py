@@ -28,8 +28,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from shadowrl.sandbox import fsview
-from shadowrl.sandbox.base import Sandbox
+from shadowrl.sandbox import Sandbox, list_files
 from shadowrl.tasks.patch import make_patch
 
 SKIPPED_DIRS = frozenset(
@@ -113,7 +112,7 @@ class ContentHasher:
     """
 
     def __init__(self, base: Path) -> None:
-        listed = (p for p in fsview.list_files(base) if not _is_cache(p))
+        listed = (p for p in list_files(base) if not _is_cache(p))
         self.base = {p: _digest((base / p).read_bytes()) for p in listed}
 
     @staticmethod
