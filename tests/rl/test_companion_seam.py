@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import torch
 
 import shadowrl
@@ -111,12 +110,6 @@ def test_with_heads_the_companion_trains_them_and_they_travel_with_the_policy(
     resumed = Trainer.resume(saved, train).companion  # found beside the checkpoint
     assert resumed is not None
     assert all(torch.equal(resumed.state_dict()[k], published[k]) for k in before)
-
-
-def test_a_sharded_trainer_is_refused_the_heads() -> None:
-    sharded = TrainConfig(parallel="fsdp", world_size=2)
-    with pytest.raises(ValueError, match=r"not trained under train\.parallel 'fsdp'"):
-        build_companion(sharded, heads=for_model(random_llama(1, vocab_size=16), 2))
 
 
 # The core: the training loop, the engine, the real-time cycle, the gate and the reports.

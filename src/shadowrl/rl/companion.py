@@ -52,6 +52,11 @@ class Companion(Protocol):
         """What an engine is built with beside the policy (`build_engine(heads=)`)."""
         ...
 
+    def peer(self) -> Companion:
+        """What ranks 1..N-1 of a sharded trainer hold in its place (sent to them once, so
+        picklable): its reads of the policy are collectives under FSDP, which they join."""
+        ...
+
 
 @dataclass(frozen=True)
 class Moved:
@@ -94,8 +99,8 @@ def build_companion(
     """The MTP heads' re-distillation (`train.mtp`; `rl/mtp_rl.py`, imported only then)
     over `heads`, else the heads `train.mtp.heads` names or saved beside `checkpoint`
     (first, when `resumed`: the run's own); None when there are none or `train.mtp.every`
-    is 0. A sharded trainer (`train.parallel`) cannot train them yet. `seed`: the run seed,
-    whose "heads" stream (`seeds.py`) samples the re-distillation's windows."""
+    is 0. `seed`: the run seed, whose "heads" stream (`seeds.py`) samples the
+    re-distillation's windows."""
     mtp = train.mtp
     if mtp.every == 0 or (heads is None and not mtp.heads and not heads_beside(checkpoint)):
         return None
@@ -104,6 +109,4 @@ def build_companion(
     heads = heads if heads is not None else starting_heads(mtp, checkpoint, resumed=resumed)
     if heads is None:
         return None
-    if train.parallel != "replicate":  # a sharded checkpoint cannot hold them yet (fsdp.py)
-        raise ValueError(f"MTP heads are not trained under train.parallel {train.parallel!r} yet")
     return HeadsTrainer(heads, mtp, stream_seed(seed, "heads"))

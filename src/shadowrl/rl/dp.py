@@ -158,17 +158,21 @@ class Leader(Ranks):
 
     @classmethod
     def start(
-        cls, model: Any, cfg: TrainConfig, objective: str, trainer_cls: type, seed: int = 0
-    ) -> Leader:
+        cls, model: Any, cfg: TrainConfig, objective: str, trainer_cls: type, seed: int = 0,
+        peer: Any = None,
+    ) -> Leader:  # fmt: skip
         """Spawn ranks 1..N-1, each building `trainer_cls` (the `Trainer`, passed in
-        rather than imported: it imports this module) over a copy of `model`'s architecture."""
+        rather than imported: it imports this module) over a copy of `model`'s architecture,
+        with `peer` as its companion (`Companion.peer`: a sharded model's reads)."""
         if dist.is_initialized():
             raise RuntimeError("train.world_size > 1 needs a process with no process group yet")
         port, ctx = _free_port(), mp.get_context("spawn")
         args = (cfg.world_size, port, torch.get_num_threads(), type(model), model.config)
         procs = [
             ctx.Process(
-                target=_follow, args=(r, *args, cfg, objective, trainer_cls, seed), daemon=True
+                target=_follow,
+                args=(r, *args, cfg, objective, trainer_cls, seed, peer),
+                daemon=True,
             )
             for r in range(1, cfg.world_size)
         ]
@@ -244,13 +248,15 @@ def _follow(
     objective: Any,
     trainer_cls: Any,
     seed: int,
+    peer: Any,
 ) -> None:
     """Ranks 1..N-1: the same trainer, driven by rank 0's commands until "stop"."""
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     torch.set_num_threads(threads)  # the same kernels' reduction order as rank 0
     _init(rank, world_size, port)
     ranks = Ranks(rank, world_size)
-    trainer = trainer_cls(model_cls(model_config), cfg, objective=objective, ranks=ranks, seed=seed)
+    model = model_cls(model_config)
+    trainer = trainer_cls(model, cfg, objective=objective, ranks=ranks, companion=peer, seed=seed)
     stores: dict[str, WeightStore] = {}
     while True:
         cmd, *args = ranks.receive()

@@ -29,9 +29,10 @@ the replicas.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,17 @@ class Sharded:
         ids = torch.zeros(1, 2, dtype=torch.long)
         lp = forward(ids, torch.tensor([[False, True]]))
         (lp.sum() * 0).backward()
+
+    @contextlib.contextmanager
+    def whole(self, root: nn.Module) -> Iterator[None]:
+        # the root's own parameters (final norm, a tied embedding) are gathered only by its
+        # forward's hook: gather them for the span; the layers' hooks gather their own
+        assert isinstance(root, FSDPModule)
+        root.unshard()
+        try:
+            yield
+        finally:
+            root.reshard()
 
     def reduce_grads(self, ranks: Ranks | None, params: Sequence[Tensor]) -> None:
         return None  # FSDP reduce-scattered them in backward

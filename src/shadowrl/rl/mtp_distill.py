@@ -22,6 +22,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+from torch.distributed.tensor import DTensor
 
 from shadowrl.agent.prompt import render_prompt
 from shadowrl.inference.mtp import MTPHeads, for_model, frequency_vocab
@@ -45,6 +46,29 @@ class States:
         t = self.starts[index]
         ahead = t[:, None] + torch.arange(1, k + 1)[None]
         return self.hidden[t], self.tokens[ahead], self.hidden[ahead]
+
+
+@dataclass(frozen=True)
+class Frozen:
+    """All the heads read of the policy besides its states: the LM head and the input
+    embeddings, detached float32 copies (never in the heads' graph)."""
+
+    head: Tensor  # [V, H]
+    embed: Tensor  # [V, H]
+
+
+def frozen(model: Any) -> Frozen:
+    """`model`'s LM head and embeddings as whole tensors. Under FSDP a sharded one is
+    gathered (a collective: every rank calls it) and a gathered one copied before the
+    shards are freed again; the copies cost 2·V·H floats while a re-distillation runs."""
+
+    def whole(t: Tensor) -> Tensor:
+        t = t.full_tensor() if isinstance(t, DTensor) else t
+        return t.detach().float().clone()
+
+    head = whole(model.lm_head.weight)
+    embed = model.get_input_embeddings().weight
+    return Frozen(head, head if embed is model.lm_head.weight else whole(embed))
 
 
 def code_prompt(task: Any) -> str:
@@ -123,7 +147,7 @@ def backbone_states(model: Any, sequences: Sequence[tuple[list[int], int]], k: i
 
 
 def head_and_teacher_logits(
-    heads: MTPHeads, model: Any, states: States, index: Tensor, *, full: bool = False
+    heads: MTPHeads, lm: Frozen, states: States, index: Tensor, *, full: bool = False
 ) -> tuple[Tensor, Tensor]:
     """Heads' logits and the main head's (detached) for windows `index`: [N, k, V] each.
 
@@ -132,8 +156,7 @@ def head_and_teacher_logits(
     vocabulary, the heads' -inf outside theirs (the report: true acceptance).
     """
     k = heads.k
-    weight = model.lm_head.weight.detach().float()  # frozen LM head: never in the graph
-    embed = model.get_input_embeddings().weight.detach().float()
+    weight, embed = lm.head, lm.embed
     h, ahead_ids, teacher_h = states.windows(index, k)
     rows = heads.draft_rows(weight)
     with torch.no_grad():
@@ -168,6 +191,7 @@ def distill(
     seed: int = 0,
 ) -> DistillReport:
     """Train `heads` (only them) on windows of `train`; report agreement on `heldout`."""
+    lm = frozen(model)
     heads.float().train()
     optimizer = torch.optim.AdamW(heads.parameters(), lr=cfg.lr, weight_decay=0.0)
     gen = torch.Generator().manual_seed(seed)
@@ -176,7 +200,7 @@ def distill(
         if cfg.time_budget_s and time.monotonic() - start > cfg.time_budget_s:
             break
         index = torch.randint(len(train.starts), (cfg.batch_windows,), generator=gen)
-        head_logits, teacher = head_and_teacher_logits(heads, model, train, index)
+        head_logits, teacher = head_and_teacher_logits(heads, lm, train, index)
         loss, per_head = mtp_distill_loss(head_logits, teacher)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -187,13 +211,13 @@ def distill(
     heads.eval()
     return DistillReport(
         step, time.monotonic() - start, len(train.starts), len(heldout.starts), loss_value, kl,
-        evaluate(heads, model, heldout),
+        evaluate(heads, lm, heldout),
     )  # fmt: skip
 
 
 @torch.no_grad()
 def evaluate(
-    heads: MTPHeads, model: Any, states: States, chunk: int = 128
+    heads: MTPHeads, lm: Frozen, states: States, chunk: int = 128
 ) -> dict[str, list[float]]:
     """Agreement per draft position over all windows of `states` (weighted by windows),
     against the main head's full distribution; `coverage`: its mass inside the draft
@@ -202,7 +226,7 @@ def evaluate(
     n = len(states.starts)
     for begin in range(0, n, chunk):
         index = torch.arange(begin, min(begin + chunk, n))
-        head_logits, teacher = head_and_teacher_logits(heads, model, states, index, full=True)
+        head_logits, teacher = head_and_teacher_logits(heads, lm, states, index, full=True)
         found = agreement(head_logits, teacher)
         inside = teacher.softmax(-1)[..., heads.vocab] if heads.truncated else None
         found["coverage"] = [1.0] * heads.k if inside is None else inside.sum(-1).mean(0).tolist()

@@ -13,6 +13,10 @@ Cost: one no-grad forward per row (a training step spends about four per row: fo
 the checkpointed recompute and backward), the scoring, and `steps` small steps over the
 heads' draft vocabulary; `every`, `rows` and `steps` bound it.
 
+Under a sharded trainer (`train.parallel` fsdp/hsdp) those reads are collectives: rank 0
+holds the heads, the other ranks a `Reading` of them (`HeadsTrainer.peer`) that runs the
+same forward and gathers after each update and discards what it read.
+
 The backbone is detached three ways: its states are computed under `no_grad`, the LM
 head enters `head_and_teacher_logits` as a detached weight, and only the heads are in
 this optimizer, so the MTP loss can never reach the policy (tested bit for bit). The
@@ -26,6 +30,7 @@ them and the engine swaps them with the policy, under the same version.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +40,13 @@ from torch import Tensor
 from shadowrl.inference.mtp import PREFIX, MTPHeads, heads_path, load_heads, save_heads
 from shadowrl.rl.batch import TrainBatch
 from shadowrl.rl.mtp_config import RLDistillConfig
-from shadowrl.rl.mtp_distill import States, evaluate, head_and_teacher_logits
+from shadowrl.rl.mtp_distill import (
+    Frozen,
+    States,
+    evaluate,
+    frozen,
+    head_and_teacher_logits,
+)
 from shadowrl.rl.mtp_loss import mtp_distill_loss
 
 
@@ -97,7 +108,44 @@ def acceptance(
         return [0.0] * heads.k
     sample = torch.randperm(n, generator=torch.Generator().manual_seed(0))[:windows]
     picked = States(states.hidden, states.tokens, states.starts[sample])
-    return evaluate(heads.eval(), model, picked)["chain"]
+    return evaluate(heads.eval(), frozen(model), picked)["chain"]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a re-distillation reads of the updated policy: its states over the batch and
+    its LM head. Under FSDP both are collectives, so every rank reads, each after the same
+    update; rank 0's heads learn from it and the other ranks' `Reading` is all they hold
+    of the companion (`HeadsTrainer.peer`)."""
+
+    k: int
+    rows: int
+    every: int
+
+    def due(self, updates: int) -> bool:
+        """Whether the `updates`-th policy update is followed by a re-distillation."""
+        return self.every > 0 and updates % self.every == 0
+
+    def read(self, model: Any, batch: TrainBatch) -> tuple[States, Frozen]:
+        return batch_states(model, batch, self.k, self.rows), frozen(model)
+
+    # the Companion Protocol, for a rank that only takes part in the reads
+    def after_update(self, model: Any, batch: TrainBatch, updates: int) -> dict[str, float]:
+        if self.due(updates):
+            self.read(model, batch)
+        return {}
+
+    def state_dict(self) -> dict[str, Tensor]:
+        return {}  # rank 0 publishes the heads (`ShardedPublisher(alone=...)`)
+
+    def save(self, directory: Path) -> None:
+        return None  # rank 0 writes mtp.safetensors
+
+    def served(self) -> None:
+        return None
+
+    def peer(self) -> Reading:
+        return self
 
 
 class HeadsTrainer:
@@ -107,32 +155,36 @@ class HeadsTrainer:
     def __init__(self, heads: MTPHeads, cfg: RLDistillConfig, seed: int = 0) -> None:
         self.heads = heads.float().train()
         self.cfg = cfg
+        self.reading = Reading(heads.k, cfg.rows, cfg.every)
         self.optimizer = torch.optim.AdamW(heads.parameters(), lr=cfg.lr, weight_decay=0.0)
         self.generator = torch.Generator().manual_seed(seed)  # never the policy's RNG
 
-    def due(self, updates: int) -> bool:
-        """Whether the `updates`-th policy update is followed by a re-distillation."""
-        return self.cfg.every > 0 and updates % self.cfg.every == 0
-
     def after_update(self, model: Any, batch: TrainBatch, updates: int) -> dict[str, float]:
         """Re-distil after the `updates`-th policy update, if due (`every`)."""
-        return self.update(model, batch) if self.due(updates) else {}
+        return self.update(model, batch) if self.reading.due(updates) else {}
+
+    def peer(self) -> Reading:
+        """What the other ranks of a sharded trainer hold: the reads, not the heads."""
+        return self.reading
 
     def update(self, model: Any, batch: TrainBatch) -> dict[str, float]:
         """Score the heads on the batch under `model` (the updated policy), then distil."""
-        states = batch_states(model, batch, self.heads.k, self.cfg.rows)
+        return self.learn(*self.reading.read(model, batch))
+
+    def learn(self, states: States, lm: Frozen) -> dict[str, float]:
+        """Score the heads on the read windows, then distil them there."""
         n = len(states.starts)
         if n == 0:  # no generated span of k+1 tokens: nothing to learn from or score
             return {"mtp_windows": 0.0}
         self.heads.eval()  # scored on a sample: the full LM head costs 49k rows per position
         sample = torch.randperm(n, generator=self.generator)[: self.cfg.batch_windows]
-        scored = evaluate(self.heads, model, States(states.hidden, states.tokens,
-                                                    states.starts[sample]))  # fmt: skip
+        picked = States(states.hidden, states.tokens, states.starts[sample])
+        scored = evaluate(self.heads, lm, picked)
         self.heads.train()
         loss = float("nan")
         for _ in range(self.cfg.steps):
             index = torch.randint(n, (min(self.cfg.batch_windows, n),), generator=self.generator)
-            value, _ = mtp_distill_loss(*head_and_teacher_logits(self.heads, model, states, index))
+            value, _ = mtp_distill_loss(*head_and_teacher_logits(self.heads, lm, states, index))
             self.optimizer.zero_grad(set_to_none=True)
             value.backward()
             self.optimizer.step()

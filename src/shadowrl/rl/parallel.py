@@ -13,9 +13,11 @@ checkpoint is written and read back, and what model the engine starts from.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -50,6 +52,12 @@ class Parallel(Protocol):
 
     def idle(self, forward: Forward) -> None:
         """A forward and backward that adds nothing (for a None of `share`)."""
+        ...
+
+    def whole(self, root: nn.Module) -> AbstractContextManager[None]:
+        """Inside it, every rank may run the model's own modules outside `root`'s forward
+        (a companion reading the updated policy): under FSDP each rank enters it at once,
+        and each forward inside it is a collective every rank runs."""
         ...
 
     def reduce_grads(self, ranks: Ranks | None, params: Sequence[Tensor]) -> None: ...
@@ -97,6 +105,9 @@ class Replicate:
 
     def idle(self, forward: Forward) -> None:
         return None  # replicas run no collective in forward or backward
+
+    def whole(self, root: nn.Module) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()  # each replica holds the whole model
 
     def reduce_grads(self, ranks: Ranks | None, params: Sequence[Tensor]) -> None:
         if ranks is not None:

@@ -107,7 +107,9 @@ class Trainer:
         self.model = model.to(DTYPES[cfg.dtype])
         self.lora = Adapters(self.model, cfg.lora) if cfg.lora.enabled else None
         if ranks is None and cfg.world_size > 1:
-            ranks = Leader.start(self.model, cfg, objective, type(self), seed)
+            # the other ranks of a sharded model join the companion's reads of it
+            peer = companion.peer() if companion is not None and self.parallel.sharded else None
+            ranks = Leader.start(self.model, cfg, objective, type(self), seed, peer)
         self.ranks = ranks
         if ranks is not None:
             ranks.sync_params(self.model)
@@ -177,7 +179,8 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         aside: dict[str, float] = {}  # after the step, detached: the policy never sees it
         if applied and self.companion is not None:
-            aside = self.companion.after_update(self.model, batch, self.step_count)
+            with self.parallel.whole(self.logprobs):
+                aside = self.companion.after_update(self.model, batch, self.step_count)
         return {
             **batch.stats,
             **aside,
