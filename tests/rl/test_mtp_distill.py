@@ -67,16 +67,12 @@ def test_distillation_moves_only_the_heads_and_lowers_the_loss(states) -> None:
     cfg = DistillConfig(k=3, steps=30, batch_windows=32, lr=5e-3)
     heads = fresh_heads(model, cfg)
     fresh = {k: v.clone() for k, v in heads.state_dict().items()}
-    index = torch.arange(len(train.starts))
+    index, lm = torch.arange(len(train.starts)), frozen(model)  # the model never changes
     with torch.no_grad():
-        start = mtp_distill_loss(*head_and_teacher_logits(heads, frozen(model), train, index))[
-            0
-        ].item()
+        start = mtp_distill_loss(*head_and_teacher_logits(heads, lm, train, index))[0].item()
     report = distill(heads, model, train, heldout, cfg)
     with torch.no_grad():
-        end = mtp_distill_loss(*head_and_teacher_logits(heads, frozen(model), train, index))[
-            0
-        ].item()
+        end = mtp_distill_loss(*head_and_teacher_logits(heads, lm, train, index))[0].item()
     assert end < 0.8 * start
     assert all(p.grad is None for p in model.parameters())  # the loss never reached it
     assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
@@ -155,12 +151,10 @@ def test_truncated_heads_train_on_their_rows_and_report_against_the_full_head(st
     seqs = [(train.tokens.tolist(), 0)]
     heads = fresh_heads(model, cfg, seqs)
     assert heads.vocab.numel() == 256 and bool((heads.vocab.diff() > 0).all())
-    index = torch.arange(len(train.starts))
-    student, teacher = head_and_teacher_logits(heads, frozen(model), train, index)
+    index, lm = torch.arange(len(train.starts)), frozen(model)
+    student, teacher = head_and_teacher_logits(heads, lm, train, index)
     assert student.shape[-1] == teacher.shape[-1] == 256  # training: V' rows on both sides
-    full_student, full_teacher = head_and_teacher_logits(
-        heads, frozen(model), train, index, full=True
-    )
+    full_student, full_teacher = head_and_teacher_logits(heads, lm, train, index, full=True)
     assert full_teacher.shape[-1] == 49152
     assert bool(torch.isin(full_student.argmax(-1), heads.vocab).all())  # drafts stay inside
     report = distill(heads, model, train, heldout, cfg)

@@ -62,9 +62,10 @@ def frozen(model: Any) -> Frozen:
     gathered (a collective: every rank calls it) and a gathered one copied before the
     shards are freed again; the copies cost 2·V·H floats while a re-distillation runs."""
 
-    def whole(t: Tensor) -> Tensor:
-        t = t.full_tensor() if isinstance(t, DTensor) else t
-        return t.detach().float().clone()
+    def whole(t: Tensor) -> Tensor:  # one fresh float32 copy either way
+        if isinstance(t, DTensor):
+            return t.full_tensor().detach().float()
+        return t.detach().to(torch.float32, copy=True)
 
     head = whole(model.lm_head.weight)
     embed = model.get_input_embeddings().weight
