@@ -249,6 +249,17 @@ def _one_temperature(config: Config) -> None:
         )
 
 
+def _one_process_trainer(config: Config) -> None:
+    """A cycle's arm scores the parent and the candidate (divergence, the heads' acceptance)
+    with forwards on rank 0 alone, which a sharded model cannot run: ranks 1..N-1 would
+    wait for a collective that never comes."""
+    if config.train.parallel != "replicate":
+        raise UsageError(
+            f"realtime trains each candidate on whole replicas; train.parallel="
+            f"{config.train.parallel!r} shards the model: set train.parallel: replicate"
+        )
+
+
 def run(args: argparse.Namespace, config: Config) -> int:
     import asyncio
 
@@ -266,6 +277,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
             update={"realtime": config.realtime.model_copy(update={"cycles": args.cycles})}
         )
     _one_temperature(config)
+    _one_process_trainer(config)
     run_dir = Path(config.run_dir).resolve()
     root = run_dir / "realtime"
     root.mkdir(parents=True, exist_ok=True)
