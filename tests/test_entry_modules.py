@@ -8,7 +8,7 @@ from outside, name it here (the review then sees the surface grow). Tests may im
 anything.
 
 The seven capabilities a newcomer looks for each have one entry, named in the README:
-the loop (`agent/loop.py`), the loss (`rl/loss.py`, the trainer's own), the sandbox
+the loop (`agent/__init__.py`; the loop itself is `agent/loop.py`), the loss (`rl/loss.py`, the trainer's own), the sandbox
 (`sandbox/__init__.py`, the package's only entry), the grader (`tasks/verify.py`), the
 gate (`eval/gate.py`), serving (`serve/app.py`) and the real-time cycle
 (`realtime/cycle.py`). The other entries below are what the packages still share with
@@ -21,7 +21,7 @@ import grimp
 
 ENTRY: dict[str, frozenset[str]] = {
     "commands": frozenset(),  # the top: the console script is its entry; nothing imports it
-    "agent": frozenset({"loop", "parsing", "policies", "prompt", "state", "summary", "tools"}),
+    "agent": frozenset({"summary"}),  # optional: never imported while it is off
     "eval": frozenset(
         {"ablation", "alarms", "behaviour", "gate", "pins", "report", "result", "runner", "stats"}
     ),

@@ -23,9 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from shadowrl.agent import Checkpoints, EpisodeCheckpoint, run_episode
 from shadowrl.agent.config import AgentConfig
-from shadowrl.agent.loop import run_episode
-from shadowrl.agent.state import Checkpoints, EpisodeCheckpoint
 from shadowrl.sandbox import Sandbox, SandboxConfig
 from shadowrl.search import SemanticIndex, build_or_load_index, directory_texts, get_embedder
 from shadowrl.search.config import SearchConfig

@@ -229,9 +229,8 @@ async def _continue(
     import asyncio
     import contextlib
 
+    from shadowrl.agent import ToolSet, run_episode
     from shadowrl.agent.config import AgentConfig
-    from shadowrl.agent.loop import run_episode
-    from shadowrl.agent.tools import ToolSet
     from shadowrl.commands.run import _print_step, _WithSpinner
     from shadowrl.replay import record
     from shadowrl.replay.record import RecordedOutputs

@@ -100,7 +100,7 @@ def _print_step(console: Console, step: Step, index: int) -> None:
     from rich.markup import escape
     from rich.panel import Panel
 
-    from shadowrl.agent.parsing import parse_tool_calls
+    from shadowrl.agent import parse_tool_calls
 
     # The prose; the raw reply only when a call was malformed, to show what went wrong.
     text = step.text if step.parse_errors else parse_tool_calls(step.text).content

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from shadowrl.agent.parsing import ParsedReply
+from shadowrl.agent import ParsedReply
 from shadowrl.types import ToolCall, ToolResult, Trajectory
 
 READ_TOOLS = frozenset({"read_file"})

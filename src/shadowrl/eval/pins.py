@@ -26,12 +26,9 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
+from shadowrl.agent import ScriptedPolicy, ToolContext, ToolSet, format_tool_calls, run_episode
 from shadowrl.agent.config import AgentConfig
-from shadowrl.agent.loop import run_episode
-from shadowrl.agent.policies import ScriptedPolicy
-from shadowrl.agent.prompt import format_tool_calls
 from shadowrl.agent.summary import SUMMARY_REQUEST
-from shadowrl.agent.tools import ToolContext, ToolSet
 from shadowrl.sandbox import create_sandbox
 from shadowrl.tasks.task import Task
 from shadowrl.types import ToolCall, ToolResult, Trajectory

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shadowrl.agent.loop import run_episode
+from shadowrl.agent import run_episode
 from shadowrl.realtime.judge import Attempt, Scorer
 from shadowrl.realtime.rebuild import Rebuilt
 from shadowrl.realtime.recorded import recorded

@@ -37,7 +37,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from shadowrl.agent.tools import ToolSet
+from shadowrl.agent import ToolSet
 from shadowrl.realtime.config import JudgeName
 from shadowrl.realtime.judge import Attempt, Judge, NotJudged, Scorer, SessionTests
 from shadowrl.realtime.rebuild import Rebuilt

@@ -49,12 +49,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shadowrl.agent import (
+    EpisodeCheckpoint,
+    Renderer,
+    ToolContext,
+    ToolSet,
+    feedback_messages,
+    parse_tool_calls,
+)
 from shadowrl.agent.config import AgentConfig
-from shadowrl.agent.loop import feedback_messages
-from shadowrl.agent.parsing import parse_tool_calls
-from shadowrl.agent.prompt import Renderer
-from shadowrl.agent.state import EpisodeCheckpoint
-from shadowrl.agent.tools import ToolContext, ToolSet
 from shadowrl.replay.record import NOT_RERUN, Record, checkpoint_from
 from shadowrl.sandbox import Sandbox, SandboxConfig, create_sandbox
 from shadowrl.serve import workspaces

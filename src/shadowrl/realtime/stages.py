@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from shadowrl.agent.tools import ToolSet
+from shadowrl.agent import ToolSet
 from shadowrl.eval import gate as the_gate
 from shadowrl.eval.report import write_report
 from shadowrl.eval.result import EvalResult

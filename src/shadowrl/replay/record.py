@@ -30,12 +30,19 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from shadowrl.agent import (
+    CUT_OFF,
+    NUDGE,
+    Chain,
+    EpisodeCheckpoint,
+    EpisodeState,
+    Tokens,
+    ToolContext,
+    ToolSet,
+    parse_tool_calls,
+)
 from shadowrl.agent.config import AgentConfig
-from shadowrl.agent.loop import CUT_OFF, NUDGE
-from shadowrl.agent.parsing import parse_tool_calls
-from shadowrl.agent.state import Chain, EpisodeCheckpoint, EpisodeState, Tokens
 from shadowrl.agent.summary import SUMMARY_REQUEST, degeneracy, touched_files
-from shadowrl.agent.tools import ToolContext, ToolSet
 from shadowrl.episode import EpisodeSpec
 from shadowrl.sandbox import Sandbox
 from shadowrl.tasks import Task

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.distributed.tensor import DTensor
 
-from shadowrl.agent.prompt import render_prompt
+from shadowrl.agent import render_prompt
 from shadowrl.inference.mtp import MTPHeads, for_model, frequency_vocab
 from shadowrl.rl.mtp_config import DistillConfig
 from shadowrl.rl.mtp_loss import agreement, mtp_distill_loss

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shadowrl.agent.state import Checkpoints, EpisodeCheckpoint
+from shadowrl.agent import Checkpoints, EpisodeCheckpoint
 from shadowrl.episode import EpisodeSpec, graded_episode
 from shadowrl.rl.config import BranchingConfig
 from shadowrl.rl.credit_tree import Leaves, Subtree

@@ -41,9 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from shadowrl.agent import EpisodeState, ToolSet, run_episode
 from shadowrl.agent.config import AgentConfig
-from shadowrl.agent.loop import EpisodeState, run_episode
-from shadowrl.agent.tools import ToolSet
 from shadowrl.episode import EpisodeSpec
 from shadowrl.sandbox import Sandbox, create_sandbox
 from shadowrl.serve import workspaces

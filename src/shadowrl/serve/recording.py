@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shadowrl.agent.prompt import Renderer
+from shadowrl.agent import Renderer
 from shadowrl.serve.auth import ANONYMOUS, Caller
 from shadowrl.serve.openai_api import APIError, Job, Served, tool_call_json
 from shadowrl.serve.store import NewSession, RequestRecord, TraceWriter

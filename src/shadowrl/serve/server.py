@@ -25,8 +25,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from shadowrl.agent.parsing import parse_tool_calls
-from shadowrl.agent.prompt import Renderer
+from shadowrl.agent import Renderer, parse_tool_calls
 from shadowrl.inference.requests import TokenDelta
 from shadowrl.serve.auth import ANONYMOUS, Caller
 from shadowrl.serve.openai_api import (

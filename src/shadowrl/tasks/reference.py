@@ -20,9 +20,8 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+from shadowrl.agent import ScriptedPolicy, format_tool_calls
 from shadowrl.agent.config import AgentConfig
-from shadowrl.agent.policies import ScriptedPolicy
-from shadowrl.agent.prompt import format_tool_calls
 from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask, visible_test_command
 from shadowrl.tasks.task import Task
