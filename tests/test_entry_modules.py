@@ -43,9 +43,7 @@ ENTRY: dict[str, frozenset[str]] = {
     ),
     "sandbox": frozenset(),
     "search": frozenset(),
-    "serve": frozenset(
-        {"agent_sessions", "app", "auth", "openai_api", "remote", "store", "workspaces"}
-    ),
+    "serve": frozenset({"app", "store", "workspaces"}),
     "tasks": frozenset(
         {"env", "family", "humaneval", "load", "long", "make", "patch", "prepare", "reference"}
         | {"releases", "suites", "task", "testrun", "verify", "versions"}

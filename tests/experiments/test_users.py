@@ -27,7 +27,7 @@ from shadowrl.experiments.users import Users, grade_diff
 from shadowrl.models import load_tokenizer
 from shadowrl.realtime.sessions import read_sessions
 from shadowrl.sandbox import SandboxConfig
-from shadowrl.serve.agent_sessions import AgentSettings
+from shadowrl.serve import AgentSettings
 from shadowrl.serve.app import create_app
 from shadowrl.serve.store import TraceStore
 from shadowrl.serve.store.db import open_engine

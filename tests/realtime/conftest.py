@@ -12,7 +12,7 @@ from chromium import browser  # noqa: F401
 from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.episode import EpisodeSpec
 from shadowrl.models import load_tokenizer
-from shadowrl.serve.agent_sessions import AgentSettings
+from shadowrl.serve import AgentSettings
 from shadowrl.serve.app import create_app
 from shadowrl.serve.auth import KeyRing, add_key
 from shadowrl.serve.store import open_store

@@ -21,7 +21,7 @@ from shadowrl.agent.loop import EpisodeState, run_episode
 from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.episode import EpisodeSpec
 from shadowrl.sandbox import SandboxConfig, create_sandbox
-from shadowrl.serve.agent_sessions import AgentSettings
+from shadowrl.serve import AgentSettings
 from shadowrl.serve.store import TraceStore
 from shadowrl.serve.store.export import training_rows
 from shadowrl.serve.store.queries import get_session

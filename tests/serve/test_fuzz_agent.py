@@ -24,7 +24,7 @@ from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.episode import EpisodeSpec
 from shadowrl.sandbox import SandboxConfig
-from shadowrl.serve.agent_sessions import AgentSettings
+from shadowrl.serve import AgentSettings
 from shadowrl.serve.app import create_app
 from shadowrl.serve.threaded import serve_in_thread
 

@@ -25,7 +25,7 @@ from shadowrl.commands.keys import private_keys
 from shadowrl.commands.main import main
 from shadowrl.commands.serve import admin_token
 from shadowrl.realtime.process import read_admin_token, run_admin_token
-from shadowrl.serve.agent_sessions import AgentSettings
+from shadowrl.serve import AgentSettings
 from shadowrl.serve.auth import KeyRing, add_key, private_key_ids
 from shadowrl.serve.store import NewSession, RequestRecord, TraceStore
 from shadowrl.serve.store.export import export_swebench, export_training

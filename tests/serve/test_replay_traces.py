@@ -19,7 +19,7 @@ from shadowrl.agent.config import AgentConfig
 from shadowrl.commands.main import main
 from shadowrl.episode import EpisodeSpec
 from shadowrl.sandbox import SandboxConfig
-from shadowrl.serve.agent_sessions import AgentSettings
+from shadowrl.serve import AgentSettings
 from shadowrl.serve.store import NewSession, TraceStore
 
 GREEDY = AgentConfig(max_turns=3, max_new_tokens=16, temperature=0.0)

@@ -18,7 +18,7 @@ from required import require
 from shadowrl.agent.policies import ScriptedPolicy
 from shadowrl.sandbox import create_sandbox
 from shadowrl.sandbox.overlay import unavailable_reason
-from shadowrl.serve.agent_sessions import AgentSettings
+from shadowrl.serve import AgentSettings
 from shadowrl.serve.store import TraceStore
 from shadowrl.serve.store.queries import get_session
 from shadowrl.serve.workspaces import ContentHasher

@@ -36,7 +36,7 @@ def key_file(config: Config) -> Path:
 
 def private_keys(config: Config) -> frozenset[str]:
     """The private keys of `serve.api_keys` (none without a key file)."""
-    from shadowrl.serve.auth import KeyFileError, private_key_ids
+    from shadowrl.serve import KeyFileError, private_key_ids
 
     if config.serve.api_keys is None:
         return frozenset()
@@ -47,7 +47,7 @@ def private_keys(config: Config) -> frozenset[str]:
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from shadowrl.serve.auth import KeyFileError, add_key, read_keys, revoke_key
+    from shadowrl.serve import KeyFileError, add_key, read_keys, revoke_key
 
     path = key_file(config)
     try:

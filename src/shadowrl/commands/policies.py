@@ -104,7 +104,7 @@ async def open_policy(spec: str, config: Config) -> AsyncIterator[PolicyFactory]
     if kind == "reference":
         yield ReferencePolicy(spec, tokenizer)
         return
-    from shadowrl.serve.remote import RemotePolicy
+    from shadowrl.serve import RemotePolicy
 
     policy = RemotePolicy(spec, config.model.path, tokenizer=tokenizer)
     try:

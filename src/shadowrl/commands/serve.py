@@ -17,8 +17,7 @@ from shadowrl.commands.errors import UsageError
 from shadowrl.serve.config import ServeConfig
 
 if TYPE_CHECKING:
-    from shadowrl.serve.agent_sessions import AgentSettings
-    from shadowrl.serve.auth import KeyRing
+    from shadowrl.serve import AgentSettings, KeyRing
     from shadowrl.serve.store import TraceStore
 
 
@@ -59,7 +58,7 @@ def check_exposure(cfg: ServeConfig, insecure: bool) -> None:
 
 
 def open_keys(cfg: ServeConfig, config: Config) -> KeyRing | None:
-    from shadowrl.serve.auth import KeyFileError, KeyRing
+    from shadowrl.serve import KeyFileError, KeyRing
 
     if cfg.api_keys is None:
         return None
@@ -120,7 +119,7 @@ def agent_settings(cfg: ServeConfig, config: Config) -> AgentSettings | None:
     from pathlib import Path
 
     from shadowrl.commands.config import episode_spec
-    from shadowrl.serve.agent_sessions import AgentSettings
+    from shadowrl.serve import AgentSettings
 
     if cfg.workspaces_root is None:
         return None

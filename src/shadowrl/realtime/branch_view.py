@@ -20,8 +20,7 @@ from shadowrl.realtime.judge import Attempt, Judge, NotJudged, Scorer
 from shadowrl.realtime.rebuild import Rebuilt, Unfaithful, rebuild, served_agent_config
 from shadowrl.replay.record import generated_runs
 from shadowrl.sandbox import SandboxConfig
-from shadowrl.serve import workspaces
-from shadowrl.serve.openai_api import APIError
+from shadowrl.serve import APIError, workspaces
 from shadowrl.serve.store.queries import SessionView
 from shadowrl.types import Policy
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from shadowrl.serve.agent_sessions import BUDGETS, AgentSession, AgentSessions, Status
 from shadowrl.serve.auth import ANONYMOUS, Caller
-from shadowrl.serve.openai_api import APIError
+from shadowrl.serve.errors import APIError
 from shadowrl.serve.responses import EVENTS, ErrorResponse
 
 PREFIX = "/v1/agent/sessions"

@@ -37,33 +37,22 @@ import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from shadowrl.agent import EpisodeState, ToolSet, run_episode
 from shadowrl.agent.config import AgentConfig
-from shadowrl.episode import EpisodeSpec
 from shadowrl.sandbox import Sandbox, create_sandbox
 from shadowrl.serve import workspaces
 from shadowrl.serve.auth import ANONYMOUS, Caller
-from shadowrl.serve.openai_api import APIError
+from shadowrl.serve.config import AgentSettings
+from shadowrl.serve.errors import APIError
 from shadowrl.serve.store import NewSession, RequestRecord, SessionUpdate, StepRecord, TraceWriter
 from shadowrl.types import Generation, Policy, SamplingParams, Step
 
 log = logging.getLogger(__name__)
 
 Status = Literal["running", "done", "cancelled", "error"]
-
-
-@dataclass(frozen=True)
-class AgentSettings:
-    """What `create_app` needs to offer agent sessions (from `serve:` and the run's spec)."""
-
-    workspaces_root: Path
-    spec: EpisodeSpec = field(default_factory=EpisodeSpec)
-    max_sessions: int = 4
-    snapshots_dir: Path | None = None  # where workspace copies go; None: the temp dir
 
 
 class RecordingPolicy:

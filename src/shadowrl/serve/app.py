@@ -38,8 +38,9 @@ from shadowrl.serve import responses as docs
 from shadowrl.serve.agent_routes import agent_off_router, agent_router
 from shadowrl.serve.agent_sessions import AgentSessions, AgentSettings
 from shadowrl.serve.auth import ADMIN, ANONYMOUS, Caller, KeyRing
+from shadowrl.serve.errors import APIError
 from shadowrl.serve.feedback import FeedbackIn, FeedbackOut, give_feedback, silence_lifespan
-from shadowrl.serve.openai_api import APIError, ChatRequest, CompletionRequest, validation_error
+from shadowrl.serve.openai_api import ChatRequest, CompletionRequest, validation_error
 from shadowrl.serve.recording import Recorder
 from shadowrl.serve.server import Limits, OpenAIServer
 from shadowrl.serve.store import TraceWriter

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from shadowrl.episode import EpisodeSpec
 
 
 class ServeConfig(BaseModel):
@@ -93,3 +97,13 @@ class ServeConfig(BaseModel):
     log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = Field(
         default="info", description="uvicorn log level."
     )
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """What `create_app` needs to offer agent sessions (from `serve:` and the run's spec)."""
+
+    workspaces_root: Path
+    spec: EpisodeSpec = field(default_factory=EpisodeSpec)
+    max_sessions: int = 4
+    snapshots_dir: Path | None = None  # where workspace copies go; None: the temp dir

@@ -26,7 +26,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shadowrl.serve.auth import ANONYMOUS, Caller
-from shadowrl.serve.openai_api import APIError
+from shadowrl.serve.errors import APIError
 from shadowrl.serve.store import FeedbackRecord, TraceWriter
 from shadowrl.serve.store.queries import (
     finalize_silent,

@@ -1,7 +1,7 @@
 """The OpenAI wire format and its rules, kept apart from the serving logic.
 
 Request schemas (validated by pydantic, so a bad field becomes a 400 naming the
-field), the error body, what a request asks the policy to run (`Job`), and pure
+field; the error body is `errors.py`), what a request asks the policy to run (`Job`), and pure
 helpers that turn a `Generation` into OpenAI's JSON shapes. Two of OpenAI's rules
 live here as pure text functions: a reply is cut at its first stop string, which is
 never returned (a streamed reply holds back any tail that could still become one), and
@@ -25,30 +25,14 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, model_validator
 
 from shadowrl.inference.requests import TokenDelta
+from shadowrl.serve.errors import APIError
 from shadowrl.types import Generation, Message, SamplingParams, ToolCall
 
 TOOL_TAG = "<tool_call>"
-
-
-class APIError(Exception):
-    """An error the client caused, rendered as OpenAI's `{"error": {...}}` body."""
-
-    def __init__(
-        self, status: int, message: str, param: str | None = None, code: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status, self.message, self.param, self.code = status, message, param, code
-
-    def response(self) -> JSONResponse:
-        kind = {401: "authentication_error", 404: "not_found_error"}.get(
-            self.status, "invalid_request_error"
-        )
-        body = {"message": self.message, "type": kind, "param": self.param, "code": self.code}
-        return JSONResponse({"error": body}, status_code=self.status)
 
 
 # ---------------------------------------------------------------- request schemas

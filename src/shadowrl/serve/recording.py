@@ -46,7 +46,8 @@ from typing import Any
 
 from shadowrl.agent import Renderer
 from shadowrl.serve.auth import ANONYMOUS, Caller
-from shadowrl.serve.openai_api import APIError, Job, Served, tool_call_json
+from shadowrl.serve.errors import APIError
+from shadowrl.serve.openai_api import Job, Served, tool_call_json
 from shadowrl.serve.store import NewSession, RequestRecord, TraceWriter
 from shadowrl.serve.store.queries import session_owner
 from shadowrl.serve.store.schema import Endpoint, utcnow

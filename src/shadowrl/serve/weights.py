@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shadowrl.serve.openai_api import APIError
+from shadowrl.serve.errors import APIError
 from shadowrl.serve.server import OpenAIServer
 from shadowrl.serve.store import CheckpointUpdate, registry
 from shadowrl.types import WeightSink

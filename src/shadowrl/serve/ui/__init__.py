@@ -38,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from shadowrl.serve.auth import Caller
-from shadowrl.serve.openai_api import APIError
+from shadowrl.serve.errors import APIError
 from shadowrl.serve.store import TraceWriter
 from shadowrl.serve.store.queries import RequestView, SessionView, get_session, list_sessions
 
