@@ -100,6 +100,22 @@ class ModelPathError(ValueError):
     """A model path that names nothing loadable."""
 
 
+class DeviceError(ValueError):
+    """A `model.device` this machine does not have."""
+
+
+def check_device(device: str) -> None:
+    """Raise `DeviceError` unless torch can place tensors on `device` (cpu or cuda[:N], as
+    `ModelConfig` validates) on this machine."""
+    import torch
+
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise DeviceError(
+            f"model.device {device!r}, but this torch ({torch.__version__}) sees no CUDA "
+            "device: set model.device cpu, or run where CUDA is"
+        )
+
+
 def check_model_path(path: str) -> None:
     """Raise `ModelPathError` unless `path` names a loadable model, before any slow import."""
     if path in NAMED_MODELS:
@@ -262,6 +278,7 @@ def load_model(
     caller makes of it (`train.dtype` to train, `EngineConfig.weights_dtype` to serve).
     A tiny model's weights come from the run `seed`'s "model" stream (`seeds.py`)."""
     check_model_path(cfg.path)
+    check_device(cfg.device)
     _offline()
     if cfg.path in TINY:
         build = random_qwen3_moe if cfg.path == "tiny-moe" else random_llama

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 from shadowrl.commands.main import main
 
@@ -46,6 +47,15 @@ def test_run_on_a_directory_without_task_json(
 def test_serve_on_a_port_out_of_range(capsys: pytest.CaptureFixture[str]) -> None:
     line = _fails(["serve", "--port", "99999"], capsys)
     assert "port = 99999" in line and "65535" in line
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="asks for the CUDA this machine lacks")
+def test_a_cuda_device_without_cuda_says_what_to_set(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv = ["train", f"--run_dir={tmp_path / 'run'}", "--model.path=tiny", "--model.device=cuda"]
+    line = _fails(argv, capsys)
+    assert "model.device 'cuda'" in line and "sees no CUDA device" in line
 
 
 def test_yaml_syntax_error_names_the_file(

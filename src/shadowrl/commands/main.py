@@ -38,7 +38,7 @@ from shadowrl.commands import (
 from shadowrl.commands import eval as eval_command
 from shadowrl.commands.config import Config, load_config
 from shadowrl.commands.errors import UsageError, describe_validation
-from shadowrl.models import ModelPathError
+from shadowrl.models import DeviceError, ModelPathError
 from shadowrl.pipeline.config import PipelineError
 from shadowrl.tasks.task import SuiteNotFound, TaskFileError
 
@@ -74,7 +74,7 @@ COMMANDS = (
 )  # fmt: skip
 
 # Errors whose message tells the user what to fix: printed as one line, exit 2.
-USER_ERRORS = (UsageError, TaskFileError, SuiteNotFound, ModelPathError, PipelineError)
+USER_ERRORS = (UsageError, TaskFileError, SuiteNotFound, ModelPathError, DeviceError, PipelineError)
 
 
 def build_parser() -> argparse.ArgumentParser:
