@@ -133,3 +133,21 @@ def test_warm_start_checks_dev_demos_and_sft_more_runs_for_rls_time(tmp_path):
     report = (run / "report.md").read_text()
     assert "- **rl_step1 − sft**" in report and "- **rl_step1 − sft_more**" in report
     assert "| sft_more |" in report  # its behaviour row
+
+
+@pytest.mark.slow
+def test_a_sharded_warm_start_checks_keeps_and_saves_shards(tmp_path):
+    # `train.parallel: fsdp` on 2 ranks from the warm start on: SFT's dev checks run on
+    # both ranks, its checkpoint is sharded, and the RL stage starts from it read whole.
+    run = tmp_path / "run"
+    extra = ["--pipeline.train_tasks=2", "--pipeline.sft_tasks=1", "--pipeline.rl_tasks=unseen",
+             "--pipeline.sft_dev_tasks=1", "--pipeline.sft_check_every=1",
+             "--pipeline.dev_suite=", "--train.world_size=2", "--train.parallel=fsdp"]  # fmt: skip
+    assert main(["train", f"--run_dir={run}", "--train.steps=1", *TINY, *extra]) == 0
+    checks = read_metrics(run / "metrics.jsonl", "sft_check")
+    assert [(r["arm"], r["step"]) for r in checks][:2] == [("sft", 0), ("sft", 1)]
+    sft = next((run / "sft").iterdir())
+    assert (sft / "dcp").is_dir() and not (sft / "model.safetensors").exists()
+    assert (run / "eval_sft" / "eval.json").exists() and (
+        run / "eval_rl_step1" / "eval.json"
+    ).exists()

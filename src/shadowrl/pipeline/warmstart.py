@@ -28,7 +28,6 @@ from typing import Any
 from rich.progress import track
 
 from shadowrl.metrics import MetricsLogger, read_metrics
-from shadowrl.models import load_checkpoint
 from shadowrl.pipeline.config import PipelineError, TrainRun
 from shadowrl.rl.checkpoint import latest_checkpoint
 from shadowrl.rl.demos import (
@@ -37,6 +36,7 @@ from shadowrl.rl.demos import (
     expert_demonstrations,
     load_trajectories,
 )
+from shadowrl.rl.fsdp import policy_of
 from shadowrl.rl.sft import Check, DemoScore, SFTRun, Validation, demo_scores, run_sft
 from shadowrl.rl.trainer import Trainer
 from shadowrl.tasks import Task, prepare
@@ -77,20 +77,13 @@ def _log_check(metrics: MetricsLogger, arm: str, check: Check) -> None:
 
 def _train(
     model: Any, demos: list[Trajectory], dev: list[Trajectory], run: TrainRun, arm: str,
-    *, epochs: int, budget_s: float | None = None,
-) -> tuple[Trainer, SFTRun]:  # fmt: skip
-    """SFT of `model` on `demos`, logged under `arm`; the trainer holds the kept weights.
-
-    Always on replicas: `run_sft` keeps and restores its best weights on rank 0 alone and
-    saves after the ranks stop, which FSDP shards (`train.parallel`) do not allow yet."""
-    if run.train.parallel != "replicate":
-        log.warning(
-            "SFT runs on %d replicas: train.parallel %r applies to RL only",
-            run.train.world_size,
-            run.train.parallel,
-        )
-    cfg = run.train.model_copy(update={"parallel": "replicate"})
-    trainer = Trainer(model, cfg, objective="sft", seed=run.seed)
+    dest: Path, tokenizer: Any, *, epochs: int, budget_s: float | None = None,
+) -> tuple[Any, SFTRun]:  # fmt: skip
+    """SFT of `model` on `demos`, logged under `arm` and saved under `dest`; returns the
+    kept weights as a plain policy (LoRA merged) and what the run did. On `train.parallel`
+    fsdp/hsdp every rank scores the dev demos and keeps its shards of the best weights,
+    and the policy is read back whole from the sharded checkpoint."""
+    trainer = Trainer(model, run.train, objective="sft", seed=run.seed)
     with closing(trainer), MetricsLogger(run.run_dir) as metrics:  # closing: stops DP ranks
         result = run_sft(
             trainer,
@@ -108,7 +101,9 @@ def _train(
             log_score(metrics, "base", result.checks[0].score)
         if result.best is not None:
             log_score(metrics, arm, result.best.score)
-    return trainer, result
+        path = trainer.save(dest, tokenizer)  # under FSDP every rank writes its shards
+        policy = None if trainer.parallel.sharded else trainer.policy_copy()  # LoRA: merged
+    return (policy if policy is not None else policy_of(path, run.train.dtype)), result
 
 
 def sft_stage(
@@ -117,7 +112,7 @@ def sft_stage(
     """Warm-start on expert demos of `tasks`, validated on those of `dev_tasks`; returns the
     fine-tuned model (cached in sft/)."""
     if (done := latest_checkpoint(run.run_dir / "sft")) is not None:
-        return load_checkpoint(done, run.train.dtype)  # saved by the trainer in that dtype
+        return policy_of(done, run.train.dtype)  # saved by the trainer in that dtype
     demos = demos_of(tasks, tokenizer, run, run.run_dir / "sft.demos.jsonl")
     for path in run.pipeline.demos_from:
         demos += [t for t in load_trajectories(path) if (t.reward or 0) > 0]
@@ -129,9 +124,9 @@ def sft_stage(
     with MetricsLogger(run.run_dir) as metrics:
         counts = {"demonstrations": len(demos), "tasks": len(tasks), "dev": len(dev)}
         metrics.log("sft_data", 0, counts)
-    trainer, _ = _train(model, demos, dev, run, "sft", epochs=run.train.sft.epochs)
-    trainer.save(run.run_dir / "sft", tokenizer)
-    return trainer.policy_copy()  # LoRA: merged
+    dest, epochs = run.run_dir / "sft", run.train.sft.epochs
+    policy, _ = _train(model, demos, dev, run, "sft", dest, tokenizer, epochs=epochs)
+    return policy
 
 
 def rl_wall_s(run_dir: Path) -> float:
@@ -144,7 +139,7 @@ def sft_more_stage(tokenizer: Any, run: TrainRun, tasks: Sequence[Task]) -> Any:
     """The SFT checkpoint trained on expert demos of `tasks` (RL's, fresh to SFT) for RL's
     wall time, one pass at most; returns the model (cached in sft_more/)."""
     if (done := latest_checkpoint(run.run_dir / "sft_more")) is not None:
-        return load_checkpoint(done, run.train.dtype)  # saved by the trainer in that dtype
+        return policy_of(done, run.train.dtype)  # saved by the trainer in that dtype
     if (start := latest_checkpoint(run.run_dir / "sft")) is None:
         raise PipelineError("SFT-more continues the SFT checkpoint, and there is none")
     budget = rl_wall_s(run.run_dir)
@@ -155,11 +150,13 @@ def sft_more_stage(tokenizer: Any, run: TrainRun, tasks: Sequence[Task]) -> Any:
     with MetricsLogger(run.run_dir) as metrics:
         counts = {"demonstrations": len(demos), "tasks": len(tasks), "budget_s": budget}
         metrics.log("sft_more_data", 0, counts)
-    model = load_checkpoint(start, run.train.dtype)
-    trainer, result = _train(model, demos, dev, run, "sft_more", epochs=1, budget_s=budget)
+    model = policy_of(start, run.train.dtype)
+    dest = run.run_dir / "sft_more"
+    policy, result = _train(
+        model, demos, dev, run, "sft_more", dest, tokenizer, epochs=1, budget_s=budget
+    )
     log.info("SFT-more: %d steps, ended by %s", len(result.history), result.stopped)
-    trainer.save(run.run_dir / "sft_more", tokenizer)
-    return trainer.policy_copy()
+    return policy
 
 
 def score_policy(model: Any, policy: str, run: TrainRun) -> None:

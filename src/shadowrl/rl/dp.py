@@ -273,6 +273,12 @@ def _follow(
             trainer.save(args[0])
         elif cmd == "load":
             trainer.load_state(args[0])
+        elif cmd == "read":  # a sharded model's whole-model forward: every rank runs it
+            trainer.read(args[0], *args[1])
+        elif cmd == "keep":
+            trainer.keep()
+        elif cmd == "restore":
+            trainer.restore_kept()
         elif cmd == "stop":
             break
     dist.destroy_process_group()

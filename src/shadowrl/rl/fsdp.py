@@ -112,6 +112,9 @@ class Sharded:
         # the root's own parameters (final norm, a tied embedding) are gathered only by its
         # forward's hook: gather them for the span; the layers' hooks gather their own
         assert isinstance(root, FSDPModule)
+        # before any training forward (SFT's first check), FSDP has not yet marked the root
+        # as the root: do it now, as the root's first forward would (a no-op after one)
+        root._get_fsdp_state()._lazy_init()
         root.unshard()
         try:
             yield
@@ -213,6 +216,14 @@ def full_model(ckpt: str | Path, dtype: str = "float32") -> Any:
     if (Path(ckpt) / ADAPTERS).exists():  # a LoRA run: the shards hold the frozen base
         merge_saved(model, Path(ckpt))
     return model.eval()
+
+
+def policy_of(ckpt: str | Path, dtype: str = "float32") -> Any:
+    """The plain policy any trainer checkpoint holds: a sharded one read whole
+    (`full_model`), else its weights file."""
+    from shadowrl.models import load_checkpoint
+
+    return full_model(ckpt, dtype) if is_sharded(ckpt) else load_checkpoint(ckpt, dtype)
 
 
 def export(ckpt: str | Path, out: str | Path, dtype: str = "float32") -> Path:

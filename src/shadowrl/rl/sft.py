@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import torch
@@ -114,22 +115,20 @@ class SFTRun:
 
 
 class _Keeper:
-    """The weights of the best check so far, in memory (restored at the end)."""
+    """The weights of the best check so far, in memory on every rank (restored at the end)."""
 
-    def __init__(self, model: Any) -> None:
-        self.model, self.nll = model, float("inf")
-        self.state: dict[str, Tensor] | None = None
+    def __init__(self, trainer: Trainer) -> None:
+        self.trainer, self.nll = trainer, float("inf")
 
     def offer(self, nll: float) -> bool:
         if nll >= self.nll:
             return False
         self.nll = nll
-        self.state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        self.trainer.keep()
         return True
 
     def restore(self) -> None:
-        if self.state is not None:
-            self.model.load_state_dict(self.state)
+        self.trainer.restore_kept()
 
 
 def run_sft(
@@ -156,20 +155,19 @@ def run_sft(
         microbatch_tokens=cfg.batch.microbatch_tokens,
         pad_to_multiple=cfg.batch.pad_to_multiple,
     )
-    run, keeper, started = SFTRun(), _Keeper(trainer.model), time.monotonic()
+    run, keeper, started = SFTRun(), _Keeper(trainer), time.monotonic()
+    score = partial(demo_scores, microbatch_tokens=cfg.batch.microbatch_tokens)
     steps = [(epoch, b) for epoch in range(epochs) for b in batches]
 
     def check(done: int) -> bool:
         """Score the held-out demos after `done` steps; True = stop (patience spent)."""
         assert validation is not None
-        score = demo_scores(
-            trainer.model, validation.demos, microbatch_tokens=cfg.batch.microbatch_tokens
-        )
-        run.checks.append(Check(done, score))
-        if keeper.offer(score.nll):
+        result = trainer.read(score, validation.demos)  # under FSDP, on every rank
+        run.checks.append(Check(done, result))
+        if keeper.offer(result.nll):
             run.best_step = done
         log.info(
-            "sft check at step %d: held-out nll=%.4f entropy=%.3f", done, score.nll, score.entropy
+            "sft check at step %d: held-out nll=%.4f entropy=%.3f", done, result.nll, result.entropy
         )
         if on_check is not None:
             on_check(run.checks[-1])

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import torch
 from torch import Tensor
@@ -47,6 +47,8 @@ from shadowrl.rl.parallel import build_parallel, starting_model
 from shadowrl.rl.weights import WeightStore
 from shadowrl.seeds import stream_seed
 from shadowrl.types import Trajectory
+
+R = TypeVar("R")
 
 # (logprobs [B,T], ref_logprobs [B,T] | None, microbatch, token_budget, cfg) -> (loss, stats)
 Objective = Callable[
@@ -140,6 +142,7 @@ class Trainer:
         self.companion = companion
         self.step_count = self.version = 0
         self._saved: tuple[Path, int] | None = None  # (root, step) of the last checkpoint written
+        self._kept: dict[str, Tensor] | None = None  # `keep`'s weights (this rank's shards)
         torch.manual_seed(stream_seed(seed, "trainer"))  # checkpoints save and restore it
 
     def step(self, batch: TrainBatch) -> dict[str, float]:
@@ -246,6 +249,29 @@ class Trainer:
         if self.lora is not None and not self.parallel.sharded:
             return self.lora.plain_copy(self.model)
         return self.parallel.policy_copy(self.model, fetch)  # LoRA: `fetch` merges
+
+    # -- reads of the whole model and a kept copy (SFT's validation) ---------------
+    def read(self, fn: Callable[..., R], *args: Any) -> R:
+        """`fn(model, *args)` outside the training forward, without grad (scoring held-out
+        data). Under FSDP every rank runs it, so its forwards are collectives; replicas
+        leave it to rank 0. `fn` and `args` travel to the other ranks pickled."""
+        if isinstance(self.ranks, Leader) and self.parallel.sharded:
+            self.ranks.command("read", fn, args)
+        with torch.no_grad(), self.parallel.whole(self.logprobs):
+            return fn(self.model, *args)
+
+    def keep(self) -> None:
+        """Remember the weights as they are now, on every rank (its shards, under FSDP)."""
+        if isinstance(self.ranks, Leader):
+            self.ranks.command("keep")
+        self._kept = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+
+    def restore_kept(self) -> None:
+        """Go back to the weights of the last `keep`, on every rank (nothing if none)."""
+        if isinstance(self.ranks, Leader):
+            self.ranks.command("restore")
+        if self._kept is not None:
+            self.model.load_state_dict(self._kept)
 
     def close(self) -> None:
         """Stop the other data-parallel ranks (nothing to do on one rank)."""
