@@ -22,9 +22,7 @@ import grimp
 ENTRY: dict[str, frozenset[str]] = {
     "commands": frozenset(),  # the top: the console script is its entry; nothing imports it
     "agent": frozenset({"summary"}),  # optional: never imported while it is off
-    "eval": frozenset(
-        {"ablation", "alarms", "behaviour", "gate", "pins", "report", "result", "runner", "stats"}
-    ),
+    "eval": frozenset({"gate", "stats"}),  # the one decision rule, the one statistics module
     "experiments": frozenset({"measure", "panel", "plan", "preference", "reaction", "users"}),
     "inference": frozenset(
         {"build", "drafts", "mtp", "precision", "requests", "routing", "sampling"}

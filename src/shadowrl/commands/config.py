@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from shadowrl.agent.config import AgentConfig
 from shadowrl.commands.errors import UsageError
 from shadowrl.episode import EpisodeSpec
+from shadowrl.eval import config_pins
 from shadowrl.eval.config import EvalConfig
-from shadowrl.eval.pins import config_pins
 from shadowrl.experiments.config import MeasuredRealtimeConfig
 from shadowrl.inference.config import EngineConfig
 from shadowrl.models import ModelConfig

@@ -18,7 +18,7 @@ from shadowrl.commands.config import Config, episode_spec
 from shadowrl.commands.errors import UsageError
 from shadowrl.commands.policies import open_evaluator, policy_kind
 from shadowrl.episode import EpisodeSpec
-from shadowrl.eval.result import EvalResult
+from shadowrl.eval import EvalResult
 from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.task import Task, stratified
 
@@ -149,7 +149,7 @@ async def evaluate_arm(
     save_dir: Path | None = None,
 ) -> EvalResult:
     """One evaluation of `policy` on `tasks` under `config` (episodes kept in `save_dir`)."""
-    from shadowrl.eval.pins import config_pins
+    from shadowrl.eval import config_pins
     from shadowrl.replay.record import episode_saver
 
     saving = {}
@@ -174,8 +174,7 @@ def run_ablation(
     """Both arms on the same tasks and seed, one after the other; the paired difference."""
     import asyncio
 
-    from shadowrl.eval.ablation import compare
-    from shadowrl.eval.report import write_report
+    from shadowrl.eval import compare, write_report
 
     other = ablated_config(config, args.ablate)
     arms = {}
@@ -201,7 +200,7 @@ def run_ablation(
 def run(args: argparse.Namespace, config: Config) -> int:
     import asyncio
 
-    from shadowrl.eval.report import write_report
+    from shadowrl.eval import write_report
 
     if args.backend:
         config = config.model_copy(update={"backend": args.backend})

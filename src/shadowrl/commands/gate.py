@@ -34,8 +34,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
+    from shadowrl.eval import EvalResult
     from shadowrl.eval.gate import PinMismatch, decide
-    from shadowrl.eval.result import EvalResult
     from shadowrl.rl.contributions import build_step_checks
 
     try:

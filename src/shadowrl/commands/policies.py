@@ -26,8 +26,7 @@ from shadowrl.episode import PolicyFactory, ReferencePolicy, SharedPolicy
 from shadowrl.models import ModelPathError, check_model_path
 
 if TYPE_CHECKING:
-    from shadowrl.eval.result import EvalResult
-    from shadowrl.eval.runner import Evaluate
+    from shadowrl.eval import EvalResult, Evaluate
     from shadowrl.tasks.task import Task
 
 REFERENCE = ("gold", "noop", "scripted")
@@ -119,7 +118,7 @@ async def open_evaluator(spec: str, config: Config) -> AsyncIterator[Evaluate]:
     command's episode spec: in this process, or with `backend: ray` on the evaluator
     actor (`pipeline/evaluator.py`), its samples on Ray environment workers."""
     from shadowrl.commands.config import episode_spec
-    from shadowrl.eval.runner import evaluate
+    from shadowrl.eval import evaluate
 
     bound = episode_spec(config)
     if config.backend == "ray":

@@ -131,7 +131,7 @@ def mix_candidates(config: Config) -> list[Task]:
 def user_pool(config: Config) -> list[Task]:
     """The tasks users bring: `realtime.users.suite`, narrowed by its screen if there is one."""
     from shadowrl.commands.eval import load_eval_tasks
-    from shadowrl.eval.result import EvalResult
+    from shadowrl.eval import EvalResult
     from shadowrl.experiments.preference import Preference, learnable
 
     users = config.realtime.users
@@ -158,7 +158,7 @@ def deps_of(config: Config, simulate: bool) -> Deps:
     from shadowrl.commands.eval import load_eval_tasks
     from shadowrl.commands.keys import private_keys
     from shadowrl.commands.policies import open_evaluator, open_policy
-    from shadowrl.eval.pins import config_pins
+    from shadowrl.eval import config_pins
     from shadowrl.experiments import measure
     from shadowrl.experiments.panel import panel_tasks
     from shadowrl.experiments.preference import Preference

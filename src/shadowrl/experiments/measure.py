@@ -28,8 +28,8 @@ from pydantic import TypeAdapter
 
 from shadowrl import atomic
 from shadowrl.episode import EpisodeSpec
+from shadowrl.eval import EvalResult
 from shadowrl.eval.config import EvalConfig
-from shadowrl.eval.result import EvalResult
 from shadowrl.experiments import panel
 from shadowrl.experiments.config import MeasuredRealtimeConfig, UsersConfig
 from shadowrl.experiments.control import permuted_groups, permuted_rewards

@@ -24,13 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from shadowrl.episode import EpisodeSpec, PolicyFactory
+from shadowrl.eval import ConfigPins, EvalResult, evaluate, stats, write_report
 from shadowrl.eval import gate as paired_gate
-from shadowrl.eval import stats
 from shadowrl.eval.config import EvalConfig
-from shadowrl.eval.pins import ConfigPins
-from shadowrl.eval.report import write_report
-from shadowrl.eval.result import EvalResult
-from shadowrl.eval.runner import evaluate
 from shadowrl.experiments.preference import Preference, Work, sample_accepted
 from shadowrl.tasks.task import Task
 

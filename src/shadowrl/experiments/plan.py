@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from shadowrl.eval.result import EvalResult
+from shadowrl.eval import EvalResult
 from shadowrl.experiments.config import MeasuredRealtimeConfig
 from shadowrl.experiments.learning import preference_counts, read_outcomes
 from shadowrl.experiments.power import BitePlan, Plan, bite_plan, plan

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shadowrl.eval.result import EvalResult, SampleResult
+from shadowrl.eval import EvalResult, SampleResult
 from shadowrl.experiments.config import UsersConfig
 from shadowrl.tasks.task import Task
 

@@ -10,8 +10,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shadowrl.episode import EpisodeSpec
+from shadowrl.eval import ConfigPins
 from shadowrl.eval.config import EvalConfig
-from shadowrl.eval.pins import ConfigPins
 from shadowrl.inference.config import EngineConfig
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig

@@ -24,10 +24,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from shadowrl.episode import EpisodeSpec, PolicyFactory, ReferencePolicy, SharedPolicy
+from shadowrl.eval import ConfigPins, EvalResult, evaluate
 from shadowrl.eval.config import EvalConfig
-from shadowrl.eval.pins import ConfigPins
-from shadowrl.eval.result import EvalResult
-from shadowrl.eval.runner import evaluate
 from shadowrl.inference.config import EngineConfig
 from shadowrl.rl.cluster.actors import EngineClient, placement
 from shadowrl.rl.cluster.backend import actor_class, connect, start_engines, start_env_pool

@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from shadowrl.eval import EvalResult
 from shadowrl.eval.config import EvalConfig
-from shadowrl.eval.result import EvalResult
 from shadowrl.eval.stats import Estimate
 from shadowrl.markdown import table
 from shadowrl.metrics import read_metrics

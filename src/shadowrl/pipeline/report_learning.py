@@ -13,9 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shadowrl.eval import stats
+from shadowrl.eval import EvalResult, stats
 from shadowrl.eval.gate import PinMismatch, check_pins
-from shadowrl.eval.result import EvalResult
 from shadowrl.markdown import table
 from shadowrl.pipeline.sizing import EvalSize, eval_size
 

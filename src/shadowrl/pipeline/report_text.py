@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
-from shadowrl.eval import stats
+from shadowrl.eval import EvalResult, stats
 from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.gate import PinMismatch, gate
-from shadowrl.eval.result import EvalResult
 from shadowrl.eval.stats import Estimate
 from shadowrl.markdown import table
 from shadowrl.pipeline.config import PipelineConfig

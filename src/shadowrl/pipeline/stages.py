@@ -30,9 +30,7 @@ from typing import Any
 from rich.progress import track
 
 from shadowrl.episode import SharedPolicy
-from shadowrl.eval.report import write_report
-from shadowrl.eval.result import EvalResult
-from shadowrl.eval.runner import evaluate
+from shadowrl.eval import EvalResult, evaluate, write_report
 from shadowrl.inference.build import build_engine
 from shadowrl.models import checkpoint_dir
 from shadowrl.pipeline.config import PipelineError, TrainRun

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from shadowrl.episode import EpisodeSpec
+from shadowrl.eval import ConfigPins, Evaluate
 from shadowrl.eval.config import EvalConfig
 from shadowrl.eval.gate import Verdict
-from shadowrl.eval.pins import ConfigPins
-from shadowrl.eval.runner import Evaluate
 from shadowrl.models import ModelConfig
 from shadowrl.realtime.checks import WatchResult
 from shadowrl.realtime.config import RealtimeConfig

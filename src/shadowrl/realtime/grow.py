@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Engine
 
 from shadowrl.episode import EpisodeSpec, run_reference
-from shadowrl.eval.pins import suite_hash
+from shadowrl.eval import suite_hash
 from shadowrl.serve.store.queries import SessionView, iter_sessions
 from shadowrl.serve.store.signals import DECISIONS
 from shadowrl.serve.workspaces import SKIPPED_DIRS

@@ -20,7 +20,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from shadowrl.eval.alarms import RateTest
+from shadowrl.eval import RateTest
 from shadowrl.realtime.checks import WatchResult
 from shadowrl.realtime.rows import RowCounts
 

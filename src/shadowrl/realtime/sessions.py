@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from shadowrl.agent import parse_tool_calls
-from shadowrl.eval.behaviour import EDIT_TOOLS, asks_instead_of_acting
+from shadowrl.eval import EDIT_TOOLS, asks_instead_of_acting
 from shadowrl.realtime.rewards import Conduct, Signal
 from shadowrl.serve.store.export import branch_segments, branches
 from shadowrl.serve.store.queries import RequestView, SessionView, iter_sessions

@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from shadowrl.agent import ToolSet
+from shadowrl.eval import EvalResult, write_report
 from shadowrl.eval import gate as the_gate
-from shadowrl.eval.report import write_report
-from shadowrl.eval.result import EvalResult
 from shadowrl.realtime import checks
 from shadowrl.realtime.context import (
     Branched,

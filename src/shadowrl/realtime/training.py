@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from shadowrl.eval.alarms import Alarm
+from shadowrl.eval import Alarm
 from shadowrl.eval.gate import Training
 from shadowrl.models import ModelConfig, load_model
 from shadowrl.realtime.config import RowsConfig
