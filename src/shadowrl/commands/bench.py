@@ -59,7 +59,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.commands.realtime import open_trace_store, traces_url
     from shadowrl.models import load_tokenizer
     from shadowrl.realtime.grow import Found, grow
-    from shadowrl.tasks.load import load_suite
+    from shadowrl.tasks import load_suite
 
     rt = config.realtime
     suite = args.suite or rt.suite

@@ -19,8 +19,7 @@ from shadowrl.commands.errors import UsageError
 from shadowrl.commands.policies import open_evaluator, policy_kind
 from shadowrl.episode import EpisodeSpec
 from shadowrl.eval import EvalResult
-from shadowrl.tasks.load import load_suite
-from shadowrl.tasks.task import Task, stratified
+from shadowrl.tasks import Task, load_suite, stratified
 
 EXIT_CRASHED = 2  # like a usage error, a result that cannot be trusted as is
 

@@ -40,7 +40,7 @@ from shadowrl.commands.config import Config, load_config
 from shadowrl.commands.errors import UsageError, describe_validation
 from shadowrl.models import DeviceError, ModelPathError
 from shadowrl.pipeline.config import PipelineError
-from shadowrl.tasks.task import SuiteNotFound, TaskFileError
+from shadowrl.tasks import SuiteNotFound, TaskFileError
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from shadowrl.models import ModelPathError, check_model_path
 
 if TYPE_CHECKING:
     from shadowrl.eval import EvalResult, Evaluate
-    from shadowrl.tasks.task import Task
+    from shadowrl.tasks import Task
 
 REFERENCE = ("gold", "noop", "scripted")
 PolicyKind = Literal["reference", "remote", "local"]

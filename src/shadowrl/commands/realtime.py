@@ -29,8 +29,7 @@ from shadowrl.commands.errors import UsageError
 if TYPE_CHECKING:
     from shadowrl.realtime.context import Brancher, Deps
     from shadowrl.serve.store import TraceStore
-    from shadowrl.tasks import PreparedTask
-    from shadowrl.tasks.task import Task
+    from shadowrl.tasks import PreparedTask, Task
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -116,7 +115,7 @@ def mix_candidates(config: Config) -> list[Task]:
     the pinned tasks; none is a UsageError when mixing is asked for."""
     from shadowrl.commands.eval import load_eval_tasks, parse_suite
     from shadowrl.realtime.mix import mix_tasks
-    from shadowrl.tasks.load import load_suite
+    from shadowrl.tasks import load_suite
 
     rt = config.realtime
     if rt.mix == 0:

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from shadowrl.commands.config import Config, episode_spec
 from shadowrl.commands.errors import UsageError
-from shadowrl.tasks.load import load_suite
-from shadowrl.tasks.task import SuiteNotFound, Task, TaskFileError, load_tasks
+from shadowrl.tasks import SuiteNotFound, Task, TaskFileError, load_suite, load_tasks
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from rich.progress import Progress
 
-    from shadowrl.tasks.task import Task
+    from shadowrl.tasks import Task
     from shadowrl.tasks.verify import Verdict
 
 log = logging.getLogger(__name__)
@@ -118,10 +118,8 @@ def _progress_callback(label: str) -> tuple[Progress, Callable[[Task | None], No
 
 
 def _make(args: argparse.Namespace, cache: Path) -> int:
-    from shadowrl.tasks.env import build_env, env_python
-    from shadowrl.tasks.make import MakeSpec, make_tasks
+    from shadowrl.tasks import MakeSpec, Seed, build_env, env_python, make_tasks, save_tasks
     from shadowrl.tasks.prepare import pin_sdist, seed_dir
-    from shadowrl.tasks.task import Seed, save_tasks
 
     is_dir = Path(args.seed).is_dir()
     seed = Seed(path=str(Path(args.seed).resolve())) if is_dir else pin_sdist(args.seed, cache)
@@ -150,9 +148,7 @@ def _make(args: argparse.Namespace, cache: Path) -> int:
 
 
 def _easy(args: argparse.Namespace, cache: Path) -> int:
-    from shadowrl.tasks.env import build_env, env_python
-    from shadowrl.tasks.humaneval import build_easy
-    from shadowrl.tasks.task import SUITES_DIR, save_tasks
+    from shadowrl.tasks import SUITES_DIR, build_easy, build_env, env_python, save_tasks
 
     out = Path(args.out) if args.out else SUITES_DIR / "easy.jsonl"
     python = env_python(build_env(("pytest",), cache))
@@ -171,10 +167,14 @@ def _easy(args: argparse.Namespace, cache: Path) -> int:
 
 
 def _wider(args: argparse.Namespace, cache: Path) -> int:
-    from shadowrl.tasks.env import build_env, env_python
-    from shadowrl.tasks.humaneval import build_wider
-    from shadowrl.tasks.load import load_suite
-    from shadowrl.tasks.task import SUITES_DIR, save_tasks
+    from shadowrl.tasks import (
+        SUITES_DIR,
+        build_env,
+        build_wider,
+        env_python,
+        load_suite,
+        save_tasks,
+    )
 
     if args.per_problem < 1:
         raise SystemExit("--per-problem must be at least 1")
@@ -197,7 +197,7 @@ def _wider(args: argparse.Namespace, cache: Path) -> int:
 
 
 def _suite(args: argparse.Namespace, cache: Path) -> int:
-    from shadowrl.tasks.suites import build_suite
+    from shadowrl.tasks import build_suite
 
     bar, on_result = _progress_callback(f"making the {args.tier} suite")
     with bar:
@@ -207,15 +207,15 @@ def _suite(args: argparse.Namespace, cache: Path) -> int:
 
 
 def _releases(args: argparse.Namespace, cache: Path) -> int:
-    from shadowrl.tasks.releases import SUITE, build_releases
+    from shadowrl.tasks import RELEASES_SUITE, build_releases
 
     tasks = build_releases(cache)
-    print(f"wrote {len(tasks)} tasks to {SUITE}")
+    print(f"wrote {len(tasks)} tasks to {RELEASES_SUITE}")
     return 0
 
 
 def _long(args: argparse.Namespace, cache: Path) -> int:
-    from shadowrl.tasks.long import SEEDS_DIR, build_long
+    from shadowrl.tasks import SEEDS_DIR, build_long
 
     tasks = build_long()
     print(f"wrote {len(tasks)} tasks to {SEEDS_DIR.parent / 'long.jsonl'}")
@@ -230,9 +230,8 @@ def _validate(args: argparse.Namespace, cache: Path) -> int:
     from shadowrl.episode import EpisodeSpec, reference_verdict
     from shadowrl.models import load_tokenizer
     from shadowrl.sandbox import SandboxConfig
-    from shadowrl.tasks.load import load_suite
+    from shadowrl.tasks import load_suite, stratified
     from shadowrl.tasks.prepare import prepare
-    from shadowrl.tasks.task import stratified
     from shadowrl.tasks.verify import gold_violations
 
     tokenizer = load_tokenizer("smollm2")
@@ -274,8 +273,7 @@ def _at_fault(instance_id: str, what: str, verdict: Verdict, ids: Mapping[str, s
 
 
 def _export(args: argparse.Namespace, cache: Path) -> int:
-    from shadowrl.tasks.load import load_suite
-    from shadowrl.tasks.task import export_swebench, save_portable
+    from shadowrl.tasks import export_swebench, load_suite, save_portable
 
     tasks = load_suite(args.suite)
     if args.format == "shadowrl":
@@ -298,9 +296,8 @@ def _capacity(part: str) -> int:
 
 
 def _family(args: argparse.Namespace, cache: Path) -> int:
-    from shadowrl.tasks.env import build_env, env_python
+    from shadowrl.tasks import build_env, env_python, save_portable
     from shadowrl.tasks.family.suite import generate
-    from shadowrl.tasks.task import save_portable
 
     if args.capacity:
         return _capacity(args.part)

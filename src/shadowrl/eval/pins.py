@@ -30,7 +30,7 @@ from shadowrl.agent import ScriptedPolicy, ToolContext, ToolSet, format_tool_cal
 from shadowrl.agent.config import AgentConfig
 from shadowrl.agent.summary import SUMMARY_REQUEST
 from shadowrl.sandbox import create_sandbox
-from shadowrl.tasks.task import Task
+from shadowrl.tasks import Task
 from shadowrl.types import ToolCall, ToolResult, Trajectory
 
 SKIP_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})

@@ -43,8 +43,8 @@ from shadowrl.eval.result import (
     score,
     score_by_tier,
 )
+from shadowrl.tasks import Task
 from shadowrl.tasks.prepare import PreparedTask, prepare, task_prompt
-from shadowrl.tasks.task import Task
 from shadowrl.tasks.verify import Verdict
 from shadowrl.tasks.versions import version_of
 from shadowrl.types import Trajectory

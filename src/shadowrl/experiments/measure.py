@@ -44,7 +44,7 @@ from shadowrl.realtime.record import CycleRow
 from shadowrl.realtime.stages import cycle_sessions, need
 from shadowrl.realtime.training import Arm, ArmResult, TrainInput, train_arm
 from shadowrl.serve.store import registry
-from shadowrl.tasks.task import Task
+from shadowrl.tasks import Task
 
 PAIRS = (("candidate", "deployed"), ("candidate", "control"), ("control", "deployed"))
 

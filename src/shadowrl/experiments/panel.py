@@ -28,7 +28,7 @@ from shadowrl.eval import ConfigPins, EvalResult, evaluate, stats, write_report
 from shadowrl.eval import gate as paired_gate
 from shadowrl.eval.config import EvalConfig
 from shadowrl.experiments.preference import Preference, Work, sample_accepted
-from shadowrl.tasks.task import Task
+from shadowrl.tasks import Task
 
 CONFIDENCE = 0.95  # of the reported interval: paired_bootstrap's (1 − 2·alpha)
 

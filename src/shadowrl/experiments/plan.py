@@ -19,7 +19,7 @@ from shadowrl.experiments.learning import preference_counts, read_outcomes
 from shadowrl.experiments.power import BitePlan, Plan, bite_plan, plan
 from shadowrl.experiments.preference import Preference, accept_rate
 from shadowrl.realtime.record import read_cycles
-from shadowrl.tasks.task import Task
+from shadowrl.tasks import Task
 
 
 def cycles_done(root: Path) -> int:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from shadowrl.eval import EvalResult, SampleResult
 from shadowrl.experiments.config import UsersConfig
-from shadowrl.tasks.task import Task
+from shadowrl.tasks import Task
 
 
 @dataclass(frozen=True)

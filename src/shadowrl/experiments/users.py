@@ -42,9 +42,8 @@ from shadowrl.experiments.reaction import (
     react,
     tests_judge,
 )
-from shadowrl.tasks.patch import apply_patch, touched_paths
+from shadowrl.tasks import Task, apply_patch, touched_paths
 from shadowrl.tasks.prepare import PreparedTask, prepare, task_prompt
-from shadowrl.tasks.task import Task
 from shadowrl.tasks.verify import Verdict, verify
 
 log = logging.getLogger(__name__)

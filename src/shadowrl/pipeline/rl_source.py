@@ -13,7 +13,7 @@ from pathlib import Path
 
 from shadowrl.pipeline.config import TrainRun
 from shadowrl.rl.orchestrator import TaskSource
-from shadowrl.tasks.env import build_env, env_python
+from shadowrl.tasks import build_env, env_python
 from shadowrl.tasks.family.stream import FamilyStream
 
 STREAM_LOG = "rl_stream.jsonl"

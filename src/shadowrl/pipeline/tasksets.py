@@ -11,8 +11,7 @@ it never keeps one template's tasks only; the held-out intervals cluster on that
 from __future__ import annotations
 
 from shadowrl.pipeline.config import PipelineConfig, PipelineError, TrainRun
-from shadowrl.tasks import Task, load_suite
-from shadowrl.tasks.task import stratified
+from shadowrl.tasks import Task, load_suite, stratified
 
 
 def load_spec(spec: str) -> list[Task]:

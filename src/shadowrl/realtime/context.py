@@ -32,7 +32,7 @@ from shadowrl.rl.companion import StepCheck
 from shadowrl.rl.config import TrainConfig
 from shadowrl.rl.credit_tree import Leaves
 from shadowrl.serve.store import TraceStore
-from shadowrl.tasks.task import Task
+from shadowrl.tasks import Task
 
 # what evaluates a checkpoint: in this process, or the Ray evaluator actor (backend ray)
 OpenEvaluator = Callable[[str], AbstractAsyncContextManager[Evaluate]]

@@ -41,8 +41,8 @@ from shadowrl.eval import suite_hash
 from shadowrl.serve.store.queries import SessionView, iter_sessions
 from shadowrl.serve.store.signals import DECISIONS
 from shadowrl.serve.workspaces import SKIPPED_DIRS
+from shadowrl.tasks import Seed, Split, Task, load_tasks
 from shadowrl.tasks.prepare import prepare, task_prompt
-from shadowrl.tasks.task import Seed, Split, Task, load_tasks
 from shadowrl.tasks.versions import versions, write_version
 
 GROWN = "bench-grow:"  # Task.source prefix of grown tasks, followed by the session id

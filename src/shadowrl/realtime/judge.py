@@ -46,10 +46,8 @@ from shadowrl.atomic import build_dir
 from shadowrl.realtime.rebuild import Rebuilt
 from shadowrl.sandbox import Sandbox, SandboxConfig
 from shadowrl.serve.workspaces import ContentHasher
-from shadowrl.tasks import PreparedTask, Seed, Task, Verdict, verify
+from shadowrl.tasks import PreparedTask, Seed, Task, Verdict, build_env, run_graded_tests, verify
 from shadowrl.tasks.config import ShapingConfig
-from shadowrl.tasks.env import build_env
-from shadowrl.tasks.testrun import run_graded_tests
 from shadowrl.types import Trajectory
 
 TEST_GLOBS = ("test_*.py", "*_test.py")

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from shadowrl.episode import EpisodeSpec, PolicyFactory
 from shadowrl.rl.rollout import rollout_group
+from shadowrl.tasks import Task
 from shadowrl.tasks.prepare import prepare
-from shadowrl.tasks.task import Task
 from shadowrl.types import Trajectory
 
 log = logging.getLogger(__name__)

@@ -84,7 +84,7 @@ def code_prompt(task: Any) -> str:
 
 def suite_prompts(tokenizer: Any, suite: str, n: int, split: str = "train") -> list[list[int]]:
     """Chat prompts [ids] from a suite's tasks (`split`), cycling if it has fewer than n."""
-    from shadowrl.tasks.load import load_suite
+    from shadowrl.tasks import load_suite
 
     tasks = load_suite(suite, split)  # type: ignore[arg-type]
     if not tasks:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shadowrl.sandbox import Sandbox, list_files
-from shadowrl.tasks.patch import make_patch
+from shadowrl.tasks import make_patch
 
 SKIPPED_DIRS = frozenset(
     {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv"}
