@@ -169,7 +169,7 @@ def submit_together(engine: Engine, ps: list[list[int]], sampling: SamplingParam
             snaps.append(([list(r) for r in cache.rows[: len(ps)]], list(cache.refs), parked))
 
     futures: list[Future[Generation]] = [Future() for _ in ps]
-    engine._submit_all([(p, sampling, future_setter(f), on_delta) for p, f in zip(ps, futures, strict=True)])  # fmt: skip
+    engine.submit_all([(p, sampling, future_setter(f), on_delta) for p, f in zip(ps, futures, strict=True)])  # fmt: skip
     return [f.result(timeout=120) for f in futures]
 
 

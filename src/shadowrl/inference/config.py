@@ -118,7 +118,8 @@ class EngineConfig(BaseModel):
         ge=0,
         description="'paged': the most blocks the pool may hold (the KV memory budget; "
         "block 0 is scratch). 0 = max_batch x max_seq_len plus prefix_cache_tokens, as "
-        "much as 'contiguous' at its largest. Running out is an error (no preemption).",
+        "much as 'contiguous' at its largest. When the running sequences outgrow it, the "
+        "newest is preempted and its KV recomputed later (`inference/preemption.py`).",
     )
     prefill_tokens_per_step: int = Field(
         default=4096,

@@ -12,22 +12,22 @@ logprob and entropy (of the distribution it was drawn from) and the weights vers
 made it; a swap lands between two steps, so versions change exactly where it happened and
 no request is dropped or restarted. Identical prompts (a GRPO group) are prefilled once and
 their KV is copied; a finished request's KV is parked in a prefix cache (`prefix.py`), so
-an agent's next turn prefills only its new tokens. With `speculative.k`, drafts are verified
-k per row in one forward, exactly (`speculation.py`); `engine.weights` may run Linears in
-int8/FP8 (`precision.py`). A mixture of experts also records each position's experts
-(`route_log.py`), for replay.
+an agent's next turn prefills only its new tokens. A paged KV pool that the batch
+outgrows preempts its newest request and recomputes its KV later (`preemption.py`). With
+`speculative.k`, drafts are verified k per row in one forward, exactly (`speculation.py`);
+`engine.weights` may run Linears in int8/FP8 (`precision.py`). A mixture of experts also
+records each position's experts (`route_log.py`), for replay.
 
 Callers: `await engine.generate(ids, sampling)` (the `Policy` protocol, safe from many
-asyncio tasks), `engine.generate_stream(...)`, or the blocking `engine.generate_batch`."""
+asyncio tasks), `engine.generate_stream(...)`, or the blocking `engine.generate_batch`
+(`calls.py`)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
-from concurrent.futures import Future
+from collections.abc import Mapping, Sequence
 from itertools import accumulate
 from typing import Any
 
@@ -36,29 +36,25 @@ from torch import Tensor
 
 from shadowrl.inference.admission import shared_prompt, take_groups
 from shadowrl.inference.caches import build_kv
+from shadowrl.inference.calls import Calls, Spec
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.cuda_graphs import GraphStep
 from shadowrl.inference.forward import Decoder
+from shadowrl.inference.paged import PoolExhausted
 from shadowrl.inference.precision import build_precision, warn_emulated_bf16
+from shadowrl.inference.preemption import build_preemption, recompute
 from shadowrl.inference.prefix import PrefixCache
-from shadowrl.inference.requests import (
-    Done,
-    OnDelta,
-    Request,
-    TokenDelta,
-    future_setter,
-    resolve_future,
-)
+from shadowrl.inference.requests import Done, OnDelta, Request
 from shadowrl.inference.route_log import route_log
 from shadowrl.inference.speculation import build_speculator
 from shadowrl.inference.step import DecodeStep, EagerStep, Picks
 from shadowrl.inference.weights import Swap, apply_state, eos_ids
-from shadowrl.types import FinishReason, Generation, SamplingParams
+from shadowrl.types import FinishReason, SamplingParams
 
 STEPS: dict[str, type[EagerStep]] = {"eager": EagerStep, "cuda_graphs": GraphStep}
 
 
-class Engine:
+class Engine(Calls):
     """Batched generation over one Llama/Qwen-family Hugging Face model."""
 
     def __init__(
@@ -92,6 +88,7 @@ class Engine:
             self.decoder, self.cache, self.config
         )
         self.prefix = PrefixCache(self.cache, self.config.prefix_cache_tokens)
+        self.preemption = build_preemption(self.cache, self.prefix, self.decoder, self.routes)
         self.default_stop_ids = eos_ids(model, tokenizer)
         self._tensors = dict(model.state_dict(keep_vars=True))
         self.speculator = (
@@ -144,71 +141,13 @@ class Engine:
         on_delta: OnDelta | None = None,
     ) -> Request:  # fmt: skip
         """Queue one request (thread-safe); callbacks run on the engine thread."""
-        return self._submit_all([(prompt_ids, sampling, on_done, on_delta)])[0]
+        return self.submit_all([(prompt_ids, sampling, on_done, on_delta)])[0]
 
     def abort(self, request: Request) -> None:
         """Finish a request early with reason 'abort' (no-op once it has finished)."""
         request.aborted = True
         with self._cv:
             self._cv.notify()
-
-    async def generate(self, prompt_ids: Sequence[int], sampling: SamplingParams) -> Generation:
-        """Continue `prompt_ids` (the `Policy` protocol); cancelling the task aborts it."""
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[Generation] = loop.create_future()
-
-        def done(result: Generation | BaseException) -> None:
-            loop.call_soon_threadsafe(resolve_future, fut, result)
-
-        request = self.submit(prompt_ids, sampling, done)
-        try:
-            return await fut
-        finally:
-            self.abort(request)
-
-    async def generate_stream(
-        self, prompt_ids: Sequence[int], sampling: SamplingParams
-    ) -> AsyncIterator[TokenDelta]:
-        """Yield one `TokenDelta` per new token, then an empty one carrying finish_reason."""
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[TokenDelta | BaseException] = asyncio.Queue()
-
-        def put(item: TokenDelta | BaseException) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-
-        def done(result: Generation | BaseException) -> None:
-            if isinstance(result, BaseException):
-                put(result)
-
-        request = self.submit(prompt_ids, sampling, done, put)
-        try:
-            while True:
-                item = await queue.get()
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-                if item.finish_reason is not None:
-                    return
-        finally:
-            self.abort(request)
-
-    def generate_batch(
-        self, prompts: Sequence[Sequence[int]], sampling: SamplingParams | Sequence[SamplingParams]
-    ) -> list[Generation]:
-        """Blocking: run all prompts together (starting the engine for the call if needed)."""
-        params = [sampling] * len(prompts) if isinstance(sampling, SamplingParams) else sampling
-        futures: list[Future[Generation]] = [Future() for _ in prompts]
-        specs = [
-            (p, s, future_setter(f), None) for p, s, f in zip(prompts, params, futures, strict=True)
-        ]
-        owns_thread = self._thread is None
-        self.start()
-        try:
-            self._submit_all(specs)
-            return [f.result() for f in futures]
-        finally:
-            if owns_thread:
-                self.stop()
 
     def update_weights(
         self, state: Mapping[str, Tensor], version: int, *, delta: bool = False
@@ -231,9 +170,12 @@ class Engine:
             raise swap.error
         return swap.pause_s
 
-    def _submit_all(
-        self, specs: Sequence[tuple[Sequence[int], SamplingParams, Done, OnDelta | None]]
-    ) -> list[Request]:
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    def submit_all(self, specs: Sequence[Spec]) -> list[Request]:
+        """Queue requests that are admitted together where slots allow (thread-safe)."""
         requests = [self._make_request(*spec) for spec in specs]
         with self._cv:  # one lock: a group submitted together is admitted together
             if self._thread is None:
@@ -277,20 +219,28 @@ class Engine:
                 try:
                     self._step()
                 except Exception as error:  # fail loudly to every caller, keep serving
-                    for request in self._running + self._pending:
+                    for request in self._drain():
                         request.fail(error)
-                    self._running, self._pending = [], []
-        for request in self._running + self._pending + self._inbox:
+        for request in self._drain() + self._inbox:
             request.finish("abort")
-        self._running, self._pending, self._inbox = [], [], []
+        self._inbox = []
 
     def _busy(self) -> bool:
-        return bool(self._running or self._pending)
+        return bool(self._running or self._pending or self.preemption.waiting)
+
+    def _drain(self) -> list[Request]:
+        """Every request the loop holds, removed (their KV freed)."""
+        for slot in range(len(self._running)):
+            self.cache.free(slot)
+        held = self._running + self.preemption.waiting + self._pending
+        self._running, self.preemption.waiting, self._pending = [], [], []
+        return held
 
     def _step(self) -> None:
-        for request in [r for r in self._pending if r.aborted]:
-            self._pending.remove(request)
-            request.finish("abort")
+        for queue in (self._pending, self.preemption.waiting):
+            for request in [r for r in queue if r.aborted]:
+                queue.remove(request)
+                request.finish("abort")
         self._retire([(i, "abort") for i, r in enumerate(self._running) if r.aborted])
         self._admit()
         if self._running:
@@ -300,12 +250,18 @@ class Engine:
         """Prefill waiting requests into free slots: each new prompt once, all in one forward.
 
         Identical prompts (a GRPO group) take adjacent slots and share one prefill, or the
-        KV of a running request with that prompt under the current weights.
+        KV of a running request with that prompt under the current weights. Preempted
+        requests return first; new ones only while the KV pool has room for them.
         """
+        self.preemption.readmit(self._running, self.config.max_batch)
+        if self.preemption.waiting:
+            return
         first = len(self._running)
         free, budget = self.config.max_batch - first, self.config.prefill_tokens_per_step
         groups = take_groups(self._pending, self._running, free, self.version, self.prefix, budget)
-        if not groups:
+        fits = self.preemption.fitting(groups, self._running)
+        self._pending[:0] = [r for g in groups[fits:] for r in g]
+        if not (groups := groups[:fits]):
             return
         starts = list(accumulate((len(g) for g in groups), initial=first))[:-1]
         sources = [shared_prompt(self._running, g[0].prompt, self.version) for g in groups]
@@ -316,9 +272,13 @@ class Engine:
             cached = [hit.length for hit in hits]
             prompts = [groups[i][0].prompt[n:] for i, n in zip(fresh, cached, strict=True)]
             slots = [starts[i] for i in fresh]
-            logits = self.decoder.prefill(
-                prompts, slots, self.cache, cached if any(cached) else None
-            )
+            try:
+                logits = self.decoder.prefill(
+                    prompts, slots, self.cache, cached if any(cached) else None
+                )
+            except PoolExhausted as error:  # a prompt longer than the whole pool holds
+                self._refuse(first, error)
+                return
             leads = [groups[i][0] for i in fresh]
             self.routes.prefilled(leads, [hit.routes for hit in hits], [len(p) for p in prompts])
             for row, i in enumerate(fresh):
@@ -339,7 +299,22 @@ class Engine:
         self._append(admitted, self.stepper.sample(admitted, torch.stack(rows)))
         self._retire_done(range(first, len(self._running)))
 
+    def _refuse(self, first: int, error: Exception) -> None:
+        """Fail the requests admitted from slot `first` on, freeing their slots."""
+        for slot, request in enumerate(self._running[first:], first):
+            self.cache.free(slot)
+            request.fail(error)
+        del self._running[first:]
+
     def _decode(self) -> None:
+        try:
+            self._decode_step()
+        except PoolExhausted as error:  # raised before any write: free blocks, retry next turn
+            if not self.preemption.make_room(self._running):
+                self._running[0].error = error  # it alone outgrew the pool
+                self._retire([(0, "abort")])
+
+    def _decode_step(self) -> None:
         running = self._running
         span = max(r.cached for r in running) + 1
         spec = self.speculator
@@ -388,8 +363,7 @@ class Engine:
             self.version = swap.version
             self.prefix.clear()
             if self.config.recompute_kv_on_swap and self._running:
-                ids = [(r.prompt + tuple(r.tokens))[: r.cached] for r in self._running]
-                self.decoder.prefill(ids, range(len(ids)), self.cache)
+                recompute(self.decoder, self.cache, self._running, 0)
                 self.routes.discard()  # tokens keep the routes they were sampled under
         except Exception as error:
             swap.error = error

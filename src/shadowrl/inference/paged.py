@@ -23,8 +23,8 @@ its last, partly filled block. Block 0 is scratch: free table entries point at i
 padding rows (CUDA graphs) and a prefill's padding spill write there harmlessly.
 
 The pool grows by doubling up to `engine.kv_blocks` (all at once under CUDA graphs,
-whose captured reads bake in its address). Running out is an error: there is no
-preemption or swapping of sequences yet.
+whose captured reads bake in its address). Running out raises `PoolExhausted` before a
+forward writes anything; the engine then frees blocks (`preemption.py`) and retries.
 """
 
 from __future__ import annotations
@@ -39,6 +39,10 @@ from torch import Tensor
 from shadowrl.inference.blocks import Blocks
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.kv import Shape
+
+
+class PoolExhausted(RuntimeError):
+    """No free block, and the pool is at `engine.kv_blocks`."""
 
 
 class _Plan(NamedTuple):
@@ -113,6 +117,10 @@ class PagedKV:
     @property
     def refs(self) -> list[int]:
         return self.blocks.refs
+
+    def room(self) -> int:
+        """Blocks that can still be handed out: the free ones and those the pool may grow by."""
+        return self.blocks.free_count + self.max_blocks - self.blocks.size
 
     @property
     def blocks_used(self) -> int:
@@ -300,9 +308,9 @@ class PagedKV:
         old = self.blocks.size
         new = min(2 * old, self.max_blocks)
         if new <= old:
-            raise RuntimeError(
-                f"KV pool exhausted ({old - 1} blocks of {self.block_size}): raise engine.kv_blocks "
-                "or lower max_batch (sequences are not preempted)"
+            raise PoolExhausted(
+                f"KV pool exhausted ({old - 1} blocks of {self.block_size} positions): "
+                "raise engine.kv_blocks"
             )
         self.keys = [_grown(t, new) for t in self.keys]
         self.values = [_grown(t, new) for t in self.values]

@@ -123,6 +123,13 @@ class PrefixCache:
         key, length = self.match(prompt)
         return self.restore(key, length, slot) if length else Hit(0)
 
+    def evict_oldest(self) -> bool:
+        """Drop the least recently used entry (the pool needs its blocks); False if none."""
+        if not self._entries:
+            return False
+        self._drop(next(iter(self._entries)))
+        return True
+
     def _drop(self, key: int) -> None:
         entry = self._entries.pop(key)
         self.tokens_held -= entry.tokens.numel()
