@@ -125,7 +125,7 @@ def test_warm_start_checks_dev_demos_and_sft_more_runs_for_rls_time(tmp_path):
     assert [(r["arm"], r["step"]) for r in checks][:2] == [("sft", 0), ("sft", 1)]
     assert {r["arm"] for r in checks} == {"sft", "sft_more"}
     scored = {r["policy"] for r in read_metrics(run / "metrics.jsonl", "demo_score")}
-    assert scored == {"base", "sft", "rl", "sft_more"}
+    assert scored == {"base", "sft", "rl_step1", "sft_more"}
     more = read_metrics(run / "metrics.jsonl", "sft_more_data")[-1]
     rl_s = sum(r["step_s"] for r in read_metrics(run / "metrics.jsonl", "rl"))
     assert more["budget_s"] == pytest.approx(rl_s) and more["demonstrations"] == 1

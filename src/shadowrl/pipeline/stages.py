@@ -191,7 +191,7 @@ def train_pipeline(model: Any, tokenizer: Any, run: TrainRun) -> Path:
     model = rl_stage(model, tokenizer, run)
     final = run.run_dir / f"eval_rl_step{run.train.steps}"  # a longer rerun evaluates anew
     asyncio.run(evaluate_stage(model, tokenizer, run, "rl", final))
-    score_policy(model, "rl", run)
+    score_policy(model, final.name.removeprefix("eval_"), run)  # rl_step<N>: per checkpoint
     if p.sft_more:
         more = sft_more_stage(tokenizer, run, rl_share(run))
         asyncio.run(evaluate_stage(more, tokenizer, run, "sft_more", run.run_dir / "eval_sft_more"))
