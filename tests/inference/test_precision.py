@@ -131,3 +131,17 @@ def test_bf16_asked_on_a_cpu_that_emulates_it_is_warned_about(
     expected = ["engine.dtype bfloat16", "train.autocast bfloat16"] if warned else []
     assert [m.split(":")[0] for m in said] == expected
     assert all("no bf16 instructions" in m for m in said)
+
+
+@pytest.mark.parametrize(("flags", "warned"), [({"avx2"}, True), ({"avx2", "avx512_vnni"}, False)])
+def test_int8_asked_on_a_cpu_without_int8_dot_products_is_warned_about(
+    flags: set[str], warned: bool, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset(flags))
+    model, _ = tiny_model(seed=0)
+    with caplog.at_level("WARNING", logger=precision.__name__):
+        Engine(copy.deepcopy(model), None, EngineConfig(weights="int8"))
+        Engine(copy.deepcopy(model), None, EngineConfig())  # dense: never warned
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == int(warned)
+    assert all(m.startswith("engine.weights int8: this CPU has no int8") for m in said)
