@@ -309,8 +309,10 @@ def test_the_stage_continues_the_cycles_points_on_the_serving_checkpoint(
                 open_policy=open_policy)  # type: ignore[arg-type]  # fmt: skip
     ctx = Ctx(deps, served.store, None)  # type: ignore[arg-type]
     grading = (CACHE, SANDBOX, ShapingConfig())
-    assert branch_stage.build(BranchConfig(), *grading) is None, "off: no brancher, nothing runs"
-    brancher = branch_stage.build(BranchConfig(enabled=True, k=2), *grading)
+    assert branch_stage.build_brancher(BranchConfig(), *grading) is None, (
+        "off: no brancher, nothing runs"
+    )
+    brancher = branch_stage.build_brancher(BranchConfig(enabled=True, k=2), *grading)
     assert brancher is not None
     until = datetime.now(UTC)
     sessions = list(read_sessions(served.store.engine, tokenizer, SCHEMAS, since, until))

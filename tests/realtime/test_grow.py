@@ -16,7 +16,7 @@ from shadowrl.episode import EpisodeSpec
 from shadowrl.eval.gate import PinMismatch, check_pins
 from shadowrl.eval.result import EvalResult, Pins
 from shadowrl.models import load_tokenizer
-from shadowrl.realtime.grow import SuppliedTests, candidate, grow
+from shadowrl.realtime.grow import SuppliedTests, candidate, grow_suite
 from shadowrl.sandbox import SandboxConfig
 from shadowrl.serve.store import FeedbackRecord, NewSession, TraceStore
 from shadowrl.serve.store.db import open_engine
@@ -66,7 +66,7 @@ def test_failed_sessions_become_a_validated_new_version(tmp_path: Path) -> None:
     sources = {t.instance_id: t for t in base}
     root = tmp_path / "bench" / "demo"
     tok = load_tokenizer("tiny")
-    run = lambda: grow(  # noqa: E731
+    run = lambda: grow_suite(  # noqa: E731
         store.engine, root, base, sources, set(), supplied, cache_dir=CACHE, tokenizer=tok,
         spec=SPEC,
     )  # fmt: skip

@@ -200,7 +200,7 @@ def test_the_stage_counts_silent_continuations_and_drops_their_point(
     ctx = Ctx(deps, served.store, None)  # type: ignore[arg-type]
     cfg = BranchConfig(enabled=True, k=2, judge="reaction")
     silent = user_model(UsersConfig(silent=1.0), task)
-    brancher = branch_stage.build(cfg, CACHE, SANDBOX, ShapingConfig(), silent)
+    brancher = branch_stage.build_brancher(cfg, CACHE, SANDBOX, ShapingConfig(), silent)
     assert brancher is not None
     sessions = list(read_sessions(served.store.engine, tokenizer, SCHEMAS, since))
     got = asyncio.run(brancher.groups(ctx, since, datetime.now(UTC), "ckpt-1", 1, sessions))

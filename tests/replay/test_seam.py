@@ -76,10 +76,10 @@ def _group() -> Group:
 
 def test_off_keeps_nothing_and_on_records_every_episode(tmp_path: Path) -> None:
     spec, task, group = EpisodeSpec(agent=AgentConfig()), load_suite("demo")[0], _group()
-    off = replay.build(False, tmp_path / "off", spec, "tiny", None)
+    off = replay.build_recorder(False, tmp_path / "off", spec, "tiny", None)
     asyncio.run(off.keep(task, group, 4))
     assert isinstance(off, replay.NoRecorder) and not (tmp_path / "off").exists()
-    on = replay.build(True, tmp_path / "on", spec, "tiny", None)
+    on = replay.build_recorder(True, tmp_path / "on", spec, "tiny", None)
     asyncio.run(on.keep(task, group, 4))
     saved = sorted((tmp_path / "on" / record.ROLLOUTS_DIR).glob("v00004-*.json"))
     recs = [record.load(p) for p in saved]

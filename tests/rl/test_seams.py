@@ -24,7 +24,7 @@ from pathlib import Path
 import shadowrl.rl.run  # the run's wiring, in this process
 from shadowrl.rl.batch import build_rl_batch
 from shadowrl.agent.config import AgentConfig
-from shadowrl.replay import build as build_recorder
+from shadowrl.replay import build_recorder
 from shadowrl.rl.capabilities import build_episode_metrics, build_rollouts
 from shadowrl.rl.config import TrainConfig
 from shadowrl.types import Segment, Trajectory

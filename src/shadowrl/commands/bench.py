@@ -21,7 +21,7 @@ from shadowrl.commands.config import Config, episode_spec
 from shadowrl.commands.errors import UsageError
 
 if TYPE_CHECKING:
-    from shadowrl.realtime.grow import SuppliedTests
+    from shadowrl.realtime import SuppliedTests
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -37,7 +37,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
 def supplied_tests(path: str | None) -> list[SuppliedTests]:
     from pydantic import ValidationError
 
-    from shadowrl.realtime.grow import SuppliedTests
+    from shadowrl.realtime import SuppliedTests
 
     if path is None:
         return []
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.commands.keys import private_keys
     from shadowrl.commands.realtime import open_trace_store, traces_url
     from shadowrl.models import load_tokenizer
-    from shadowrl.realtime.grow import Found, grow
+    from shadowrl.realtime import Found, grow_suite
     from shadowrl.tasks import load_suite
 
     rt = config.realtime
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
         print(f"{f.session_id}: {f.why}" + (f" as {f.task.instance_id}" if f.task else ""))
 
     with open_trace_store(traces_url(config)) as store:
-        path, found = asyncio.run(grow(
+        path, found = asyncio.run(grow_suite(
             store.engine, Path(args.into), base, sources, visible, supplied_tests(args.tests),
             cache_dir=Path(config.tasks.cache_dir).expanduser(),
             tokenizer=load_tokenizer(config.model.path), spec=episode_spec(config), since=since,

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from shadowrl.episode import EpisodeSpec
     from shadowrl.experiments.config import UsersConfig
-    from shadowrl.realtime.judges import UserModel, Work
-    from shadowrl.realtime.rewards import RewardConfig, Signal
+    from shadowrl.realtime import RewardConfig, Signal, UserModel, Work
     from shadowrl.tasks import PreparedTask
 
 Prepared = Callable[[str], "PreparedTask | None"]  # task id -> its prepared task; None: unknown
@@ -30,12 +29,8 @@ def user_model(
     users: UsersConfig, rewards: RewardConfig, spec: EpisodeSpec, prepared: Prepared, seed: int
 ) -> UserModel:
     """The simulated user of `users` behind the loop's judge seam (module docstring)."""
-    from shadowrl.experiments.measure import planted_judge
-    from shadowrl.experiments.preference import Preference
-    from shadowrl.experiments.reaction import Outcome, react
-    from shadowrl.experiments.users import grade_diff
-    from shadowrl.realtime.judges import UserModel
-    from shadowrl.realtime.rewards import Signal
+    from shadowrl.experiments import Outcome, Preference, grade_diff, planted_judge, react
+    from shadowrl.realtime import Signal, UserModel
 
     judge = planted_judge(Preference.of(users))
 

@@ -26,10 +26,9 @@ from shadowrl.experiments.config import MeasuredRealtimeConfig
 from shadowrl.inference.config import EngineConfig
 from shadowrl.models import ModelConfig
 from shadowrl.pipeline.config import PipelineConfig, TrainRun
+from shadowrl.rl import DistillConfig, OrchestratorConfig
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import MOVED, TrainConfig
-from shadowrl.rl.mtp_config import DistillConfig
-from shadowrl.rl.orchestrator import OrchestratorConfig
 from shadowrl.sandbox import SandboxConfig
 from shadowrl.search.config import SearchConfig
 from shadowrl.serve.config import ServeConfig

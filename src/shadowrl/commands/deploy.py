@@ -28,7 +28,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from shadowrl.realtime.process import TOKEN_FILE, ServerError, ServerProcess, read_admin_token
+    from shadowrl.realtime import TOKEN_FILE, ServerError, ServerProcess, read_admin_token
 
     default = Path(config.run_dir) / "realtime" / TOKEN_FILE
     token_file = Path(args.token_file) if args.token_file else default

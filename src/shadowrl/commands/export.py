@@ -30,13 +30,13 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from shadowrl.rl.fsdp import export, is_sharded
+    from shadowrl.rl import export_checkpoint, is_sharded
 
     ckpt = Path(args.checkpoint)
     if (ckpt / "model.safetensors").is_file():
         raise UsageError(f"{ckpt} already is a Hugging Face directory (model.safetensors)")
     if not is_sharded(ckpt):
         raise UsageError(f"{ckpt} is not a training checkpoint (no dcp/ directory)")
-    out = export(ckpt, args.out, args.dtype)
+    out = export_checkpoint(ckpt, args.out, args.dtype)
     print(f"Hugging Face directory: {out}")
     return 0

@@ -36,7 +36,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.eval import EvalResult
     from shadowrl.eval.gate import PinMismatch, decide
-    from shadowrl.rl.contributions import build_step_checks
+    from shadowrl.rl import build_step_checks
 
     try:
         candidate, incumbent = EvalResult.load(args.candidate), EvalResult.load(args.incumbent)

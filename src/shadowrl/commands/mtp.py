@@ -31,9 +31,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from shadowrl.inference.mtp import heads_path, save_heads
+    from shadowrl.inference import heads_path, save_heads
     from shadowrl.models import checkpoint_dir, load_model
-    from shadowrl.rl.mtp_distill import self_distill
+    from shadowrl.rl import self_distill
 
     spec = args.model or config.model.path
     updates = {k: v for k, v in (("data", args.data), ("source", args.source)) if v}

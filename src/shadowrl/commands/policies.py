@@ -61,7 +61,7 @@ def open_engine(spec: str, config: Config, version: int = 0) -> Iterator[tuple[A
 @contextlib.contextmanager
 def _engine(spec: str, config: Config, version: int = 0) -> Iterator[tuple[Any, Any]]:
     """`open_engine` once `spec` is known to be local weights (checked by the caller)."""
-    from shadowrl.inference.build import build_engine
+    from shadowrl.inference import build_engine
     from shadowrl.models import load_model
 
     model, tokenizer = load_model(
@@ -77,7 +77,7 @@ def _engine(spec: str, config: Config, version: int = 0) -> Iterator[tuple[Any, 
 def _heads(spec: str, config: Config) -> Any:
     """The MTP heads for local weights `spec` (`inference/build.draft_heads`): the same
     for an engine here and on Ray; a missing `engine.speculative.heads` is a UsageError."""
-    from shadowrl.inference.build import draft_heads
+    from shadowrl.inference import draft_heads
     from shadowrl.models import checkpoint_dir
 
     try:
@@ -137,7 +137,7 @@ async def open_evaluator(spec: str, config: Config) -> AsyncIterator[Evaluate]:
 async def _ray_evaluator(spec: str, config: Config) -> AsyncIterator[Evaluate]:
     from shadowrl.commands.config import episode_spec
     from shadowrl.models import load_model, load_tokenizer
-    from shadowrl.pipeline.evaluator import ray_evaluator
+    from shadowrl.pipeline import ray_evaluator
 
     kind = policy_kind(spec)
     if kind == "remote":

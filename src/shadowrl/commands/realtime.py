@@ -27,7 +27,7 @@ from shadowrl.commands.config import Config, episode_spec
 from shadowrl.commands.errors import UsageError
 
 if TYPE_CHECKING:
-    from shadowrl.realtime.context import Brancher, Deps
+    from shadowrl.realtime import Brancher, Deps
     from shadowrl.serve.store import TraceStore
     from shadowrl.tasks import PreparedTask, Task
 
@@ -114,7 +114,7 @@ def mix_candidates(config: Config) -> list[Task]:
     """The train tasks `realtime.mix` may roll out on: the pinned suite's train split, less
     the pinned tasks; none is a UsageError when mixing is asked for."""
     from shadowrl.commands.eval import load_eval_tasks, parse_suite
-    from shadowrl.realtime.mix import mix_tasks
+    from shadowrl.realtime import mix_tasks
     from shadowrl.tasks import load_suite
 
     rt = config.realtime
@@ -131,7 +131,7 @@ def user_pool(config: Config) -> list[Task]:
     """The tasks users bring: `realtime.users.suite`, narrowed by its screen if there is one."""
     from shadowrl.commands.eval import load_eval_tasks
     from shadowrl.eval import EvalResult
-    from shadowrl.experiments.preference import Preference, learnable
+    from shadowrl.experiments import Preference, learnable
 
     users = config.realtime.users
     tasks = load_eval_tasks(users.suite, users.limit)
@@ -158,12 +158,16 @@ def deps_of(config: Config, simulate: bool) -> Deps:
     from shadowrl.commands.keys import private_keys
     from shadowrl.commands.policies import open_evaluator, open_policy
     from shadowrl.eval import config_pins
-    from shadowrl.experiments import measure
-    from shadowrl.experiments.panel import panel_tasks
-    from shadowrl.experiments.preference import Preference
+    from shadowrl.experiments import (
+        Preference,
+        SimulatedUsers,
+        build_measurement,
+        panel_tasks,
+        planted_judge,
+    )
     from shadowrl.models import load_tokenizer
-    from shadowrl.realtime.context import Deps
-    from shadowrl.rl.contributions import build_step_checks
+    from shadowrl.realtime import Deps
+    from shadowrl.rl import build_step_checks
 
     rt = config.realtime
     run_dir = Path(config.run_dir).resolve()
@@ -173,8 +177,8 @@ def deps_of(config: Config, simulate: bool) -> Deps:
     pool = user_pool(config) if simulate or rt.panel is not None else []
     users = None
     if simulate:
-        judge = measure.planted_judge(Preference.of(rt.users))
-        users = measure.SimulatedUsers(
+        judge = planted_judge(Preference.of(rt.users))
+        users = SimulatedUsers(
             pool, workspaces, spec, rt.users, cache_dir, run_dir / "realtime", judge
         )
     panel = panel_tasks(pool, rt.panel.tasks) if rt.panel is not None else []
@@ -196,7 +200,7 @@ def deps_of(config: Config, simulate: bool) -> Deps:
         workspaces=workspaces,
         seed=config.seed,
         users=users,
-        measurement=measure.build(rt, panel),
+        measurement=build_measurement(rt, panel),
         brancher=brancher,
         checks=build_step_checks(config.train, rt),
         private_keys=private_keys(config),
@@ -207,7 +211,7 @@ def branching(config: Config, pool: list[Task] | None) -> Brancher | None:
     """The branching stage `realtime.branching` asks for; `pool`: the simulated users'
     tasks (None: real users), whose user judges with 'preference' or 'reaction'."""
     from shadowrl.commands.branch_user import user_model
-    from shadowrl.realtime import branch_stage
+    from shadowrl.realtime import build_brancher
     from shadowrl.tasks.prepare import prepare
 
     rt, spec = config.realtime, episode_spec(config)
@@ -220,7 +224,7 @@ def branching(config: Config, pool: list[Task] | None) -> Brancher | None:
 
     user = None if pool is None else user_model(rt.users, rt.rewards, spec, prepared, config.seed)
     try:
-        return branch_stage.build(rt.branching, cache_dir, spec.sandbox, spec.shaping, user)
+        return build_brancher(rt.branching, cache_dir, spec.sandbox, spec.shaping, user)
     except ValueError as e:
         raise UsageError(str(e)) from e
 
@@ -262,10 +266,8 @@ def _one_process_trainer(config: Config) -> None:
 def run(args: argparse.Namespace, config: Config) -> int:
     import asyncio
 
-    from shadowrl.experiments.measure import LearningMeasurement
-    from shadowrl.experiments.plan import write_plans
-    from shadowrl.realtime.cycle import run_cycles
-    from shadowrl.realtime.process import read_admin_token, run_admin_token
+    from shadowrl.experiments import LearningMeasurement, write_plans
+    from shadowrl.realtime import read_admin_token, run_admin_token, run_cycles
 
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request drowns progress
 

@@ -161,7 +161,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
             raise UsageError("--branch continues a served session: give its trace id")
         rec = _load_file(path)
         return replay_episode(rec, RecordedWeights(rec.meta, args.model, config), args, config)
-    from shadowrl.realtime.rebuild import (
+    from shadowrl.realtime import (
         NotReplayable,
         agent_record,
         request_chain,
@@ -313,7 +313,7 @@ def replay_requests(chain: list[RequestView], weights: RecordedWeights, args: An
     import asyncio
 
     from shadowrl.commands.replay_policy import Run
-    from shadowrl.realtime.rebuild import request_segment
+    from shadowrl.realtime import request_segment
 
     k = args.from_turn
     if not 1 <= k <= len(chain):

@@ -23,14 +23,12 @@ from shadowrl.commands.errors import UsageError
 
 if TYPE_CHECKING:
     from shadowrl.commands.replay_policy import RecordedWeights
-    from shadowrl.realtime.branch_view import Branches
-    from shadowrl.realtime.rebuild import Rebuilt
+    from shadowrl.realtime import Branches, Rebuilt
     from shadowrl.serve.store.queries import SessionView
 
 
 def replay_branches(view: SessionView, weights: RecordedWeights, args: Any, config: Config) -> int:
-    from shadowrl.realtime.branch_view import rebuilt
-    from shadowrl.realtime.rebuild import Unfaithful
+    from shadowrl.realtime import Unfaithful, rebuilt
 
     if args.branch < 1:
         raise UsageError("--branch K needs K >= 1")
@@ -52,14 +50,13 @@ def replay_branches(view: SessionView, weights: RecordedWeights, args: Any, conf
 
 
 def _version(point: Rebuilt) -> int:
-    from shadowrl.realtime.branch_view import recorded_version
+    from shadowrl.realtime import recorded_version
 
     return recorded_version(point)
 
 
 async def _branches(point: Rebuilt, weights: RecordedWeights, k: int, config: Config) -> Branches:
-    from shadowrl.realtime.branch_view import branches
-    from shadowrl.realtime.judge import SessionTests
+    from shadowrl.realtime import SessionTests, branches
 
     judge = SessionTests(Path(config.tasks.cache_dir), config.sandbox, config.tasks.shaping)
     async with weights.policy(_version(point)) as factory:

@@ -35,8 +35,8 @@ from shadowrl.commands.config import Config
 from shadowrl.commands.errors import UsageError
 from shadowrl.commands.policies import open_policy, policy_kind
 from shadowrl.episode import PolicyFactory, SharedPolicy
-from shadowrl.inference.sampling import filter_top_k_top_p
-from shadowrl.rl.forward import decoder_hidden
+from shadowrl.inference import filter_top_k_top_p
+from shadowrl.rl import decoder_hidden
 from shadowrl.types import Segment
 
 
@@ -48,8 +48,7 @@ class RecordedWeights:
         self.spec = override or self._recorded_spec(meta)
         self._cache: tuple[int | None, Any] | None = None
         if override is None and meta.get("weights"):
-            from shadowrl.rl.lora_sync import AdapterSync
-            from shadowrl.rl.weights import WeightStore
+            from shadowrl.rl import AdapterSync, WeightStore
 
             url = str(meta["weights"])
             if "://" not in url and not Path(url).is_dir():
@@ -103,7 +102,7 @@ class RecordedWeights:
                     f"policy version {version} is no longer in the weight store at {self.url} "
                     f"(it holds {span}): pass --model to replay with other weights"
                 )
-            from shadowrl.inference.weights import apply_state
+            from shadowrl.inference import apply_state
 
             with torch.no_grad():  # the engine's own loader: tied weights copied once
                 apply_state(
@@ -119,7 +118,7 @@ class RecordedWeights:
             async with open_policy(self.spec, self.config) as factory:
                 yield factory
             return
-        from shadowrl.inference.build import build_engine
+        from shadowrl.inference import build_engine
         from shadowrl.models import checkpoint_dir
 
         tok, model = self.tokenizer(), self(version)

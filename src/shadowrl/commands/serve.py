@@ -132,8 +132,7 @@ def agent_settings(cfg: ServeConfig, config: Config) -> AgentSettings | None:
 def session_brancher(config: Config, tokenizer: Any) -> Any:
     """What the review page branches agent sessions with (`realtime/branch_view.py`):
     the served agent config and sandbox, judged by the session's tests under the task cache."""
-    from shadowrl.realtime.branch_view import SessionBrancher
-    from shadowrl.realtime.judge import SessionTests
+    from shadowrl.realtime import SessionBrancher, SessionTests
 
     judge = SessionTests(Path(config.tasks.cache_dir), config.sandbox, config.tasks.shaping)
     return SessionBrancher(tokenizer, config.agent, config.sandbox, judge)

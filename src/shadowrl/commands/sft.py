@@ -11,7 +11,7 @@ from shadowrl.commands.train import start_run_dir
 
 def run(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.models import load_model
-    from shadowrl.pipeline.stages import warm_start
+    from shadowrl.pipeline import warm_start
 
     run_dir = start_run_dir(args, config)
     model, tokenizer = load_model(config.model, config.train.dtype, config.seed)

@@ -63,7 +63,7 @@ def _same_temperature(config: Config) -> None:
 
 def run(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.models import load_model
-    from shadowrl.pipeline.stages import train_pipeline
+    from shadowrl.pipeline import train_pipeline
 
     if args.backend:
         config = config.model_copy(update={"backend": args.backend})

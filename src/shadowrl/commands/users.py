@@ -39,7 +39,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     import httpx
 
     from shadowrl.commands.eval import load_eval_tasks
-    from shadowrl.experiments.users import UserOutcome, Users
+    from shadowrl.experiments import UserOutcome, Users
 
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request drowns progress
 

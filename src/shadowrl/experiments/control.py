@@ -27,11 +27,9 @@ import random
 from collections import defaultdict
 from collections.abc import Sequence
 
+from shadowrl.realtime import ProductionSession, Reward, cohort_key
 from shadowrl.realtime.config import Cohort
-from shadowrl.realtime.rewards import Reward
-from shadowrl.realtime.rows import cohort_key
-from shadowrl.realtime.sessions import ProductionSession
-from shadowrl.rl.credit_tree import Leaves, Subtree
+from shadowrl.rl import Leaves, Subtree
 from shadowrl.types import Trajectory
 
 

@@ -39,10 +39,17 @@ from shadowrl.experiments.reaction import Judge, Outcome, tests_judge
 from shadowrl.experiments.report import learning_section
 from shadowrl.experiments.row import PANEL, ArmRow, LearningRow, PreferenceCounts
 from shadowrl.experiments.users import Users
-from shadowrl.realtime.context import Ctx, CycleState
-from shadowrl.realtime.record import CycleRow
-from shadowrl.realtime.stages import cycle_sessions, need
-from shadowrl.realtime.training import Arm, ArmResult, TrainInput, train_arm
+from shadowrl.realtime import (
+    Arm,
+    ArmResult,
+    Ctx,
+    CycleRow,
+    CycleState,
+    TrainInput,
+    cycle_sessions,
+    need,
+    train_arm,
+)
 from shadowrl.serve.store import registry
 from shadowrl.tasks import Task
 
@@ -189,7 +196,9 @@ class LearningMeasurement:
         return learning_section(root, rows, self.preference)
 
 
-def build(cfg: MeasuredRealtimeConfig, panel_tasks: Sequence[Task]) -> LearningMeasurement | None:
+def build_measurement(
+    cfg: MeasuredRealtimeConfig, panel_tasks: Sequence[Task]
+) -> LearningMeasurement | None:
     """The measurement `cfg` asks for; None when it measures nothing (no planted
     preference, no panel, no control)."""
     if cfg.panel is None and not cfg.control and not Preference.of(cfg.users).planted:

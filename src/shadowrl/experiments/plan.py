@@ -18,7 +18,7 @@ from shadowrl.experiments.config import MeasuredRealtimeConfig
 from shadowrl.experiments.learning import preference_counts, read_outcomes
 from shadowrl.experiments.power import BitePlan, Plan, bite_plan, plan
 from shadowrl.experiments.preference import Preference, accept_rate
-from shadowrl.realtime.record import read_cycles
+from shadowrl.realtime import read_cycles
 from shadowrl.tasks import Task
 
 

@@ -23,7 +23,7 @@ from shadowrl.experiments.trend import (
 )
 from shadowrl.experiments.users import cycle_of
 from shadowrl.markdown import table
-from shadowrl.realtime.record import CycleRow
+from shadowrl.realtime import CycleRow
 
 PAIRS = ("candidate_vs_control", "candidate_vs_deployed", "control_vs_deployed")
 

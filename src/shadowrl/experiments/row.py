@@ -13,8 +13,7 @@ from pydantic import TypeAdapter
 
 from shadowrl.eval.stats import PairedDifference, SignTest
 from shadowrl.experiments.panel import PanelScore
-from shadowrl.realtime.rows import RowCounts
-from shadowrl.realtime.training import ArmResult
+from shadowrl.realtime import ArmResult, RowCounts
 
 
 @dataclass(frozen=True)

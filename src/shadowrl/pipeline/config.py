@@ -13,9 +13,9 @@ from shadowrl.episode import EpisodeSpec
 from shadowrl.eval import ConfigPins
 from shadowrl.eval.config import EvalConfig
 from shadowrl.inference.config import EngineConfig
+from shadowrl.rl import OrchestratorConfig
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.orchestrator import OrchestratorConfig
 from shadowrl.tasks.config import TasksConfig
 
 

@@ -25,8 +25,8 @@ from shadowrl.metrics import read_metrics
 from shadowrl.pipeline import report_learning as learning
 from shadowrl.pipeline import report_text as text
 from shadowrl.pipeline.config import PipelineConfig
+from shadowrl.rl import report_sections
 from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.contributions import report_sections
 
 
 def run_evals(run_dir: str | Path) -> dict[str, EvalResult]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from shadowrl.pipeline.config import TrainRun
-from shadowrl.rl.orchestrator import TaskSource
+from shadowrl.rl import TaskSource
 from shadowrl.tasks import build_env, env_python
 from shadowrl.tasks.family.stream import FamilyStream
 

@@ -31,7 +31,7 @@ from rich.progress import track
 
 from shadowrl.episode import SharedPolicy
 from shadowrl.eval import EvalResult, evaluate, write_report
-from shadowrl.inference.build import build_engine
+from shadowrl.inference import build_engine
 from shadowrl.models import checkpoint_dir
 from shadowrl.pipeline.config import PipelineError, TrainRun
 from shadowrl.pipeline.report import write_run_report
@@ -44,8 +44,7 @@ from shadowrl.pipeline.tasksets import (
     train_tasks,
 )
 from shadowrl.pipeline.warmstart import score_policy, sft_more_stage, sft_stage
-from shadowrl.rl.companion import build_companion
-from shadowrl.rl.run import run_rl
+from shadowrl.rl import build_companion, run_rl
 from shadowrl.tasks import PreparedTask, Task, prepare
 
 log = logging.getLogger(__name__)

@@ -29,16 +29,21 @@ from rich.progress import track
 
 from shadowrl.metrics import MetricsLogger, read_metrics
 from shadowrl.pipeline.config import PipelineError, TrainRun
-from shadowrl.rl.checkpoint import latest_checkpoint
-from shadowrl.rl.demos import (
+from shadowrl.rl import (
+    Check,
+    DemoScore,
+    SFTRun,
+    Trainer,
+    Validation,
     append_trajectories,
     dedupe,
+    demo_scores,
     expert_demonstrations,
+    latest_checkpoint,
     load_trajectories,
+    policy_of,
+    run_sft,
 )
-from shadowrl.rl.fsdp import policy_of
-from shadowrl.rl.sft import Check, DemoScore, SFTRun, Validation, demo_scores, run_sft
-from shadowrl.rl.trainer import Trainer
 from shadowrl.tasks import Task, prepare
 from shadowrl.types import Trajectory
 

@@ -6,7 +6,7 @@
         continuation re-judged by the same judge (recorded.py) ─► tree-credit groups,
         trained beside the whole-session rows (cut at the branch turn) in one batch
 
-Built once from `realtime.branching` (`build`); off, `Deps.brancher` is None and the
+Built once from `realtime.branching` (`build_brancher`); off, `Deps.brancher` is None and the
 train stage never sees any of it. The continuations of all points run at once on one
 engine opened on the serving checkpoint, so their turns share its batches; their
 tokens are stamped with the checkpoint's registry version, as the mixed-in rollouts'
@@ -49,7 +49,7 @@ from shadowrl.realtime.judges import UserModel, build_judge
 from shadowrl.realtime.mix import stamped
 from shadowrl.realtime.rebuild import Rebuilt
 from shadowrl.realtime.sessions import ProductionSession
-from shadowrl.rl.credit_tree import Leaves
+from shadowrl.rl import Leaves
 from shadowrl.sandbox import SandboxConfig
 from shadowrl.tasks.config import ShapingConfig
 from shadowrl.types import Segment, Trajectory
@@ -165,7 +165,7 @@ def _stamped(group: BranchGroup, version: int) -> Leaves:
     return dataclasses.replace(group, trajectories=(*fresh, *own)).leaves()
 
 
-def build(
+def build_brancher(
     cfg: BranchConfig, cache_dir: Path, sandbox: SandboxConfig, shaping: ShapingConfig,
     user: UserModel | None = None,
 ) -> StoreBrancher | None:  # fmt: skip

@@ -28,9 +28,8 @@ from shadowrl.realtime.record import CycleRow, MeasuredRow, MixCounts
 from shadowrl.realtime.rewards import RewardSummary
 from shadowrl.realtime.sessions import ProductionSession
 from shadowrl.realtime.training import Arm, ArmResult, TrainInput
-from shadowrl.rl.companion import StepCheck
+from shadowrl.rl import Leaves, StepCheck
 from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.credit_tree import Leaves
 from shadowrl.serve.store import TraceStore
 from shadowrl.tasks import Task
 

@@ -29,7 +29,7 @@ from shadowrl.agent import run_episode
 from shadowrl.realtime.judge import Attempt, Scorer
 from shadowrl.realtime.rebuild import Rebuilt
 from shadowrl.realtime.recorded import recorded
-from shadowrl.rl.credit_tree import Leaves, Subtree
+from shadowrl.rl import Leaves, Subtree
 from shadowrl.types import Policy, Segment, Trajectory
 
 

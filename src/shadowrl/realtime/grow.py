@@ -142,7 +142,7 @@ async def validate(task: Task, cache_dir: Path, tokenizer: Any, spec: EpisodeSpe
     return None
 
 
-async def grow(
+async def grow_suite(
     engine: Engine,
     root: Path,
     base: Sequence[Task],

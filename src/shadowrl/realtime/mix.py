@@ -25,7 +25,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 from shadowrl.episode import EpisodeSpec, PolicyFactory
-from shadowrl.rl.rollout import rollout_group
+from shadowrl.rl import rollout_group
 from shadowrl.tasks import Task
 from shadowrl.tasks.prepare import prepare
 from shadowrl.types import Trajectory

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from shadowrl.realtime.config import Cohort, RowsConfig
 from shadowrl.realtime.rewards import Reward
 from shadowrl.realtime.sessions import ProductionSession
-from shadowrl.rl.batch import TrainBatch, build_rl_batch
+from shadowrl.rl import TrainBatch, build_rl_batch
 from shadowrl.rl.config import TrainConfig
 from shadowrl.types import Trajectory
 

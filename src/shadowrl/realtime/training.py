@@ -24,11 +24,16 @@ from shadowrl.realtime.config import RowsConfig
 from shadowrl.realtime.rewards import Reward
 from shadowrl.realtime.rows import RowCounts, cohort_groups, production_batch
 from shadowrl.realtime.sessions import ProductionSession
-from shadowrl.rl.batch import TrainBatch
-from shadowrl.rl.companion import Companion, Moved, StepCheck, build_companion
+from shadowrl.rl import (
+    Companion,
+    Moved,
+    StepCheck,
+    TrainBatch,
+    Trainer,
+    build_companion,
+    token_logprobs,
+)
 from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.forward import token_logprobs
-from shadowrl.rl.trainer import Trainer
 from shadowrl.types import Trajectory
 
 

@@ -26,7 +26,7 @@ beside the checked rebuild the real-time branching shares.
 
 Of the core (the agent loop, an episode, the RL run, serving), only the RL run writes
 records, and it reaches replay only through this module: a `Recorder` built once by
-`build` from `train.save_rollouts`, handed every group it will train on. Off, it is
+`build_recorder` from `train.save_rollouts`, handed every group it will train on. Off, it is
 `NoRecorder`, and `record.py` is never imported (`tests/replay/test_seam.py`,
 `tests/rl/test_seams.py`).
 """
@@ -57,7 +57,7 @@ class NoRecorder:
         return None
 
 
-def build(
+def build_recorder(
     save_rollouts: bool, run_dir: Path, spec: EpisodeSpec, model_path: str, weights_url: str | None
 ) -> Recorder:
     """The recorder of an RL run in `run_dir`: with `save_rollouts`, one writing records

@@ -16,7 +16,7 @@ every call, `realtime/rebuild.py`).
 output carries timings, so a re-run tail would drift at the first test run). The
 writers: `save` with `changed_files` after each step (`shadowrl run --save`),
 `episode_saver` (`eval --save-dir`) and `RolloutRecorder` (every episode of a training
-group, `train.save_rollouts`, built by `replay.build`).
+group, `train.save_rollouts`, built by `replay.build_recorder`).
 """
 
 from __future__ import annotations

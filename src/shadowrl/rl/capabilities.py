@@ -2,7 +2,7 @@
 
 `run.py` wires what these return and never asks about the capability again; a
 capability that is off is never imported (replay's recorder, `train.save_rollouts`, is
-built the same way by its own package: `replay.build`):
+built the same way by its own package: `replay.build_recorder`):
 
     train.branching     tree rollouts (`tree.py`, credit in `credit_tree.py`) instead of
                         flat groups of `train.group_size` episodes

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from shadowrl.inference.drafts import heads_beside
+from shadowrl.inference import heads_beside
 from shadowrl.rl.config import TrainConfig
 from shadowrl.seeds import stream_seed
 

@@ -226,7 +226,7 @@ def policy_of(ckpt: str | Path, dtype: str = "float32") -> Any:
     return full_model(ckpt, dtype) if is_sharded(ckpt) else load_checkpoint(ckpt, dtype)
 
 
-def export(ckpt: str | Path, out: str | Path, dtype: str = "float32") -> Path:
+def export_checkpoint(ckpt: str | Path, out: str | Path, dtype: str = "float32") -> Path:
     """A sharded checkpoint -> a Hugging Face directory (`config.json`, `model.safetensors`,
     the tokenizer saved with it) that `from_pretrained`, the engine and vLLM load."""
     ckpt, out = Path(ckpt), Path(out)

@@ -25,7 +25,7 @@ from torch import Tensor
 from torch.distributed.tensor import DTensor
 
 from shadowrl.agent import render_prompt
-from shadowrl.inference.mtp import MTPHeads, for_model, frequency_vocab
+from shadowrl.inference import MTPHeads, for_model, frequency_vocab
 from shadowrl.rl.mtp_config import DistillConfig
 from shadowrl.rl.mtp_loss import agreement, mtp_distill_loss
 from shadowrl.types import Message, SamplingParams
@@ -285,7 +285,7 @@ def self_distill(
 ) -> tuple[MTPHeads, DistillReport]:
     """The whole recipe: prompts -> own generations -> detached states -> trained heads;
     `seed` (the run's `distill` stream, `seeds.py`) keys every draw of it."""
-    from shadowrl.inference.build import build_engine
+    from shadowrl.inference import build_engine
 
     prompts = distill_prompts(tokenizer, cfg)
     log.info("generating %d completions of %d tokens", len(prompts) * cfg.samples_per_prompt,

@@ -37,7 +37,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from shadowrl.inference.mtp import PREFIX, MTPHeads, heads_path, load_heads, save_heads
+from shadowrl.inference import PREFIX, MTPHeads, heads_path, load_heads, save_heads
 from shadowrl.rl.batch import TrainBatch
 from shadowrl.rl.mtp_config import RLDistillConfig
 from shadowrl.rl.mtp_distill import (

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from shadowrl.inference.routing import RouteRecorder, flip_share, replaying, routers
+from shadowrl.inference import RouteRecorder, flip_share, replaying, routers
 from shadowrl.rl.forward import token_logprobs
 from shadowrl.types import Generation
 

@@ -27,9 +27,8 @@ from rich.table import Table
 from shadowrl import replay as replay_records
 from shadowrl.atomic import write_json
 from shadowrl.episode import EpisodeSpec
-from shadowrl.inference.build import build_engine
+from shadowrl.inference import EngineAcceptance, build_engine
 from shadowrl.inference.config import EngineConfig
-from shadowrl.inference.speculation import EngineAcceptance
 from shadowrl.metrics import MetricsLogger
 from shadowrl.rl.capabilities import build_episode_metrics, build_rollouts
 from shadowrl.rl.cluster.config import RayConfig
@@ -183,7 +182,7 @@ async def run_rl(
             )  # fmt: skip
         try:
             with services as s:
-                recorder = replay_records.build(
+                recorder = replay_records.build_recorder(
                     train.save_rollouts, run_dir, spec, model_path, train.weights.url
                 )
                 await _train(

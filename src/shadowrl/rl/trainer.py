@@ -26,8 +26,7 @@ import torch
 from torch import Tensor
 from torch.distributed.tensor import DTensor
 
-from shadowrl.inference.precision import warn_emulated_bf16
-from shadowrl.inference.routing import replaying, routers
+from shadowrl.inference import replaying, routers, warn_emulated_bf16
 from shadowrl.rl.batch import MicroBatch, TrainBatch, build_rl_batch
 from shadowrl.rl.checkpoint import TrainerState, checkpoint_path
 from shadowrl.rl.companion import Companion, build_companion

@@ -28,7 +28,7 @@ from typing import Annotated, Any, Literal
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, model_validator
 
-from shadowrl.inference.requests import TokenDelta
+from shadowrl.inference import TokenDelta
 from shadowrl.serve.errors import APIError
 from shadowrl.types import Generation, Message, SamplingParams, ToolCall
 

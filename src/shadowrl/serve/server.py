@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from shadowrl.agent import Renderer, parse_tool_calls
-from shadowrl.inference.requests import TokenDelta
+from shadowrl.inference import TokenDelta
 from shadowrl.serve.auth import ANONYMOUS, Caller
 from shadowrl.serve.openai_api import (
     TOOL_TAG,

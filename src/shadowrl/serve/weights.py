@@ -88,7 +88,7 @@ def read_safetensors(path: str) -> dict[str, Any]:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    from shadowrl.inference.drafts import DRAFTS, HEADS_FILE
+    from shadowrl.inference import DRAFTS, HEADS_FILE
 
     p = Path(path)
     files = sorted(p.glob("*.safetensors")) if p.is_dir() else [p]

@@ -132,7 +132,7 @@ class EngineActor:
         threads: int = 0,
         heads: Any = None,
     ) -> None:
-        from shadowrl.inference.build import build_engine
+        from shadowrl.inference import build_engine
 
         _threads(threads)
         version = -1 if store_url else 0

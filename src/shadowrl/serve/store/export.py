@@ -25,7 +25,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from shadowrl.rl.demos import trajectory_to_json
+from shadowrl.rl import trajectory_to_json
 from shadowrl.serve.store.queries import RequestView, SessionView, iter_sessions
 from shadowrl.types import Segment, Trajectory
 
