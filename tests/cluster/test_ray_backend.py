@@ -102,7 +102,7 @@ def _stamp(t: Trajectory, version: int) -> Trajectory:
 
 
 def _train(
-    run_dir: Path, ray: RayConfig | None, rollout=None, steps: int = 2
+    run_dir: Path, ray: RayConfig | None, rollout=None, steps: int = 2, **train: object
 ) -> dict[str, torch.Tensor]:
     model, tokenizer = tiny_model(seed=3)
     tasks = [("t0", None), ("t1", None)]  # names only: the replay plays their groups
@@ -112,7 +112,7 @@ def _train(
             tokenizer,
             tasks,  # type: ignore[arg-type]
             run_dir,
-            train=TrainConfig.model_validate({**TRAIN, "steps": steps}),
+            train=TrainConfig.model_validate({**TRAIN, "steps": steps, **train}),
             orchestrator=OrchestratorConfig(mode="sync"),
             engine_config=ENGINE,
             spec=EpisodeSpec(),
@@ -150,6 +150,48 @@ def test_two_step_ray_train_matches_in_process_update(ray_cluster, tmp_path):
         "v00000001",
         "v00000002",
     ]
+
+
+class SeesRanks(Replay):
+    """Replay that lists, at the first rollout, the run's live trainer rank actors."""
+
+    def __init__(self, groups, run_dir: Path) -> None:
+        super().__init__(groups)
+        self.prefix, self.ranks = f"shadowrl-{run_id(run_dir)}", None
+
+    async def __call__(self, task, prepared, version: int) -> Group:
+        if self.ranks is None:
+            self.ranks = [a for a in cluster_actors(self.prefix) if "-rank-" in a["role"]]
+        return await super().__call__(task, prepared, version)
+
+
+@pytest.mark.slow
+def test_trainer_ranks_are_ray_actors_and_take_the_one_rank_steps(ray_cluster, tmp_path):
+    """`train.world_size: 2` on Ray: rank 1 is an actor of its own (not a process the
+    trainer actor forks), and the two ranks take the steps one in-process rank takes.
+    The gradients are summed in another order, so weights differ by float32 rounding
+    (`tests/rl/test_dp.py`: a few ulps; 1e-6 here as in the test above)."""
+    small = {"batch": {"microbatch_tokens": 16}}  # several microbatches a step: both ranks get some
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the trainer actor and its ranks run one thread each too
+    try:
+        local = _train(tmp_path / "local", None, **small)
+    finally:
+        torch.set_num_threads(threads)
+    seen = SeesRanks(recorded_groups(8, 2), tmp_path / "ray")
+    ray_cfg = ray_config(ray_cluster, trainer_resources={})  # the head's one `trainer` slot
+    remote = _train(tmp_path / "ray", ray_cfg, rollout=seen, world_size=2, **small)
+    assert seen.ranks is not None and [a["role"].rsplit("-", 1)[-1] for a in seen.ranks] == ["1"]
+    assert seen.ranks[0]["class"] == "RankActor"
+    diff = max((local[k] - remote[k]).abs().max().item() for k in local)
+    assert diff <= 1e-6, f"two ranks on Ray and one in process differ by {diff}"
+    start = tiny_model(seed=3)[0].state_dict()
+    assert max((local[k] - start[k]).abs().max().item() for k in local) > 1e-4  # it trained
+    prefix = f"shadowrl-{run_id(tmp_path / 'ray')}"
+    deadline = time.monotonic() + 60  # ray.kill is asynchronous: wait for the GCS to see it
+    while cluster_actors(prefix) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert cluster_actors(prefix) == []  # the rank actor went with the run
 
 
 class KillTrainerOnce(Replay):

@@ -1,6 +1,7 @@
 """Data-parallel training on N ranks (torch.distributed over gloo, on CPU): `train.world_size`.
 
-The process that builds the `Trainer` is rank 0; it spawns ranks 1..N-1, each of which
+The process that builds the `Trainer` is rank 0; it starts ranks 1..N-1 (`Spawn`: local
+processes here, Ray actors on the Ray backend, `rl/cluster/backend.py`), each of which
 builds the same architecture from the model's config, takes rank 0's weights by
 broadcast and then runs the very same `Trainer.step` on its share of every batch
 (microbatches r, r+N, …). Gradients are summed across ranks: every microbatch's loss
@@ -27,7 +28,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 import torch.distributed as dist
@@ -149,45 +150,73 @@ def chunk_range(start: int, stop: int, n: int, i: int) -> tuple[int, int]:
     return first, min(first + size, stop)
 
 
-class Leader(Ranks):
-    """Rank 0: spawns the other ranks, sends them each command, gathers their parts."""
+class Spawn(Protocol):
+    """Where ranks 1..N-1 run: each calls `follow(rank, *args)` until rank 0 says stop."""
 
-    def __init__(self, world_size: int, procs: list[Any]) -> None:
+    def host(self) -> str:
+        """The address rank 0 listens on for the others to join the group."""
+        ...
+
+    def start(self, rank: int, args: tuple[Any, ...]) -> None: ...
+
+    def join(self, timeout: float) -> None:
+        """Wait up to `timeout` seconds for every started rank to return."""
+        ...
+
+
+class Processes:
+    """Ranks 1..N-1 as processes spawned beside rank 0 (the in-process backend)."""
+
+    def __init__(self) -> None:
+        self.procs: list[Any] = []
+
+    def host(self) -> str:
+        return "127.0.0.1"
+
+    def start(self, rank: int, args: tuple[Any, ...]) -> None:
+        proc = mp.get_context("spawn").Process(target=follow, args=(rank, *args), daemon=True)
+        proc.start()
+        self.procs.append(proc)
+
+    def join(self, timeout: float) -> None:
+        for p in self.procs:
+            p.join(timeout)
+
+
+class Leader(Ranks):
+    """Rank 0: starts the other ranks, sends them each command, gathers their parts."""
+
+    def __init__(self, world_size: int, spawn: Spawn) -> None:
         super().__init__(0, world_size)
-        self.procs = procs
+        self.spawn = spawn
 
     @classmethod
     def start(
         cls, model: Any, cfg: TrainConfig, objective: str, trainer_cls: type, seed: int = 0,
-        peer: Any = None,
+        peer: Any = None, spawn: Spawn | None = None,
     ) -> Leader:  # fmt: skip
-        """Spawn ranks 1..N-1, each building `trainer_cls` (the `Trainer`, passed in
-        rather than imported: it imports this module) over a copy of `model`'s architecture,
-        with `peer` as its companion (`Companion.peer`: a sharded model's reads)."""
+        """Start ranks 1..N-1 (`spawn`, default local processes), each building
+        `trainer_cls` (the `Trainer`, passed in rather than imported: it imports this module)
+        over a copy of `model`'s architecture, with `peer` as its companion
+        (`Companion.peer`: a sharded model's reads)."""
         if dist.is_initialized():
             raise RuntimeError("train.world_size > 1 needs a process with no process group yet")
-        port, ctx = _free_port(), mp.get_context("spawn")
-        args = (cfg.world_size, port, torch.get_num_threads(), type(model), model.config)
-        procs = [
-            ctx.Process(
-                target=_follow,
-                args=(r, *args, cfg, objective, trainer_cls, seed, peer),
-                daemon=True,
-            )
-            for r in range(1, cfg.world_size)
-        ]
-        for p in procs:
-            p.start()
-        _init(0, cfg.world_size, port)
-        return cls(cfg.world_size, procs)
+        spawn = spawn or Processes()
+        host = spawn.host()
+        port = _free_port(host)
+        args = (cfg.world_size, host, port, torch.get_num_threads(), type(model), model.config,
+                cfg, objective, trainer_cls, seed, peer)  # fmt: skip
+        for r in range(1, cfg.world_size):
+            spawn.start(r, args)
+        _init(0, cfg.world_size, host, port)
+        return cls(cfg.world_size, spawn)
 
     def command(self, *msg: Any) -> None:
         dist.broadcast_object_list([msg], src=0)
 
     def close(self) -> None:
         self.command("stop")
-        for p in self.procs:
-            p.join(60)
+        self.spawn.join(60)
         dist.destroy_process_group()
 
 
@@ -221,25 +250,26 @@ class ShardedPublisher:
         return self.store.fetch(version, base)
 
 
-def _free_port() -> int:
+def _free_port(host: str) -> int:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((host, 0))
         return int(s.getsockname()[1])
 
 
-def _init(rank: int, world_size: int, port: int) -> None:
+def _init(rank: int, world_size: int, host: str, port: int) -> None:
     dist.init_process_group(
         "gloo",
-        init_method=f"tcp://127.0.0.1:{port}",
+        init_method=f"tcp://{host}:{port}",
         rank=rank,
         world_size=world_size,
         timeout=TIMEOUT,
     )
 
 
-def _follow(
+def follow(
     rank: int,
     world_size: int,
+    host: str,
     port: int,
     threads: int,
     model_cls: Any,
@@ -253,7 +283,7 @@ def _follow(
     """Ranks 1..N-1: the same trainer, driven by rank 0's commands until "stop"."""
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     torch.set_num_threads(threads)  # the same kernels' reduction order as rank 0
-    _init(rank, world_size, port)
+    _init(rank, world_size, host, port)
     ranks = Ranks(rank, world_size)
     model = model_cls(model_config)
     trainer = trainer_cls(model, cfg, objective=objective, ranks=ranks, companion=peer, seed=seed)

@@ -31,7 +31,7 @@ from shadowrl.rl.batch import MicroBatch, TrainBatch, build_rl_batch
 from shadowrl.rl.checkpoint import TrainerState, checkpoint_path
 from shadowrl.rl.companion import Companion, build_companion
 from shadowrl.rl.config import TrainConfig
-from shadowrl.rl.dp import Leader, Ranks, ShardedPublisher
+from shadowrl.rl.dp import Leader, Ranks, ShardedPublisher, Spawn
 from shadowrl.rl.forward import PolicyLogprobs, enable_checkpointing, token_logprobs
 from shadowrl.rl.lora import Adapters
 from shadowrl.rl.lora_sync import AdapterSync
@@ -94,9 +94,11 @@ class Trainer:
         ranks: Ranks | None = None,
         companion: Companion | None = None,
         seed: int = 0,
+        spawn: Spawn | None = None,
     ) -> None:
-        """`ranks`: set only on ranks 1..N-1 by `dp.py`; rank 0 spawns them itself when
-        `cfg.world_size > 1`. `companion` (`build_companion`) learns after each update and
+        """`ranks`: set only on ranks 1..N-1 by `dp.py`; rank 0 starts them itself when
+        `cfg.world_size > 1`, through `spawn` (default: local processes; Ray actors on the
+        Ray backend). `companion` (`build_companion`) learns after each update and
         is published and checkpointed with the weights. `seed`: the run seed, whose
         "trainer" stream (`seeds.py`) seeds the torch RNG."""
         if cfg.loss.kl_coef > 0 and objective == "rl" and ref_model is None:
@@ -110,7 +112,7 @@ class Trainer:
         if ranks is None and cfg.world_size > 1:
             # the other ranks of a sharded model join the companion's reads of it
             peer = companion.peer() if companion is not None and self.parallel.sharded else None
-            ranks = Leader.start(self.model, cfg, objective, type(self), seed, peer)
+            ranks = Leader.start(self.model, cfg, objective, type(self), seed, peer, spawn)
         self.ranks = ranks
         if ranks is not None:
             ranks.sync_params(self.model)

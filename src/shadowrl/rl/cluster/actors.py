@@ -2,11 +2,12 @@
 
 They are plain classes (`backend.py` wraps them with `ray.remote` when it starts them),
 so nothing here is a second implementation: the trainer actor holds a `Trainer` and a
-publishing `WeightStore` (`Trainer.publisher`), an engine actor an `Engine` and a reader
-of that store (`lora_sync.AdapterSync`: a LoRA run's adapters merged, else as stored), an
-environment worker its own root sandboxes and runs `rollout.forked_episode`, the very
-episode the in-process group runs. What crosses the network is small: trajectories
-(token ids), prompts and generations, version numbers; weights go through the store.
+publishing `WeightStore` (`Trainer.publisher`), a rank actor runs rank r > 0 of a
+multi-rank trainer (`dp.follow`), an engine actor an `Engine` and a reader of that store
+(`lora_sync.AdapterSync`: a LoRA run's adapters merged, else as stored), an environment
+worker its own root sandboxes and runs `rollout.forked_episode`, the very episode the
+in-process group runs. What crosses the network is small: trajectories (token ids),
+prompts and generations, version numbers; weights go through the store.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from shadowrl.episode import EpisodeSpec, graded_episode
 from shadowrl.inference.config import EngineConfig
 from shadowrl.rl.companion import Companion
 from shadowrl.rl.config import BranchingConfig, TrainConfig
+from shadowrl.rl.dp import Spawn, follow
 from shadowrl.rl.lora_sync import AdapterSync
 from shadowrl.rl.rollout import forked_episode
 from shadowrl.rl.roots import SandboxRoots
@@ -77,13 +79,15 @@ class TrainerActor:
         threads: int = 0,
         companion: Companion | None = None,
         seed: int = 0,
+        spawn: Spawn | None = None,
     ) -> None:
+        """`spawn`: where ranks 1..N-1 run when `train.world_size > 1` (`backend.RankActors`)."""
         _threads(threads)
         self.tokenizer = tokenizer
         self.trainer = (
-            Trainer.resume(ckpt, train, seed=seed)
+            Trainer.resume(ckpt, train, seed=seed, spawn=spawn)
             if ckpt
-            else Trainer(model, train, companion=companion, seed=seed)
+            else Trainer(model, train, companion=companion, seed=seed, spawn=spawn)
         )
         # under LoRA the adapters alone after one full base (`lora_sync.py`)
         self.store = self.trainer.publisher(weight_store(store_url, train, store_dtype))
@@ -110,6 +114,17 @@ class TrainerActor:
         state = self.trainer.model.state_dict()
         state = self.trainer.lora.merge(state) if self.trainer.lora is not None else state
         return {k: v.detach().clone() for k, v in state.items()}
+
+    def where(self) -> dict[str, Any]:
+        return placement()
+
+
+class RankActor:
+    """Rank r > 0 of a multi-rank trainer: the same `dp.follow` loop a local rank process
+    runs, driven by the trainer actor (rank 0) over their process group."""
+
+    def follow(self, rank: int, args: tuple[Any, ...]) -> None:
+        follow(rank, *args)
 
     def where(self) -> dict[str, Any]:
         return placement()

@@ -3,8 +3,9 @@
     driver (this process)             Ray cluster
     ───────────────────────           ─────────────────────────────────────────────
     Orchestrator ── train_groups ──►  TrainerActor: Trainer ── publish ──► WeightStore
-      │  (the same loop as            EngineActor × N: Engine ◄── fetch(version) ──┘
-      │   in one process)                  ▲ generate(prompt ids)
+      │  (the same loop as              └─ RankActor × (world_size − 1)            │
+      │   in one process)             EngineActor × N: Engine ◄── fetch(version) ──┘
+      │                                    ▲ generate(prompt ids)
       └─ rollout(task) ── episode ──► EnvWorker × M: own root sandboxes, forks, verifier
 
 `ray_services` yields a `services.Services` of proxies (`proxies.py`) and kills every
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,7 +26,7 @@ from typing import Any
 
 from shadowrl.episode import EpisodeSpec
 from shadowrl.inference.config import EngineConfig
-from shadowrl.rl.cluster.actors import EngineActor, EnvWorker, TrainerActor
+from shadowrl.rl.cluster.actors import EngineActor, EnvWorker, RankActor, TrainerActor
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.cluster.proxies import (
     ClusterRollouts,
@@ -101,6 +103,40 @@ def actor_class(
 
     opts = dict(name=f"{prefix}-{name}", num_cpus=cpus, num_gpus=gpus, resources=res)
     return ray.remote(cls).options(**opts, **kw)
+
+
+class RankActors:
+    """`dp.Spawn` on Ray: ranks 1..N-1 of the trainer as actors with the trainer's
+    reservations, joining rank 0's process group at the trainer actor's node address.
+    Created by the trainer actor, they die with it (Ray kills an owner's actors)."""
+
+    def __init__(self, prefix: str, cfg: RayConfig) -> None:
+        self.prefix, self.cfg = prefix, cfg
+        self.actors: list[Any] = []
+        self.runs: list[Any] = []
+
+    def host(self) -> str:
+        import ray
+
+        return str(ray.util.get_node_ip_address())
+
+    def start(self, rank: int, args: tuple[Any, ...]) -> None:
+        # the pid keeps a restarted trainer's ranks from colliding with the dying ones' names
+        name = f"trainer-{os.getpid()}-rank-{rank}"
+        cfg = self.cfg
+        actor = actor_class(
+            RankActor, self.prefix, name, cfg.trainer_cpus, cfg.trainer_gpus,
+            cfg.trainer_resources,
+        ).remote()  # fmt: skip
+        self.actors.append(actor)
+        self.runs.append(actor.follow.remote(rank, args))
+
+    def join(self, timeout: float) -> None:
+        import ray
+
+        ray.wait(self.runs, num_returns=len(self.runs), timeout=timeout)
+        for actor in self.actors:
+            ray.kill(actor, no_restart=True)
 
 
 def start_engines(
@@ -185,7 +221,7 @@ def ray_services(
             cfg.trainer_resources,
         ).remote(
             model_ref, tok_ref, str(ckpt) if ckpt else None, train, url, dtype, cfg.torch_threads,
-            ray.put(companion), seed,
+            ray.put(companion), seed, RankActors(prefix, cfg) if train.world_size > 1 else None,
         )  # fmt: skip
         started.append(trainer_actor)
         trainer = RemoteTrainer(trainer_actor)
