@@ -166,11 +166,13 @@ class SeesRanks(Replay):
 
 
 @pytest.mark.slow
-def test_trainer_ranks_are_ray_actors_and_take_the_one_rank_steps(ray_cluster, tmp_path):
+@pytest.mark.parametrize("parallel", ["replicate", "fsdp"])
+def test_trainer_ranks_are_ray_actors_and_take_the_one_rank_steps(ray_cluster, tmp_path, parallel):
     """`train.world_size: 2` on Ray: rank 1 is an actor of its own (not a process the
-    trainer actor forks), and the two ranks take the steps one in-process rank takes.
-    The gradients are summed in another order, so weights differ by float32 rounding
-    (`tests/rl/test_dp.py`: a few ulps; 1e-6 here as in the test above)."""
+    trainer actor forks), and the two ranks, replicas or FSDP shards, take the steps one
+    in-process rank takes; the trained model comes back whole. The gradients are summed
+    in another order, so weights differ by float32 rounding (`tests/rl/test_dp.py` and
+    `test_fsdp.py`: a few ulps; 1e-6 here as in the test above)."""
     small = {"batch": {"microbatch_tokens": 16}}  # several microbatches a step: both ranks get some
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the trainer actor and its ranks run one thread each too
@@ -180,7 +182,9 @@ def test_trainer_ranks_are_ray_actors_and_take_the_one_rank_steps(ray_cluster, t
         torch.set_num_threads(threads)
     seen = SeesRanks(recorded_groups(8, 2), tmp_path / "ray")
     ray_cfg = ray_config(ray_cluster, trainer_resources={})  # the head's one `trainer` slot
-    remote = _train(tmp_path / "ray", ray_cfg, rollout=seen, world_size=2, **small)
+    remote = _train(
+        tmp_path / "ray", ray_cfg, rollout=seen, world_size=2, parallel=parallel, **small
+    )
     assert seen.ranks is not None and [a["role"].rsplit("-", 1)[-1] for a in seen.ranks] == ["1"]
     assert seen.ranks[0]["class"] == "RankActor"
     diff = max((local[k] - remote[k]).abs().max().item() for k in local)

@@ -110,10 +110,11 @@ class TrainerActor:
         return str(self.trainer.save(root, self.tokenizer))
 
     def weights(self) -> dict[str, Any]:
-        """The policy's weights (LoRA merged) under the base names."""
-        state = self.trainer.model.state_dict()
-        state = self.trainer.lora.merge(state) if self.trainer.lora is not None else state
-        return {k: v.detach().clone() for k, v in state.items()}
+        """The policy's weights (LoRA merged) under the base names, whole even when the
+        ranks hold shards: read back from the published version, as `local_services` does."""
+        full = self.store.whole if isinstance(self.store, AdapterSync) else self.store.fetch
+        policy = self.trainer.policy_copy(lambda: full(self.trainer.version))
+        return {k: v.detach().clone() for k, v in policy.state_dict().items()}
 
     def where(self) -> dict[str, Any]:
         return placement()
