@@ -106,6 +106,16 @@ def test_recorded_demo_and_task_counts_are_used_when_present(tmp_path):
     assert "not recorded" not in report
 
 
+def test_a_streamed_rl_stage_is_reported_without_a_task_count(tmp_path):
+    """`pipeline.rl_stream` logs a stream position, not a task count (the report crashed on it)."""
+    run = _run_dir(tmp_path, rows(8, 0, samples=2), rows(8, 0, samples=2))
+    with MetricsLogger(run, tensorboard=False) as m:
+        m.log("rl_data", 0, {"stream_position": 0})
+    report = write_run_report(run).read_text()
+    assert "12 groups in all: at most 12 distinct tasks trained on, each group a fresh" in report
+    assert "(`pipeline.rl_stream`), none twice" in report
+
+
 def test_step_table_holds_the_logged_train_rewards_beside_the_held_out_evals(tmp_path):
     run = _run_dir(tmp_path, rows(8, 0, samples=2), rows(8, 1, samples=2))
     report = write_run_report(run).read_text()

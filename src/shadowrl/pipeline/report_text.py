@@ -119,14 +119,21 @@ def rl_line(rows: Sequence[Row], data: Row | None, settings: Settings) -> str:
 def _task_bound(data: Row | None, pipeline: PipelineConfig | None) -> int | None:
     """How many tasks RL could draw from, if known (its tasks are among the first
     `train_tasks` of the split whatever the SFT split or the screen keeps)."""
-    if data is not None:
+    if data is not None and "tasks" in data:
         return int(data["tasks"])
-    if pipeline is None or not pipeline.train_tasks:
+    if _streamed(data) or pipeline is None or not pipeline.train_tasks:  # a stream: unbounded
         return None
     return pipeline.train_tasks
 
 
+def _streamed(data: Row | None) -> bool:
+    """RL drew from `pipeline.rl_stream` (its `rl_data` row has a stream position, no task count)."""
+    return data is not None and "stream_position" in data
+
+
 def _rl_tasks(data: Row | None, pipeline: PipelineConfig | None) -> str:
+    if _streamed(data):
+        return "each group a fresh instance of the train part (`pipeline.rl_stream`), none twice"
     if data is not None:
         return f"drawn from {data['tasks']} train tasks"
     if pipeline is None:
