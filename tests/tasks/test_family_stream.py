@@ -87,3 +87,22 @@ def test_a_streamed_run_has_no_list_to_screen() -> None:
     assert PipelineConfig(rl_stream=True).rl_stream
     with pytest.raises(ValidationError, match="no fixed list"):
         PipelineConfig(rl_stream=True, screen_samples=2)
+
+
+def test_rl_templates_name_train_templates_of_a_stream() -> None:
+    from pydantic import ValidationError
+
+    from shadowrl.pipeline.config import PipelineConfig
+    from shadowrl.tasks.family.catalog import pick, templates
+
+    train = [t.id for t in templates("train")]
+    chosen = [train[3], train[0], train[3]]
+    assert [t.id for t in pick("train", chosen)] == [train[3], train[0]]
+    assert [t.id for t in pick("train", [])] == train
+    assert PipelineConfig(rl_stream=True, rl_templates=chosen).rl_templates == chosen
+    dev = templates("dev")[0].id
+    with pytest.raises(ValidationError, match="are not train templates") as bad:
+        PipelineConfig(rl_stream=True, rl_templates=[train[0], "no_such", dev])
+    assert str(sorted([dev, "no_such"])) in str(bad.value) and train[0] not in str(bad.value)
+    with pytest.raises(ValidationError, match="needs rl_stream"):
+        PipelineConfig(rl_templates=[train[0]])

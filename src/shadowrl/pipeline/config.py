@@ -105,6 +105,13 @@ class PipelineConfig(BaseModel):
         "(`pipeline/rl_source.py`; logged to run_dir/rl_stream.jsonl), instead of epochs over "
         "the train tasks.",
     )
+    rl_templates: list[str] = Field(
+        default_factory=list,
+        description="With rl_stream: the train templates (ids, e.g. 'tax_brackets') the stream "
+        "draws from; empty = every train template. A curriculum chosen from train-part "
+        "outcomes only (a held-out seed is an instance of a train template, so choosing by "
+        "held-out outcomes would leak).",
+    )
 
     @model_validator(mode="after")
     def _rl_has_tasks(self) -> PipelineConfig:
@@ -122,6 +129,12 @@ class PipelineConfig(BaseModel):
     def _stream_has_no_list(self) -> PipelineConfig:
         if self.rl_stream and self.screen_samples:
             raise ValueError("rl_stream draws fresh tasks: there is no fixed list to screen")
+        if self.rl_templates and not self.rl_stream:
+            raise ValueError("rl_templates picks the stream's templates: it needs rl_stream")
+        if self.rl_templates:
+            from shadowrl.tasks.family.catalog import pick  # loads the family: only when named
+
+            pick("train", self.rl_templates)
         return self
 
 

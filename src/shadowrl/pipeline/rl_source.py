@@ -4,7 +4,7 @@
 (`tasks/family/stream.py`): every draw a new instance of the family's train part,
 whatever the configured suites, never the same bug twice, logged to
 run_dir/rl_stream.jsonl (what training saw, and what a resumed run reads back so
-nothing it drew comes again).
+nothing it drew comes again). `pipeline.rl_templates` narrows it to some train templates.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from shadowrl.pipeline.config import TrainRun
 from shadowrl.rl import TaskSource
 from shadowrl.tasks import build_env, env_python
+from shadowrl.tasks.family.catalog import pick
 from shadowrl.tasks.family.stream import FamilyStream
 
 STREAM_LOG = "rl_stream.jsonl"
@@ -22,4 +23,6 @@ STREAM_LOG = "rl_stream.jsonl"
 def family_stream(run: TrainRun) -> TaskSource:
     """The train part's stream for this run, seeded by `run.seed`, resumed from its log."""
     python = env_python(build_env(("pytest",), Path(run.tasks.cache_dir).expanduser()))
-    return FamilyStream(python, run.tasks.cache_dir, run.run_dir / STREAM_LOG, seed=run.seed)
+    pool = pick("train", run.pipeline.rl_templates)
+    log = run.run_dir / STREAM_LOG
+    return FamilyStream(python, run.tasks.cache_dir, log, seed=run.seed, pool=pool)

@@ -66,6 +66,19 @@ def templates(part: Part) -> tuple[Template, ...]:
     return tuple(t for t in TEMPLATES if template_part(t.id) == home and part in _parts(t))
 
 
+def pick(part: Part, ids: list[str]) -> tuple[Template, ...]:
+    """The templates of `part` named by `ids`, in order (all of them when empty); an id
+    that is not one of `part`'s is an error naming it."""
+    mine = {t.id: t for t in templates(part)}
+    unknown = sorted(set(ids) - set(mine))
+    if unknown:
+        raise ValueError(
+            f"{unknown} are not {part} templates of the family (it has {len(mine)}: "
+            f"`shadowrl tasks family --part {part} --capacity` lists them)"
+        )
+    return tuple(mine[i] for i in dict.fromkeys(ids)) or tuple(mine.values())
+
+
 def _parts(template: Template) -> set[Part]:
     """The parts of a template's near-duplicate groups (a site names one node in every
     rendering, so one rendering tells)."""
