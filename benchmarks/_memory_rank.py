@@ -1,8 +1,10 @@
 """One arm of `fsdp_memory.py` in this process (and the ranks it spawns): build, step, measure.
 
-    python benchmarks/_memory_rank.py ARM SIZE_JSON DTYPE STEPS TOKENS
+    python benchmarks/_memory_rank.py SPEC_JSON
 
-Prints one JSON line. A separate script so that the driver imports neither torch nor
+SPEC_JSON: {"arm", "shape", "dtype", "steps", "tokens", "device", "autocast", "world"}.
+Prints one JSON line. On CUDA the peak is also the allocator's (`max_memory_allocated`,
+reset at each step's start), which is what a GPU must hold. A separate script so that the driver imports neither torch nor
 the trainer (the box is shared: every import is CPU time taken from someone).
 """
 
@@ -88,10 +90,21 @@ class MeasuredTrainer(Trainer):
 
     def step(self, batch: Any) -> dict[str, float]:
         held = _settle_and_reset_peak()
+        cuda = self.device.type == "cuda"
+        if cuda:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            held_cuda = torch.cuda.memory_allocated()
         t0 = time.perf_counter()
         out = super().step(batch)
+        if cuda:
+            torch.cuda.synchronize()
         took = time.perf_counter() - t0
-        self.steps.append({"rss_at_start": held, "peak": _vm("VmHWM"), "step_s": took})
+        fig = {"rss_at_start": held, "peak": _vm("VmHWM"), "step_s": took}
+        if cuda:
+            fig |= {"cuda_at_start_mb": held_cuda / MB,
+                    "cuda_peak_mb": torch.cuda.max_memory_allocated() / MB}  # fmt: skip
+        self.steps.append(fig)
         if self.ranks is not None and self.ranks.rank > 0:
             path = Path(os.environ[PEAKS]) / f"rank{self.ranks.rank}.json"
             path.write_text(json.dumps(self.figures()))
@@ -121,17 +134,21 @@ def _batch(vocab: int, tokens: int) -> list[list[Trajectory]]:
     return [[traj(1.0, 2 * g), traj(0.0, 2 * g + 1)] for g in range(2)]
 
 
-def run(arm: str, shape: dict[str, Any], dtype: str, steps: int, tokens: int) -> dict[str, Any]:
+def run(spec: dict[str, Any]) -> dict[str, Any]:
+    """One arm (`spec["arm"]`) on `spec["world"]` ranks (FSDP only), measured."""
+    arm, shape, dtype, steps, tokens = (
+        spec[k] for k in ("arm", "shape", "dtype", "steps", "tokens")
+    )
     baseline = _vm("VmRSS")  # imports done, no model yet
-    world = 2 if arm == "fsdp" else 1
+    world = spec["world"] if arm == "fsdp" else 1
     cfg = TrainConfig.model_validate({
         "world_size": world, "parallel": "fsdp" if arm == "fsdp" else "replicate",
-        "dtype": dtype, "lora": {"enabled": arm == "lora"},
+        "dtype": dtype, "autocast": spec["autocast"], "lora": {"enabled": arm == "lora"},
         "batch": {"microbatch_tokens": 2 * tokens},  # 2 microbatches: one per FSDP rank
     })  # fmt: skip
     torch.manual_seed(0)
     config = LlamaConfig(**shape, tie_word_embeddings=False, dtype=dtype)
-    model = ConstantLlama(config)
+    model = ConstantLlama(config).to(spec["device"])
     params = sum(p.numel() for p in model.parameters())
     with tempfile.TemporaryDirectory() as peaks:
         os.environ[PEAKS] = peaks
@@ -149,19 +166,30 @@ def run(arm: str, shape: dict[str, Any], dtype: str, steps: int, tokens: int) ->
         for s in r["steps"]:
             s["rss_at_start_mb"] = (s.pop("rss_at_start") - baseline) / MB
             s["peak_mb"] = (s.pop("peak") - baseline) / MB
+    cuda = [s["cuda_peak_mb"] for r in ranks for s in r["steps"] if "cuda_peak_mb" in s]
     return {
         "arm": arm,
         "world_size": world,
+        "device": spec["device"],
+        "autocast": spec["autocast"],
         "params": params,
         "baseline_mb": baseline / MB,
         "ranks": ranks,
-        "peak_mb": max(s["peak_mb"] for r in ranks for s in r["steps"]),
+        # a GPU's figure is its allocator's peak; a CPU's, the resident set's
+        "peak_mb": max(cuda) if cuda else max(s["peak_mb"] for r in ranks for s in r["steps"]),
         "microbatches": metrics[-1]["microbatches"],
         "skipped": [m["skipped"] for m in metrics],  # 1.0: no AdamW step, no moments held
-        "machine": machine("transformers") | cpu_flags(),
+        "machine": machine("transformers") | cpu_flags() | _gpu(spec["device"]),
     }
 
 
+def _gpu(device: str) -> dict[str, Any]:
+    if device != "cuda":
+        return {}
+    props = torch.cuda.get_device_properties(0)
+    return {"gpu": props.name, "gpu_memory_mb": props.total_memory / MB,
+            "cuda": torch.version.cuda}  # fmt: skip
+
+
 if __name__ == "__main__":
-    arm, shape, dtype, steps, tokens = sys.argv[1:]
-    print(json.dumps(run(arm, json.loads(shape), dtype, int(steps), int(tokens))))
+    print(json.dumps(run(json.loads(sys.argv[1]))))

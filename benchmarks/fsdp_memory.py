@@ -2,12 +2,18 @@
 
     nice -n 19 .venv/bin/python benchmarks/fsdp_memory.py [--sizes 20m 1b 200m]
         [--dtype bfloat16] [--arms replicate fsdp lora] [--steps 1] [--tokens 16]
-        [--quick] [--out FILE]
+        [--device cpu] [--autocast none] [--fsdp-ranks 2] [--quick] [--out FILE]
+
+On one GPU (`benchmarks/gpu/run_gpu.sh`, part `fsdp_memory`): `--device cuda
+--fsdp-ranks 1 --dtype float32 --autocast bfloat16 --sizes 1.5b 3b`, where FSDP on one
+rank shards nothing and shows its mixed precision (bf16 gathers and compute over fp32
+masters) against a replica under autocast, and LoRA's memory; peaks are then the CUDA
+allocator's.
 
 A replica's per-rank peak does not depend on the world size (each rank holds the whole
-model, its gradients and AdamW state), so `replicate` runs at world size 1; `fsdp` on 2
-gloo ranks (CPU); `lora` (`train.lora`, rank 16 on every projection) on 1 rank, since
-LoRA under a sharded strategy is refused today. Every arm of every size runs in a fresh
+model, its gradients and AdamW state), so `replicate` runs at world size 1; `fsdp` on
+`--fsdp-ranks` gloo ranks (2 on CPU); `lora` (`train.lora`, rank 16 on every projection)
+on 1 replica, LoRA's own saving beside FSDP's. Every arm of every size runs in a fresh
 process (`_memory_rank.py`), one at a time, that builds a Llama of that size (TinyLlama's
 shape at 1b, untied embeddings; constant weights: values change no byte, and random
 ones cost minutes of the shared CPU; nothing is downloaded) in `train.dtype` and takes
@@ -48,6 +54,11 @@ SIZES: dict[str, dict[str, Any]] = {  # Llama shapes: TinyLlama's (~1.1B) and sm
              "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000},
     "20m": {"hidden_size": 512, "intermediate_size": 1376, "num_hidden_layers": 4,
             "num_attention_heads": 8, "num_key_value_heads": 4, "vocab_size": 8192},
+    # Qwen2.5-1.5B's and -3B's shapes as Llamas (no attention bias), for the GPU
+    "1.5b": {"hidden_size": 1536, "intermediate_size": 8960, "num_hidden_layers": 28,
+             "num_attention_heads": 12, "num_key_value_heads": 2, "vocab_size": 151936},
+    "3b": {"hidden_size": 2048, "intermediate_size": 11008, "num_hidden_layers": 36,
+           "num_attention_heads": 16, "num_key_value_heads": 2, "vocab_size": 151936},
     "quick": {"hidden_size": 128, "intermediate_size": 256, "num_hidden_layers": 2,
               "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1024},
 }  # fmt: skip
@@ -82,10 +93,13 @@ def _uptime() -> str:
 
 
 def _run_arm(arm: str, size: str, args: argparse.Namespace) -> dict[str, Any]:
-    _check_memory(size, args.dtype)
+    if args.device == "cpu":  # a GPU is this job's alone
+        _check_memory(size, args.dtype)
     worker = Path(__file__).with_name("_memory_rank.py")
-    cmd = [sys.executable, str(worker), arm, json.dumps(SIZES[size]), args.dtype,
-           str(args.steps), str(args.tokens)]  # fmt: skip
+    spec = {"arm": arm, "shape": SIZES[size], "dtype": args.dtype, "steps": args.steps,
+            "tokens": args.tokens, "device": args.device, "autocast": args.autocast,
+            "world": args.fsdp_ranks}  # fmt: skip
+    cmd = [sys.executable, str(worker), json.dumps(spec)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode:
         raise RuntimeError(f"{arm} at {size} exited {proc.returncode}:\n{proc.stderr[-4000:]}")
@@ -103,10 +117,11 @@ def measure(size: str, args: argparse.Namespace) -> dict[str, Any]:
         arms[arm] = _run_arm(arm, size, args)
         arms[arm]["uptime"] = [before, _uptime()]
         a = arms[arm]
+        key = "cuda_peak_mb" if args.device == "cuda" else "peak_mb"
         print(f"{size:5s} {arm:9s} world {a['world_size']}: peak per rank "
-              + ", ".join(f"{max(s['peak_mb'] for s in r['steps']):.0f}" for r in a["ranks"])
-              + f" MB, state {a['ranks'][0]['state_mb']:.0f} MB, steps "
-              + ", ".join(f"{s['step_s']:.1f}" for s in a["ranks"][0]["steps"]) + " s",
+              + ", ".join(f"{max(s[key] for s in r['steps']):.0f}" for r in a["ranks"])
+              + f" MB ({args.device}), state {a['ranks'][0]['state_mb']:.0f} MB, steps "
+              + ", ".join(f"{s['step_s']:.2f}" for s in a["ranks"][0]["steps"]) + " s",
               flush=True)  # fmt: skip
     base = arms["replicate"]["peak_mb"] if "replicate" in arms else None
     ratios = {f"{a}_ratio": arms[a]["peak_mb"] / base for a in arms if base and a != "replicate"}
@@ -122,10 +137,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="A ~1M-parameter Llama (smoke test).")
     ap.add_argument("--steps", type=int, default=1)
     ap.add_argument("--tokens", type=int, default=16, help="Tokens per trajectory (4 of them).")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument(
+        "--autocast",
+        choices=["none", "bfloat16"],
+        default="none",
+        help="train.autocast (under FSDP, its mixed-precision policy)",
+    )
+    ap.add_argument(
+        "--fsdp-ranks",
+        type=int,
+        default=2,
+        help="FSDP's world size (1 on one GPU: mixed precision, no sharding)",
+    )
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
     sizes = ["quick"] if args.quick else args.sizes
-    result: dict[str, Any] = {"dtype": args.dtype, "steps": args.steps, "tokens": args.tokens}
+    result: dict[str, Any] = {"dtype": args.dtype, "steps": args.steps, "tokens": args.tokens,
+                              "device": args.device, "autocast": args.autocast}  # fmt: skip
     result["sizes"] = {}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for size in sizes:

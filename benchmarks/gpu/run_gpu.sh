@@ -7,6 +7,7 @@
 #   run(command="bash benchmarks/gpu/run_gpu.sh", carry=[".cache/gpu_wheels", ".cache/gpu_tok"])
 #   PARTS="gpu_tests vs_trl" bash benchmarks/gpu/run_gpu.sh    # a subset
 #   PARTS=decode_profile PROFILE_ARGS=--compile bash benchmarks/gpu/run_gpu.sh
+#   PARTS=fsdp_memory bash benchmarks/gpu/run_gpu.sh   # issue 36: results to docs/results/gpu/
 #
 # .cache/gpu_wheels: wheels the GPU image lacks (pydantic, pytest-asyncio, trl, datasets...),
 # .cache/gpu_tok: SmolLM2's tokenizer; benchmarks/results/gpu_notes.md says how to remake both.
@@ -74,5 +75,11 @@ fi
 if wanted moe_paged; then  # issue 37, not in the default PARTS: PARTS=moe_paged (~8 min, untried)
 section moe_paged
 timeout 540 "$PY" benchmarks/gpu/moe_paged.py --out "$OUT" 2>&1 | tee "$OUT/moe_paged.log"
+fi
+if wanted fsdp_memory; then  # issue 36, not in the default PARTS: PARTS=fsdp_memory (~5 min, untried)
+section fsdp_memory  # one NCCL rank: FSDP2's mixed precision vs a replica under autocast, LoRA
+timeout 420 "$PY" benchmarks/fsdp_memory.py --device cuda --fsdp-ranks 1 --dtype float32 \
+  --autocast bfloat16 --sizes 1.5b 3b --steps 3 --tokens 1024 --out "$OUT/fsdp_memory_cuda.json" \
+  2>&1 | grep --line-buffered -v "Loading weights" | tee "$OUT/fsdp_memory_cuda.log"
 fi
 section done

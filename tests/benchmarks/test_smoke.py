@@ -328,6 +328,20 @@ def test_fsdp_memory(tmp_path: Path) -> None:
     assert fsdp["microbatches"] == replica["microbatches"] == lora["microbatches"] >= 2
 
 
+def test_fsdp_memory_on_one_rank_under_mixed_precision(tmp_path: Path) -> None:
+    # the GPU script's arms (one FSDP rank, autocast), here on CPU
+    result = run_benchmark(
+        "fsdp_memory.py", tmp_path, "--quick", "--tokens", "32", "--fsdp-ranks", "1",
+        "--dtype", "float32", "--autocast", "bfloat16", "--arms", "replicate", "fsdp",
+    )  # fmt: skip
+    quick = result["sizes"]["quick"]
+    replica, fsdp = quick["replicate"], quick["fsdp"]
+    assert fsdp["world_size"] == len(fsdp["ranks"]) == 1 and fsdp["autocast"] == "bfloat16"
+    assert fsdp["skipped"] == replica["skipped"] == [0.0]
+    # one rank holds all of it: the replica's fp32 weights and moments
+    assert fsdp["ranks"][0]["state_mb"] == pytest.approx(replica["ranks"][0]["state_mb"], rel=1e-4)
+
+
 def test_paged_kv(tmp_path: Path) -> None:
     result = run_benchmark(
         "paged_kv.py", tmp_path, "--quick", "--long", "64", "--short", "16", "--budget", "65536",

@@ -100,6 +100,29 @@ def check_rows_published_by_their_ranks(store: Path, two: Trainer) -> None:
     assert abs(by_rank[0] - by_rank[1]) <= 0.01 * sum(by_rank), by_rank
 
 
+def test_fsdp_on_one_rank_is_a_group_of_one_and_steps_as_a_replica(tmp_path: Path):
+    # FSDP on one rank (what one GPU runs: its mixed precision and sharded checkpoints)
+    # makes a process group of one in this process and spawns nothing.
+    import torch.distributed as dist
+
+    model = tiny()
+    plain = Trainer(copy.deepcopy(model), cfg(**SETTINGS))
+    alone = Trainer(copy.deepcopy(model), cfg(**SETTINGS, parallel="fsdp"))
+    try:
+        assert dist.is_initialized() and dist.get_world_size() == 1
+        assert isinstance(alone.model.lm_head.weight, DTensor)
+        assert alone.ranks is not None and alone.ranks.spawn.procs == []
+        for _ in range(2):
+            m1, m2 = plain.train_groups(groups()), alone.train_groups(groups())
+            assert m2["loss"] == pytest.approx(m1["loss"], rel=1e-5)
+        alone.publisher(WeightStore(str(tmp_path / "w"))).publish(alone.state_dict(), 2)
+        assert worst(plain.state_dict(), WeightStore(str(tmp_path / "w")).fetch(2)) <= ATOL
+        assert (alone.save(tmp_path / "ckpt") / "dcp").is_dir()
+    finally:
+        alone.close()
+    assert not dist.is_initialized()
+
+
 @pytest.mark.slow  # two spawned groups, ~1 min on 2 loaded cores
 def test_resume_from_a_sharded_checkpoint_takes_the_same_step(tmp_path: Path):
     from transformers import LlamaForCausalLM

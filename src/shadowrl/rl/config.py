@@ -229,7 +229,8 @@ class TrainConfig(BaseModel):
         1,
         ge=1,
         description="Data-parallel ranks: this process is rank 0 and spawns the others "
-        "(torch.distributed over gloo, on CPU); each runs its share of every batch's "
+        "(torch.distributed: gloo on CPU; on CUDA, NCCL for CUDA tensors and GPU r for "
+        "rank r); each runs its share of every batch's "
         "microbatches, and the ranks sum gradients before the one AdamW step. How they hold "
         "the model is `parallel`. Each rank writes the weight-store shards of the tensors it "
         "owns.",
@@ -240,7 +241,9 @@ class TrainConfig(BaseModel):
         "a full replica and AdamW state per rank, gradients all-reduced; 'fsdp' = parameters, "
         "gradients and AdamW state sharded over all ranks (PyTorch FSDP2, rl/fsdp.py); 'hsdp' = "
         "sharded over groups of `shard_size` ranks, replicated across groups. Sharded "
-        "checkpoints are torch distributed checkpoints. CPU/gloo only is tested.",
+        "checkpoints are torch distributed checkpoints. 'fsdp' also runs on one rank "
+        "(FSDP2's mixed precision, sharded checkpoints). Tested on CPU/gloo; CUDA/NCCL is "
+        "written and not yet run (benchmarks/gpu/run_gpu.sh runs one rank when a GPU is lent).",
     )
     shard_size: int = Field(
         2,
@@ -308,8 +311,8 @@ class TrainConfig(BaseModel):
     def _parallel_fits(self) -> "TrainConfig":
         if self.parallel == "hsdp" and self.world_size % self.shard_size:
             raise ValueError("train.parallel 'hsdp' needs world_size a multiple of shard_size")
-        if self.parallel != "replicate" and self.world_size < 2:
-            raise ValueError(f"train.parallel {self.parallel!r} needs world_size >= 2")
+        if self.parallel == "hsdp" and self.world_size < 2:
+            raise ValueError("train.parallel 'hsdp' needs world_size >= 2")
         return self
 
 

@@ -1,4 +1,4 @@
-"""Data-parallel training on N ranks (torch.distributed over gloo, on CPU): `train.world_size`.
+"""Data-parallel training on N ranks (torch.distributed): `train.world_size`.
 
 The process that builds the `Trainer` is rank 0; it starts ranks 1..N-1 (`Spawn`: local
 processes here, Ray actors on the Ray backend, `rl/cluster/backend.py`), each of which
@@ -17,6 +17,11 @@ shards). In both, the weight sync is split, in parallel and with no collective: 
 replica writes the whole tensors it owns (`weight_codec.owners`), an FSDP rank the rows
 of every tensor it holds (`held_rows`); rank 0 commits the version (`weights.py` says
 why the two differ).
+
+On CPU the group is gloo. On CUDA it is gloo for CPU tensors (commands, objects) and NCCL
+for CUDA tensors (gradients, FSDP's gathers), and rank r uses GPU r of its machine. Not yet
+run: the GPU script (`benchmarks/gpu/run_gpu.sh`, part `fsdp_memory`) takes one rank on one
+GPU when a GPU is lent; several NCCL ranks need a machine with several GPUs.
 """
 
 from __future__ import annotations
@@ -83,7 +88,7 @@ class Ranks:
     def all_reduce_stats(self, stats: LossStats, loss: Tensor) -> tuple[LossStats, Tensor]:
         """Merge every rank's loss statistics, in rank order (metrics only)."""
         gathered: list[Any] = [None] * self.world_size
-        dist.all_gather_object(gathered, (stats, loss))
+        dist.all_gather_object(gathered, (stats.cpu(), loss.cpu()))  # no CUDA tensor pickled
         total_stats, total_loss = LossStats.zero(), torch.zeros(())
         for s, lo in gathered:
             total_stats, total_loss = total_stats + s, total_loss + lo
@@ -200,15 +205,16 @@ class Leader(Ranks):
         over a copy of `model`'s architecture, with `peer` as its companion
         (`Companion.peer`: a sharded model's reads)."""
         if dist.is_initialized():
-            raise RuntimeError("train.world_size > 1 needs a process with no process group yet")
+            raise RuntimeError("a rank group needs a process with no process group yet")
         spawn = spawn or Processes()
         host = spawn.host()
         port = _free_port(host)
+        device = next(model.parameters()).device.type
         args = (cfg.world_size, host, port, torch.get_num_threads(), type(model), model.config,
-                cfg, objective, trainer_cls, seed, peer)  # fmt: skip
+                cfg, objective, trainer_cls, seed, peer, device)  # fmt: skip
         for r in range(1, cfg.world_size):
             spawn.start(r, args)
-        _init(0, cfg.world_size, host, port)
+        _init(0, cfg.world_size, host, port, device)
         return cls(cfg.world_size, spawn)
 
     def command(self, *msg: Any) -> None:
@@ -256,9 +262,14 @@ def _free_port(host: str) -> int:
         return int(s.getsockname()[1])
 
 
-def _init(rank: int, world_size: int, host: str, port: int) -> None:
+def _init(rank: int, world_size: int, host: str, port: int, device: str) -> None:
+    """Join the group; on CUDA take GPU `rank` of this machine and NCCL for its tensors."""
+    backend = "gloo"
+    if device == "cuda":
+        torch.cuda.set_device(rank % torch.cuda.device_count())
+        backend = "cpu:gloo,cuda:nccl"  # objects and commands stay on gloo
     dist.init_process_group(
-        "gloo",
+        backend,
         init_method=f"tcp://{host}:{port}",
         rank=rank,
         world_size=world_size,
@@ -279,13 +290,14 @@ def follow(
     trainer_cls: Any,
     seed: int,
     peer: Any,
+    device: str,
 ) -> None:
     """Ranks 1..N-1: the same trainer, driven by rank 0's commands until "stop"."""
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     torch.set_num_threads(threads)  # the same kernels' reduction order as rank 0
-    _init(rank, world_size, host, port)
+    _init(rank, world_size, host, port, device)
     ranks = Ranks(rank, world_size)
-    model = model_cls(model_config)
+    model = model_cls(model_config).to(torch.cuda.current_device() if device == "cuda" else device)
     trainer = trainer_cls(model, cfg, objective=objective, ranks=ranks, companion=peer, seed=seed)
     stores: dict[str, WeightStore] = {}
     while True:

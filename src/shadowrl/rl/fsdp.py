@@ -75,8 +75,7 @@ class Sharded:
         self.mp = mp or MixedPrecisionPolicy()  # the default: every dtype as the shards'
         self.template: tuple[type, Any] | None = None  # the unsharded model's class, config
 
-    def mesh(self) -> DeviceMesh:
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+    def mesh(self, device: str) -> DeviceMesh:
         if self.shard_size == self.world_size:
             return init_device_mesh(device, (self.world_size,), mesh_dim_names=("shard",))
         shape = (self.world_size // self.shard_size, self.shard_size)
@@ -84,7 +83,7 @@ class Sharded:
 
     def shard(self, root: nn.Module, model: Any, ranks: Ranks | None) -> None:
         self.template = (type(model), model.config)
-        mesh, mp = self.mesh(), self.mp
+        mesh, mp = self.mesh(next(model.parameters()).device.type), self.mp
         for layer in model.get_decoder().layers:
             fully_shard(layer, mesh=mesh, mp_policy=mp)
         embed = model.get_input_embeddings()

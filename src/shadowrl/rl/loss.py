@@ -65,6 +65,9 @@ class LossStats:
         z = torch.zeros(())
         return LossStats(z, z, torch.tensor(-torch.inf), torch.tensor(torch.inf), z, z, z, z)
 
+    def cpu(self) -> LossStats:
+        return LossStats(*(getattr(self, f.name).cpu() for f in fields(self)))
+
     def __add__(self, other: LossStats) -> LossStats:
         def merge(name: str) -> Tensor:
             b = getattr(other, name)

@@ -97,8 +97,8 @@ class Trainer:
         spawn: Spawn | None = None,
     ) -> None:
         """`ranks`: set only on ranks 1..N-1 by `dp.py`; rank 0 starts them itself when
-        `cfg.world_size > 1`, through `spawn` (default: local processes; Ray actors on the
-        Ray backend). `companion` (`build_companion`) learns after each update and
+        `cfg.world_size > 1` (FSDP makes a group even of one), through `spawn` (default:
+        local processes; Ray actors on the Ray backend). `companion` (`build_companion`) learns after each update and
         is published and checkpointed with the weights. `seed`: the run seed, whose
         "trainer" stream (`seeds.py`) seeds the torch RNG."""
         if cfg.loss.kl_coef > 0 and objective == "rl" and ref_model is None:
@@ -109,7 +109,7 @@ class Trainer:
         self.cfg = cfg
         self.model = model.to(DTYPES[cfg.dtype])
         self.lora = Adapters(self.model, cfg.lora) if cfg.lora.enabled else None
-        if ranks is None and cfg.world_size > 1:
+        if ranks is None and (cfg.world_size > 1 or self.parallel.sharded):  # FSDP: a group
             # the other ranks of a sharded model join the companion's reads of it
             peer = companion.peer() if companion is not None and self.parallel.sharded else None
             ranks = Leader.start(self.model, cfg, objective, type(self), seed, peer, spawn)
