@@ -131,3 +131,14 @@ def test_a_nonsense_value_fails_at_load_naming_the_key(
 ) -> None:
     line = _fails(["eval", "--suite", "demo", "--policy", "noop", override], capsys)
     assert named in line
+
+
+def test_a_kl_term_where_no_reference_model_is_kept(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    run = f"--run_dir={tmp_path / 'run'}"
+    line = _fails(["train", run, "--backend=ray", "--train.loss.kl_coef=0.1"], capsys)
+    assert "kl_coef > 0 runs on the local backend only" in line
+    line = _fails(["train", run, "--train.world_size=2", "--train.loss.kl_coef=0.1"], capsys)
+    assert "kl_coef > 0 needs world_size 1" in line
+    assert not (tmp_path / "run").exists()  # refused before anything was written

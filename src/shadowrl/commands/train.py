@@ -61,6 +61,13 @@ def _same_temperature(config: Config) -> None:
         )
 
 
+def _kl_in_process(config: Config) -> None:
+    """The KL term's reference model is a frozen copy of the start, kept by an in-process
+    trainer; the Ray trainer actor keeps none yet."""
+    if config.train.steps and config.train.loss.kl_coef > 0 and config.backend == "ray":
+        raise UsageError("train.loss.kl_coef > 0 runs on the local backend only (not on Ray)")
+
+
 def run(args: argparse.Namespace, config: Config) -> int:
     from shadowrl.models import load_model
     from shadowrl.pipeline import train_pipeline
@@ -70,6 +77,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     if config.backend == "ray":
         _need_ray()
     _same_temperature(config)
+    _kl_in_process(config)
     start_run_dir(args, config)
     model, tokenizer = load_model(config.model, config.train.dtype, config.seed)
     report = train_pipeline(model, tokenizer, train_run(config))

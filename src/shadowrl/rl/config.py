@@ -114,7 +114,10 @@ class LossConfig(BaseModel):
         2.0, gt=0, description="Cap C of the truncated importance weight min(π_θ/π_behaviour, C)."
     )
     kl_coef: float = Field(
-        0.0, ge=0, description="Weight of the k3 KL-to-reference term (0 = off)."
+        0.0,
+        ge=0,
+        description="Weight of the k3 KL term to the policy RL starts from (0 = off; "
+        "`shadowrl train` keeps a frozen copy of it: world_size 1, local backend).",
     )
 
 
@@ -311,6 +314,8 @@ class TrainConfig(BaseModel):
     def _parallel_fits(self) -> "TrainConfig":
         if self.parallel == "hsdp" and self.world_size % self.shard_size:
             raise ValueError("train.parallel 'hsdp' needs world_size a multiple of shard_size")
+        if self.loss.kl_coef > 0 and self.world_size > 1:
+            raise ValueError("train.loss.kl_coef > 0 needs world_size 1 (one reference model)")
         if self.parallel == "hsdp" and self.world_size < 2:
             raise ValueError("train.parallel 'hsdp' needs world_size >= 2")
         return self

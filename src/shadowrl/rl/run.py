@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import json
 import logging
 from collections.abc import Iterator
@@ -87,11 +88,14 @@ def local_services(
     companion: Companion | None = None,
 ) -> Iterator[Services]:
     """Trainer, weight store and engine in this process (the default backend); the
-    `companion` is trained by the trainer and served by the engine, synced with the policy."""
+    `companion` is trained by the trainer and served by the engine, synced with the policy.
+    With `train.loss.kl_coef` > 0 the KL term's reference is a frozen copy of `model`, the
+    policy RL starts from, on a resume too."""
+    ref = copy.deepcopy(model) if train.loss.kl_coef > 0 else None
     trainer = (
-        Trainer.resume(ckpt, train, seed=seed)
+        Trainer.resume(ckpt, train, seed=seed, ref_model=ref)
         if ckpt
-        else Trainer(model, train, companion=companion, seed=seed)
+        else Trainer(model, train, companion=companion, seed=seed, ref_model=ref)
     )
     # on N data-parallel ranks, each rank writes the shards it owns
     store = trainer.publisher(
