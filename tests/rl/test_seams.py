@@ -67,6 +67,9 @@ def test_trees_records_and_summaries_off_are_never_imported(tmp_path: Path) -> N
     on = wired({"branching": {"enabled": True}, "save_rollouts": True}, SUMMARY_ON, tmp_path)
     assert set(OPTIONAL) <= set(on["modules"])
     assert on["metrics"]["summaries_per_episode"] == 0.0
+    # probed groups (flat only, so never beside trees): their module only when on
+    assert "shadowrl.rl.probe" not in off["modules"] + on["modules"]
+    assert "shadowrl.rl.probe" in wired({"probe": 2}, {}, tmp_path)["modules"]
 
 
 def _traj(reward: float, *gen: int) -> Trajectory:

@@ -68,3 +68,22 @@ def _until(cond: Any, limit_s: float = 60.0) -> None:
     while not cond():
         assert time.monotonic() < deadline, "the pool did not refill"
         time.sleep(0.02)
+
+
+def test_a_probed_group_that_never_solves_stops_at_its_probe(
+    tiny: PreparedTask, tokenizer: Any
+) -> None:
+    from shadowrl.rl.capabilities import build_rollouts
+    from shadowrl.rl.config import TrainConfig
+
+    spec = EpisodeSpec(sandbox=SandboxConfig(backend="local"))
+    policy = ScriptedPolicy(tokenizer, lambda _prompt: SUBMIT)  # submits the bug: reward 0
+    sizes = {}
+    for probe in (0, 2):
+        rollout = build_rollouts(
+            policy, TrainConfig(group_size=4, probe=probe), tokenizer, spec, None
+        )
+        group = asyncio.run(rollout(tiny.task, tiny, 0))
+        assert group.ok and group.rewards == [0.0] * len(group.trajectories)
+        sizes[probe] = len(group.trajectories)
+    assert sizes == {0: 4, 2: 2}

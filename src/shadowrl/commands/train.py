@@ -61,11 +61,16 @@ def _same_temperature(config: Config) -> None:
         )
 
 
-def _kl_in_process(config: Config) -> None:
-    """The KL term's reference model is a frozen copy of the start, kept by an in-process
-    trainer; the Ray trainer actor keeps none yet."""
-    if config.train.steps and config.train.loss.kl_coef > 0 and config.backend == "ray":
+def _local_only(config: Config) -> None:
+    """What the Ray backend lacks yet: the KL term's reference model (a frozen copy of the
+    start, kept by an in-process trainer) and probed groups (`rl/probe.py`)."""
+    train = config.train
+    if not train.steps or config.backend != "ray":
+        return
+    if train.loss.kl_coef > 0:
         raise UsageError("train.loss.kl_coef > 0 runs on the local backend only (not on Ray)")
+    if train.probe:
+        raise UsageError("train.probe runs on the local backend only (not on Ray)")
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
@@ -77,7 +82,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     if config.backend == "ray":
         _need_ray()
     _same_temperature(config)
-    _kl_in_process(config)
+    _local_only(config)
     start_run_dir(args, config)
     model, tokenizer = load_model(config.model, config.train.dtype, config.seed)
     report = train_pipeline(model, tokenizer, train_run(config))

@@ -6,6 +6,8 @@ built the same way by its own package: `replay.build_recorder`):
 
     train.branching     tree rollouts (`tree.py`, credit in `credit_tree.py`) instead of
                         flat groups of `train.group_size` episodes
+    train.probe         flat groups extended only past a probe that solved the task
+                        (`probe.py`)
     agent.summary       self-summarisation's per-step metrics (`agent/summary.py`; in
                         the episode itself it is the loop's `agent/compaction.py`)
     train.mtp           MTP draft heads re-distilled beside the policy: the trainer's
@@ -29,7 +31,8 @@ from shadowrl.rl.roots import SandboxRoots
 def build_rollouts(
     policy: Any, train: TrainConfig, tokenizer: Any, spec: EpisodeSpec, roots: SandboxRoots | None
 ) -> RolloutFn:
-    """Flat groups, or tree rollouts with `train.branching` (`rl/tree.py`, imported only then)."""
+    """Flat groups, tree rollouts with `train.branching` (`rl/tree.py`, imported only then),
+    or flat groups behind a probe with `train.probe` (`rl/probe.py`, likewise)."""
     if train.branching.enabled:
         from shadowrl.rl.tree import rollout_tree
 
@@ -41,11 +44,19 @@ def build_rollouts(
 
         return tree
 
-    async def flat(task: Any, prep: Any, version: int) -> Group:
+    async def flat_n(task: Any, prep: Any, version: int, n: int) -> Group:
         return await rollout_group(
-            policy, task, prep, group_size=train.group_size, tokenizer=tokenizer,
+            policy, task, prep, group_size=n, tokenizer=tokenizer,
             spec=spec, version=version, roots=roots,
         )  # fmt: skip
+
+    if train.probe:
+        from shadowrl.rl.probe import probing
+
+        return probing(flat_n, train.probe, train.group_size)
+
+    async def flat(task: Any, prep: Any, version: int) -> Group:
+        return await flat_n(task, prep, version, train.group_size)
 
     return flat
 

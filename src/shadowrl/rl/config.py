@@ -194,6 +194,14 @@ class TrainConfig(BaseModel):
     # -- the run
     steps: int = Field(6, ge=0, description="RL optimizer steps to run.")
     group_size: int = Field(4, ge=1, description="Rollouts per task (G of GRPO).")
+    probe: int = Field(
+        0,
+        ge=0,
+        description="Probe, then extend (rl/probe.py): try each task this many times first and "
+        "roll its other group_size − probe attempts only if one of those solved it; a task "
+        "the probe never solved is a zero-advantage group of `probe` episodes (0 = off; "
+        "local backend only).",
+    )
     groups_per_step: int = Field(
         2, ge=1, description="Rollout groups gathered into one optimizer step."
     )
@@ -316,6 +324,8 @@ class TrainConfig(BaseModel):
             raise ValueError("train.parallel 'hsdp' needs world_size a multiple of shard_size")
         if self.loss.kl_coef > 0 and self.world_size > 1:
             raise ValueError("train.loss.kl_coef > 0 needs world_size 1 (one reference model)")
+        if self.probe and (self.probe >= self.group_size or self.branching.enabled):
+            raise ValueError("train.probe needs flat groups and 0 < probe < group_size")
         if self.parallel == "hsdp" and self.world_size < 2:
             raise ValueError("train.parallel 'hsdp' needs world_size >= 2")
         return self
