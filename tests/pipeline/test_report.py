@@ -116,6 +116,16 @@ def test_a_streamed_rl_stage_is_reported_without_a_task_count(tmp_path):
     assert "(`pipeline.rl_stream`), none twice" in report
 
 
+def test_probed_groups_are_reported_as_at_most_their_size(tmp_path):
+    probed = {**CONFIG, "train": {**CONFIG["train"], "probe": 1}}
+    report = write_run_report(_run_dir(tmp_path, rows(8, 0), rows(8, 0), config=probed)).read_text()
+    assert (
+        "each trains on 2 groups of 4 attempts at one task (8 episodes at most: the last 3 "
+        "only for a task one of the first 1 solved, `train.probe`; a task they never solved "
+        "is a group of 1)"
+    ) in report
+
+
 def test_step_table_holds_the_logged_train_rewards_beside_the_held_out_evals(tmp_path):
     run = _run_dir(tmp_path, rows(8, 0, samples=2), rows(8, 1, samples=2))
     report = write_run_report(run).read_text()

@@ -105,7 +105,7 @@ def rl_line(rows: Sequence[Row], data: Row | None, settings: Settings) -> str:
         groups = steps * t.groups_per_step
         text += (
             f"; each trains on {count(t.groups_per_step, 'group')} of {t.group_size} attempts at "
-            f"one task ({count(t.groups_per_step * t.group_size, 'episode')}), so "
+            f"one task ({count(t.groups_per_step * t.group_size, 'episode')}{_probed(t)}), so "
             f"{count(groups, 'group')} in all: at most "
             f"{count(min(groups, _task_bound(data, settings.pipeline) or groups), 'distinct task')} "
             "trained on"
@@ -114,6 +114,17 @@ def rl_line(rows: Sequence[Row], data: Row | None, settings: Settings) -> str:
     if version < steps:
         text += f" {steps - version} step(s) changed no weights (no group had an advantage)."
     return text
+
+
+def _probed(t: TrainConfig) -> str:
+    """`train.probe`: how many of a group's attempts came only after a solve."""
+    if not t.probe:
+        return ""
+    rest = t.group_size - t.probe
+    return (
+        f" at most: the last {rest} only for a task one of the first {t.probe} solved, "
+        f"`train.probe`; a task they never solved is a group of {t.probe}"
+    )
 
 
 def _task_bound(data: Row | None, pipeline: PipelineConfig | None) -> int | None:
