@@ -4,8 +4,9 @@
 
 SPEC_JSON: {"arm", "shape", "dtype", "steps", "tokens", "device", "autocast", "world"}.
 Prints one JSON line. On CUDA the peak is also the allocator's (`max_memory_allocated`,
-reset at each step's start), which is what a GPU must hold. A separate script so that the driver imports neither torch nor
-the trainer (the box is shared: every import is CPU time taken from someone).
+reset at each step's start), which is what a GPU must hold. A separate script so that
+the driver imports neither torch nor the trainer (the box is shared: every import is CPU
+time taken from someone).
 """
 
 from __future__ import annotations

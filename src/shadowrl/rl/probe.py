@@ -5,8 +5,8 @@ On fresh instances a warm-started policy mostly solves a bug in every attempt or
 score alike teaches GRPO nothing. With `train.probe: P` each task is first tried P
 times; only a task with a solve among them gets its other `group_size − P` attempts, and
 the group is the P + the rest. A task the probe never solved comes back as its P-attempt
-group, zero-advantage (the trainer skips it, the step counts it), having cost P episodes
-instead of `group_size`. The extension is rolled after the probe, so its episodes may
+group, zero-advantage (no policy-gradient term; the step counts it), having cost P
+episodes instead of `group_size`. The extension is rolled after the probe, so its episodes may
 start at a later policy version; the loss corrects them like any stale token.
 """
 
