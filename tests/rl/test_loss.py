@@ -11,6 +11,7 @@ from shadowrl.rl.loss import (
     k3_kl,
     linear_token_logprobs,
     policy_loss,
+    sft_stats,
     zero_advantage_groups,
 )
 
@@ -148,3 +149,14 @@ def test_stats_of_no_tokens_report_no_ratio_rather_than_infinities():
     m = (LossStats.zero() + LossStats.zero()).to_metrics()
     assert m["tokens"] == 0.0 and not {"ratio_mean", "ratio_max", "ratio_min"} & m.keys()
     json.dumps(m, allow_nan=False)  # metrics.jsonl stays strict JSON
+
+
+def test_sft_stats_report_no_ratio():
+    import json
+
+    lp = torch.tensor([[-0.5, -1.0, 0.0]])
+    mask = torch.tensor([[True, True, False]])
+    m = sft_stats(lp, mask).to_metrics()
+    assert m["tokens"] == 2.0 and m["nll"] == pytest.approx(0.75)
+    assert not {"ratio_mean", "ratio_max", "ratio_min"} & m.keys()
+    json.dumps(m, allow_nan=False)
