@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from shadowrl.rl.loss import (
+    K3_MAX,
     LossStats,
     group_advantages,
     k3_kl,
@@ -97,6 +98,14 @@ def test_k3_kl_value_and_gradient():
     loss.backward()
     assert lp.grad.item() == pytest.approx(0.1 * (1 - 0.5))  # d k3/d logπ = 1 − r
     assert stats.to_metrics()["kl"] == pytest.approx(k3)
+
+
+def test_k3_kl_is_capped_per_token():
+    lp = torch.tensor([-12.0, -1.0], requires_grad=True)  # π_ref/π_θ = e^12 on the first
+    kl = k3_kl(lp, torch.tensor([0.0, -1.0]))
+    assert kl.tolist() == [K3_MAX, 0.0]
+    kl.sum().backward()
+    assert lp.grad is not None and lp.grad.tolist() == [0.0, 0.0]
 
 
 def test_kl_needs_reference():
