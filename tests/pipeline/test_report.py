@@ -206,3 +206,13 @@ def test_mtp_acceptance_per_draft_position_is_tabled_per_step(tmp_path):
         [round(a, 3) for a in accepts[s]] for s in (1, 2, 3)
     ]
     assert all(c[7] == "1.250" and c[8] == "" for c in cells)  # τ logged, accept_1 not
+
+
+def test_groups_set_aside_untrained_are_reported_only_when_there_are_some(tmp_path):
+    run = _run_dir(tmp_path, rows(8, 0, samples=2), rows(8, 0, samples=2))
+    assert "set aside" not in write_run_report(run).read_text()
+    with MetricsLogger(run, tensorboard=False) as m:  # `orchestrator.informative_only`
+        m.log("rl", 7, {**_rl_row(7, 0.5), "groups_set_aside": 9})
+    assert "- zero-advantage groups: 0 trained, 9 set aside untrained" in (
+        write_run_report(run).read_text()
+    )

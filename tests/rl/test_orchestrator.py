@@ -56,7 +56,7 @@ class FakeEngine:
 
 def _make(
     mode, *, hold=None, fail=(), crash=(), voided=(), lost=(), max_staleness=1, steps=4, inflight=4,
-    tasks=None,
+    tasks=None, informative_only=False,
 ):  # fmt: skip
     trainer, store, engine = FakeTrainer(), FakeStore(), FakeEngine()
     launched = []
@@ -80,7 +80,7 @@ def _make(
             return Group(task, [_traj(task, version, float(i % 2))], [], version, lost=1)
         return Group(task, [_traj(task, version, float(i % 2)), second], [], version)
 
-    cfg = OrchestratorConfig(mode=mode, inflight_groups=inflight)
+    cfg = OrchestratorConfig(mode=mode, inflight_groups=inflight, informative_only=informative_only)
     train = TrainConfig(
         steps=steps, group_size=2, groups_per_step=2, batch=BatchConfig(max_staleness=max_staleness)
     )
@@ -196,3 +196,22 @@ def test_a_stream_source_trains_each_task_once_where_epochs_repeat():
     orch, trainer, *_ = _make("sync")  # epochs over 5 tasks: 8 groups repeat some
     asyncio.run(orch.run())
     assert len({g[0].task_id for step in trainer.trained for g in step}) == 5
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_informative_only_sets_aside_groups_without_an_advantage(mode):
+    # group i scores (i % 2, 0): the even ones have no advantage
+    orch, trainer, *_ = _make(mode, informative_only=True, max_staleness=8, steps=3)
+    stats = asyncio.run(orch.run())
+    trained = [g for step in trainer.trained for g in step]
+    assert len(trained) == 6 and all(sorted(t.reward for t in g) == [0.0, 1.0] for g in trained)
+    assert stats.groups_set_aside >= 6  # groups 0, 2, 4, ... before each informative one
+    assert orch.steps_seen[-1]["groups_set_aside"] == stats.groups_set_aside
+    assert all(m["zero_adv_groups"] == 0 for m in orch.steps_seen)
+
+
+def test_without_informative_only_zero_advantage_groups_are_trained():
+    orch, *_ = _make("sync", steps=2)
+    stats = asyncio.run(orch.run())
+    assert stats.groups_set_aside == 0
+    assert [m["zero_adv_groups"] for m in orch.steps_seen] == [1, 1]

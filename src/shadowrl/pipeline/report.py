@@ -204,7 +204,12 @@ def _rl_lines(
         f"- steps: {len(rows)}; final version {rows[-1]['version']}",
         f"- generated tokens: {total_tokens} in {total_s:.0f} s ({total_tokens / max(total_s, 1e-9):.1f} tok/s)",
         f"- groups dropped as stale: {rows[-1]['groups_stale']}; failed: {rows[-1]['groups_failed']}",
-        f"- zero-advantage groups: {sum(r['zero_adv_groups'] for r in rows)}",
+        f"- zero-advantage groups: {sum(r['zero_adv_groups'] for r in rows)}"
+        + (
+            f" trained, {aside} set aside untrained"
+            if (aside := rows[-1].get("groups_set_aside"))
+            else ""
+        ),
         "",
         "![curves](curves.png)",
         "",

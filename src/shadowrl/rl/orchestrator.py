@@ -133,6 +133,7 @@ class LoopStats:
     groups_failed: int = 0
     groups_stale: int = 0
     groups_zero_adv: int = 0
+    groups_set_aside: int = 0  # zero-advantage, untrained (`informative_only`)
     episodes_lost: int = 0  # masked out of their groups (a dead worker), never scored
     staleness: list[int] = field(default_factory=list)
 
@@ -150,6 +151,13 @@ class OrchestratorConfig(BaseModel):
     )
     inflight_groups: int = Field(
         3, ge=1, description="Groups kept running at once in async mode (≥ train.groups_per_step)."
+    )
+    informative_only: bool = Field(
+        False,
+        description="Train only on groups whose attempts scored differently: a group with no "
+        "advantage is set aside (counted per step as `groups_set_aside`) and the step waits for "
+        "another (DAPO's dynamic sampling). With a stream of fresh tasks each set-aside group "
+        "costs one task.",
     )
 
 
@@ -252,6 +260,10 @@ class Orchestrator:
                 self.stats.groups_stale += 1
                 self._fill()
                 continue
+            if self.cfg.informative_only and len(set(group.rewards)) <= 1:
+                self.stats.groups_set_aside += 1  # nothing to learn from: wait for another
+                self._fill()
+                continue
             self.stats.staleness.append(lag)
             out.append(group)
         return out
@@ -298,6 +310,7 @@ class Orchestrator:
             "zero_adv_groups": zero_adv,
             "groups_failed": self.stats.groups_failed,
             "groups_stale": self.stats.groups_stale,
+            "groups_set_aside": self.stats.groups_set_aside,
             "episodes_lost": self.stats.episodes_lost,
             "version": self.trainer.version,
             **self.episode_metrics([t for g in groups for t in g.trajectories]),

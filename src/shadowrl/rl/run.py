@@ -68,6 +68,7 @@ def _progress_table(step: int, total: int, m: dict[str, Any]) -> Table:
         ("step_s", "{:.1f}"),
         ("groups_stale", "{}"),
         ("groups_failed", "{}"),
+        ("groups_set_aside", "{}"),
     ]:
         if key in m:
             table.add_row(key, fmt.format(m[key]))
