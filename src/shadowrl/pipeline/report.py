@@ -196,6 +196,9 @@ def _rl_lines(
     _plot_curves(rows, held, run_dir / "curves.png")
     total_tokens = sum(r["gen_tokens"] for r in rows)
     total_s = sum(r["step_s"] for r in rows)
+    zero_adv = f"- zero-advantage groups: {sum(r['zero_adv_groups'] for r in rows)}"
+    if aside := rows[-1].get("groups_set_aside"):  # `orchestrator.informative_only`
+        zero_adv += f" trained, {aside} set aside untrained"
     return [
         "## RL: train tasks per step, beside the held-out evals",
         "",
@@ -204,12 +207,7 @@ def _rl_lines(
         f"- steps: {len(rows)}; final version {rows[-1]['version']}",
         f"- generated tokens: {total_tokens} in {total_s:.0f} s ({total_tokens / max(total_s, 1e-9):.1f} tok/s)",
         f"- groups dropped as stale: {rows[-1]['groups_stale']}; failed: {rows[-1]['groups_failed']}",
-        f"- zero-advantage groups: {sum(r['zero_adv_groups'] for r in rows)}"
-        + (
-            f" trained, {aside} set aside untrained"
-            if (aside := rows[-1].get("groups_set_aside"))
-            else ""
-        ),
+        zero_adv,
         "",
         "![curves](curves.png)",
         "",

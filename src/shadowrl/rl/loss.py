@@ -89,8 +89,8 @@ class LossStats:
             "kl": float(self.kl_sum) / n,
             "nll": float(self.nll_sum) / n,
         }
-        if torch.isfinite(self.ratio_max):  # else no ratio was seen (no tokens, or SFT):
-            # ±inf would not even be valid JSON
+        # No ratio seen (no tokens, or an SFT step) leaves ±inf, which is not even valid JSON.
+        if torch.isfinite(self.ratio_max):
             out |= {
                 "ratio_mean": float(self.ratio_sum) / n,
                 "ratio_max": float(self.ratio_max),

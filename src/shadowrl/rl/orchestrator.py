@@ -260,7 +260,7 @@ class Orchestrator:
                 self.stats.groups_stale += 1
                 self._fill()
                 continue
-            if self.cfg.informative_only and len(set(group.rewards)) <= 1:
+            if self.cfg.informative_only and group.flat:
                 self.stats.groups_set_aside += 1  # nothing to learn from: wait for another
                 self._fill()
                 continue
@@ -291,7 +291,7 @@ class Orchestrator:
         voided = [bool(t.info.get("voided_by")) for g in groups for t in g.trajectories]
         tokens = sum(t.num_generated for g in groups for t in g.trajectories)
         self._tokens += tokens
-        zero_adv = sum(1 for g in groups if len(set(g.rewards)) == 1)
+        zero_adv = sum(1 for g in groups if g.flat)
         self.stats.groups_zero_adv += zero_adv
         lags = self.stats.staleness[-len(groups) :]
         return {

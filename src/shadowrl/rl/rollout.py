@@ -45,6 +45,11 @@ class Group:
     def rewards(self) -> list[float]:
         return [t.reward or 0.0 for t in self.trajectories]
 
+    @property
+    def flat(self) -> bool:
+        """Every attempt scored alike: the group carries no advantage."""
+        return len(set(self.rewards)) <= 1
+
     def min_version(self) -> int:
         """Oldest policy version that produced any token of the group."""
         versions = [

@@ -99,8 +99,8 @@ class Trainer:
         """`ranks`: set only on ranks 1..N-1 by `dp.py`; rank 0 starts them itself when
         `cfg.world_size > 1` (FSDP makes a group even of one), through `spawn` (default:
         local processes; Ray actors on the Ray backend). `companion` (`build_companion`)
-        learns after each update and is published and checkpointed with the weights. `seed`: the run seed, whose
-        "trainer" stream (`seeds.py`) seeds the torch RNG."""
+        learns after each update and is published and checkpointed with the weights.
+        `seed`: the run seed, whose "trainer" stream (`seeds.py`) seeds the torch RNG."""
         if cfg.loss.kl_coef > 0 and objective == "rl" and ref_model is None:
             raise ValueError("kl_coef > 0 needs a ref_model")
         if cfg.world_size > 1 and ref_model is not None:
