@@ -10,7 +10,11 @@ class EvalConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     samples: int = Field(1, ge=1, description="Episodes per task (k of pass@k).")
-    concurrency: int = Field(4, ge=1, description="Episodes run at once.")
+    concurrency: int = Field(
+        16,
+        ge=1,
+        description="Episodes run at once (the engine decodes their turns in one batch).",
+    )
     margin: float = Field(
         0.02, ge=0, le=1, description="Largest pass-rate drop the gate tolerates."
     )
