@@ -216,3 +216,13 @@ def test_groups_set_aside_untrained_are_reported_only_when_there_are_some(tmp_pa
     assert "- zero-advantage groups: 0 trained, 9 set aside untrained" in (
         write_run_report(run).read_text()
     )
+
+
+def test_the_train_pass_rate_counts_every_sampled_episode_not_only_the_trained(tmp_path):
+    # with `informative_only` the trained groups are all half solved; the step sampled more
+    run = _run_dir(tmp_path, rows(8, 0, samples=2), rows(8, 0, samples=2), rewards=[0.5])
+    with MetricsLogger(run, tensorboard=False) as m:
+        m.log("rl", 1, {**_rl_row(1, 0.5), "pass_rate_sampled": 0.125, "groups_set_aside": 6})
+    report = write_run_report(run).read_text()
+    assert "RL's pass rate was 0.12 (one step)" in report
+    assert "| 1 | 0.500 | 0.12 |" in report

@@ -208,6 +208,13 @@ def test_informative_only_sets_aside_groups_without_an_advantage(mode):
     assert stats.groups_set_aside >= 6  # groups 0, 2, 4, ... before each informative one
     assert orch.steps_seen[-1]["groups_set_aside"] == stats.groups_set_aside
     assert all(m["zero_adv_groups"] == 0 for m in orch.steps_seen)
+    aside = [m["groups_set_aside"] for m in orch.steps_seen]
+    per_step = [b - a for a, b in zip([0, *aside], aside, strict=False)]
+    # a set-aside group's tokens were generated too (2 episodes of 2 tokens a group); its
+    # episodes count in the sampled pass rate, where the trained ones are all half solved
+    assert [m["gen_tokens"] for m in orch.steps_seen] == [4 * (2 + n) for n in per_step]
+    assert all(m["pass_rate"] == 0.5 for m in orch.steps_seen)
+    assert [m["pass_rate_sampled"] for m in orch.steps_seen] == [1 / (2 + n) for n in per_step]
 
 
 def test_without_informative_only_zero_advantage_groups_are_trained():

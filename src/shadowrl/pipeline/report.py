@@ -96,7 +96,8 @@ def _plot_curves(
     steps = [r["step"] for r in rows]
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.4))
     axes[0].plot(steps, [r["reward"] for r in rows], marker="o", label="train reward")
-    axes[0].plot(steps, [r["pass_rate"] for r in rows], marker="s", label="train pass rate")
+    rates = [text.sampled_pass_rate(r) for r in rows]
+    axes[0].plot(steps, rates, marker="s", label="train pass rate")
     hacks = [r.get("hack_rate", 0.0) for r in rows]  # rows of runs before issue 18 lack it
     axes[0].plot(steps, hacks, marker="x", linestyle=":", label="train hack-attempt rate")
     if held:

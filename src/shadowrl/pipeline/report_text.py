@@ -269,6 +269,12 @@ def heldout_by_step(evals: Mapping[str, EvalResult], start: str) -> dict[int, tu
     return out
 
 
+def sampled_pass_rate(r: Row) -> float:
+    """A step's pass rate over every episode it sampled: with `informative_only` its trained
+    groups are all mixed by construction (rows of older runs have only `pass_rate`)."""
+    return float(r.get("pass_rate_sampled", r["pass_rate"]))
+
+
 def step_table(rows: Sequence[Row], held: Mapping[int, tuple[str, Estimate]]) -> list[str]:
     """Per RL step: train-task reward and pass rate beside the held-out evals."""
     by_step, out = {int(r["step"]): r for r in rows}, []
@@ -281,7 +287,7 @@ def step_table(rows: Sequence[Row], held: Mapping[int, tuple[str, Estimate]]) ->
             out.append((step, "", "", "", cell, "", "", "", ""))
             continue
         out.append((
-            step, f"{r['reward']:.3f}", f"{r['pass_rate']:.2f}", f"{r.get('hack_rate', 0):.2f}",
+            step, f"{r['reward']:.3f}", f"{sampled_pass_rate(r):.2f}", f"{r.get('hack_rate', 0):.2f}",
             cell, f"{r.get('loss', 0):.4f}", f"{r['staleness_mean']:.2f}",
             f"{r['gen_tokens_per_s']:.1f}", f"{r['step_s']:.1f}",
         ))  # fmt: skip
@@ -293,7 +299,7 @@ def step_table(rows: Sequence[Row], held: Mapping[int, tuple[str, Estimate]]) ->
 def train_trend(rows: Sequence[Row], held: Mapping[int, tuple[str, Estimate]]) -> str:
     """RL's pass rate on its own train tasks early vs late, beside held-out's move."""
     if len(rows) < 2:
-        text = f"On its own train tasks RL's pass rate was {rows[0]['pass_rate']:.2f} (one step)."
+        text = f"On its own train tasks RL's pass rate was {sampled_pass_rate(rows[0]):.2f} (one step)."
         return text + _heldout_move(held, rising=False)
     half = len(rows) // 2
     early, late = rows[:half], rows[half:]
@@ -303,7 +309,7 @@ def train_trend(rows: Sequence[Row], held: Mapping[int, tuple[str, Estimate]]) -
         return f"step {a}" if a == b else f"steps {a}-{b}"
 
     def rate(part: Sequence[Row]) -> float:
-        return fmean(r["pass_rate"] for r in part)
+        return fmean(sampled_pass_rate(r) for r in part)
 
     text = (
         f"On its own train tasks RL's pass rate averaged {rate(early):.2f} in {span(early)} "

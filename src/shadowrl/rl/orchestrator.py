@@ -187,6 +187,7 @@ class Orchestrator:
         self.stats = LoopStats()
         self._started, self._tokens = time.perf_counter(), 0  # run-average throughput
         self._ready: asyncio.Queue[Group] = asyncio.Queue()
+        self._received: list[Group] = []  # this step's groups: trained, set aside, stale
         self._inflight: set[asyncio.Task[None]] = set()
         self._synced = trainer.version
         # Train steps and weight syncs run on one dedicated thread: spread over a pool's
@@ -242,10 +243,12 @@ class Orchestrator:
     async def _collect(self, n: int) -> list[Group]:
         """Wait for `n` trainable groups, dropping failed and too-stale ones."""
         out: list[Group] = []
+        self._received = []
         while len(out) < n:
             if self._ready.empty() and not self._inflight:
                 self._fill()
             group = await self._ready.get()
+            self._received.append(group)  # its tokens were generated, trained or not
             self.stats.groups_done += 1
             self.stats.episodes_lost += group.lost
             if self.cfg.mode == "async":  # a slot freed up: keep the pipeline full mid-step
@@ -289,7 +292,8 @@ class Orchestrator:
         rewards = [r for g in groups for r in g.rewards]
         resolved = [bool(t.info.get("resolved")) for g in groups for t in g.trajectories]
         voided = [bool(t.info.get("voided_by")) for g in groups for t in g.trajectories]
-        tokens = sum(t.num_generated for g in groups for t in g.trajectories)
+        received = [t for g in self._received for t in g.trajectories]
+        tokens = sum(t.num_generated for t in received)
         self._tokens += tokens
         zero_adv = sum(1 for g in groups if g.flat)
         self.stats.groups_zero_adv += zero_adv
@@ -298,9 +302,13 @@ class Orchestrator:
             **train,
             "reward": sum(rewards) / len(rewards),
             "pass_rate": sum(resolved) / len(resolved),
+            # Over every group the step received: with `informative_only` the trained ones
+            # are all mixed, so `pass_rate` alone says nothing about the policy.
+            "pass_rate_sampled": sum(bool(t.info.get("resolved")) for t in received)
+            / len(received),
             # Episodes the grader voided as tampering: a rising rate is a policy learning to cheat.
             "hack_rate": sum(voided) / len(voided),
-            "gen_tokens": tokens,
+            "gen_tokens": tokens,  # every received group's, set aside or stale ones too
             # Over the run so far: async groups are generated during earlier steps, so a
             # step's own tokens over its own wall time can read 0 or 10^5 tokens/s.
             "gen_tokens_per_s": self._tokens / (time.perf_counter() - self._started),

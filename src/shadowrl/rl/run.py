@@ -61,6 +61,7 @@ def _progress_table(step: int, total: int, m: dict[str, Any]) -> Table:
     for key, fmt in [
         ("reward", "{:.3f}"),
         ("pass_rate", "{:.1%}"),
+        ("pass_rate_sampled", "{:.1%}"),
         ("hack_rate", "{:.1%}"),
         ("gen_tokens_per_s", "{:.1f}"),
         ("staleness_mean", "{:.2f}"),
