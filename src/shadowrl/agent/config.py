@@ -67,7 +67,12 @@ class AgentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     max_turns: int = Field(6, ge=1, description="Assistant turns before the episode is cut off.")
-    max_new_tokens: int = Field(256, ge=1, description="Tokens the model may generate per turn.")
+    max_new_tokens: int = Field(
+        160,
+        ge=1,
+        description="Tokens the model may generate per turn (the expert demonstrations' longest "
+        "turn is 128; a base model that rambles spends every turn's budget).",
+    )
     max_context_tokens: int = Field(4096, ge=1, description="Context window the episode may fill.")
     max_episode_tokens: int = Field(
         3072, ge=1, description="Generated tokens per episode, all turns."

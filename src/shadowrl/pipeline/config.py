@@ -36,7 +36,12 @@ class PipelineConfig(BaseModel):
         "every train task is unseen).",
     )
     eval_tasks: int = Field(0, ge=0, description="Held-out tasks evaluated (0 = all).")
-    eval_samples: int = Field(2, ge=1, description="Episodes per held-out task (k of pass@k).")
+    eval_samples: int = Field(
+        1,
+        ge=1,
+        description="Episodes per held-out task (k of pass@k); for a fixed budget more "
+        "templates narrow a clustered interval more than more samples of each.",
+    )
     eval_base: bool = Field(
         True,
         description="Also evaluate the starting model (slow on CPU: it rambles to every budget).",
@@ -75,7 +80,7 @@ class PipelineConfig(BaseModel):
         description="The suite dev tasks come from (e.g. 'family:dev': templates no other "
         "split has); '' = the tail of the train split.",
     )
-    sft_check_every: int = Field(4, ge=1, description="SFT optimizer steps between checks.")
+    sft_check_every: int = Field(8, ge=1, description="SFT optimizer steps between checks.")
     sft_patience: int = Field(
         3, ge=0, description="Checks without a new best dev NLL before SFT stops (0 = never)."
     )
