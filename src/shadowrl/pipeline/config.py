@@ -36,12 +36,7 @@ class PipelineConfig(BaseModel):
         "every train task is unseen).",
     )
     eval_tasks: int = Field(0, ge=0, description="Held-out tasks evaluated (0 = all).")
-    eval_samples: int = Field(
-        1,
-        ge=1,
-        description="Episodes per held-out task (k of pass@k); for a fixed budget more "
-        "templates narrow a clustered interval more than more samples of each.",
-    )
+    eval_samples: int = Field(2, ge=1, description="Episodes per held-out task (k of pass@k).")
     eval_base: bool = Field(
         True,
         description="Also evaluate the starting model (slow on CPU: it rambles to every budget).",

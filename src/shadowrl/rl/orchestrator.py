@@ -150,10 +150,7 @@ class OrchestratorConfig(BaseModel):
         "async", description="'async': rollouts overlap training; 'sync': rollout, then train."
     )
     inflight_groups: int = Field(
-        4,
-        ge=1,
-        description="Groups kept running at once in async mode (≥ train.groups_per_step); "
-        "4 groups of the default 4 attempts fill the engine's default batch of 16.",
+        3, ge=1, description="Groups kept running at once in async mode (≥ train.groups_per_step)."
     )
     informative_only: bool = Field(
         False,
