@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _floor import Floor, cpu_flags
+from _floor import cpu_flags
 from _machine import machine
+from _phases import Phases
 from _profile import profile_engine
 
 RESULTS = Path(__file__).parent / "results"
@@ -137,49 +138,22 @@ def run_engine(engine: Any, work: list[tuple[list[int], int]]) -> int:
 
 def breakdown(engine: Any, work: list[tuple[list[int], int]]) -> dict[str, Any]:
     """A second engine run with the prefill and decode-step calls timed and their shapes
-    recorded (diagnostics), and the floor of those very shapes (`_floor.py`)."""
-    import torch
-
-    spent = {"prefill_s": 0.0, "decode_s": 0.0, "decode_steps": 0.0}
-    prefills: list[tuple[int, int]] = []  # (real prompt tokens, prompts) per prefill call
-    steps: list[tuple[int, float]] = []  # (rows, seconds) per decode step
-
-    def wrap(fn: Any, key: str) -> Any:
-        def timed_call(*args: Any) -> Any:
-            start = time.perf_counter()
-            out = fn(*args)
-            if torch.cuda.is_available():
-                torch.cuda.synchronize()
-            seconds = time.perf_counter() - start
-            spent[key] += seconds
-            if key == "decode_s":
-                steps.append((len(args[0]), seconds))
-            else:
-                prefills.append((sum(len(p) for p in args[0]), len(args[0])))
-            return out
-
-        return timed_call
-
-    engine.decoder.prefill = wrap(engine.decoder.prefill, "prefill_s")
-    engine.stepper.decode = wrap(engine.stepper.decode, "decode_s")
+    recorded (diagnostics), and the floor of those very shapes (`_phases.py`)."""
+    phases = Phases(engine)
     _, total = timed(run_engine, engine, work)
-    spent["decode_steps"] = len(steps)
-    spent["total_s"] = total
-    spent["ms_per_decode_step"] = 1000 * spent["decode_s"] / max(len(steps), 1)
-    floor = Floor(engine.model)
-    full = [s for rows, s in steps if rows == max(r for r, _ in steps)]
-    floors = {
-        "full_batch_rows": max(r for r, _ in steps),
-        "full_batch_step_ms": 1000 * sum(full) / len(full),
-        "full_batch_floor_ms": floor.ms(max(r for r, _ in steps)),
-        "decode_floor_s": floor.decode_s(r for r, _ in steps),
-        "prefill_floor_s": floor.prefill_s(prefills),
+    spent = phases.spent()
+    out: dict[str, Any] = {
+        "prefill_s": spent["prefill_s"],
+        "decode_s": spent["decode_s"],
+        "decode_steps": spent["decode_steps"],
+        "total_s": total,
+        "ms_per_decode_step": spent["ms_per_decode_step"],
     }
-    floors["full_batch_multiple"] = floors["full_batch_step_ms"] / floors["full_batch_floor_ms"]
-    floors["decode_multiple"] = spent["decode_s"] / floors["decode_floor_s"]
-    floors["prefill_multiple"] = spent["prefill_s"] / floors["prefill_floor_s"]
-    out: dict[str, Any] = {k: round(v, 3) for k, v in spent.items()}
-    return out | {"prefill_calls": prefills, "floor": {k: round(v, 3) for k, v in floors.items()}}
+    floors = {k: round(v, 3) for k, v in phases.floors().items()}
+    return {k: round(v, 3) for k, v in out.items()} | {
+        "prefill_calls": phases.prefills,
+        "floor": floors,
+    }
 
 
 def timed(fn: Any, *args: Any) -> tuple[int, float]:

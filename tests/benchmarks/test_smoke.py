@@ -124,6 +124,23 @@ def test_entropy(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
+def test_agent_rollouts(tmp_path: Path) -> None:
+    result = run_benchmark(
+        "agent_rollouts.py", tmp_path, "--policy", "tiny", "--suite",
+        "family:heldout-templates@2", "--concurrency", "2", "--set", "agent.max_turns=2",
+        "agent.max_new_tokens=8",
+    )  # fmt: skip
+    has_keys(result, "episodes", "generated_tokens", "wall_s", "engine", "floor", "machine")
+    has_keys(result["engine"], "prefill_s", "decode_s", "busy_s", "prefill_tokens")
+    has_keys(result["floor"], "prefill_multiple", "decode_multiple", "floor_s")
+    assert result["episodes"] == 2 and result["turns"] <= 4
+    # every generated token but each turn's first (sampled from the prefill) is a decode row
+    engine = result["engine"]
+    rows = round(engine["decode_rows_mean"] * engine["decode_steps"])
+    assert rows == result["generated_tokens"] - result["turns"] > 0
+    assert result["engine"]["busy_s"] + result["idle_s"] == pytest.approx(result["wall_s"])
+
+
 def test_sandbox_fork(tmp_path: Path) -> None:
     require(unavailable_reason(), "overlay sandbox")
     result = run_benchmark("sandbox_fork.py", tmp_path, "--quick")

@@ -1,0 +1,74 @@
+"""Where an engine's time goes: its prefill calls and decode steps timed in place.
+
+`Phases(engine)` wraps the engine's `decoder.prefill` and `stepper.decode` so every call
+is timed and its shape recorded, then `floors()` divides by the floor of those very
+shapes (`_floor.py`: the model's matrix products timed alone on this machine). Used by
+`engine_vs_hf.py` (one batch of prompts) and `agent_rollouts.py` (a whole agent eval).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+
+from _floor import Floor
+
+
+class Phases:
+    """Time spent in one engine's prefill and decode calls, with their shapes."""
+
+    def __init__(self, engine: Any) -> None:
+        self.model = engine.model
+        self.prefill_s = self.decode_s = 0.0
+        self.prefills: list[tuple[int, int]] = []  # (real prompt tokens, prompts) per call
+        self.steps: list[tuple[int, float]] = []  # (rows, seconds) per decode step
+        engine.decoder.prefill = self._timed(engine.decoder.prefill, prefill=True)
+        engine.stepper.decode = self._timed(engine.stepper.decode, prefill=False)
+
+    def _timed(self, fn: Any, *, prefill: bool) -> Any:
+        def call(*args: Any) -> Any:
+            start = time.perf_counter()
+            out = fn(*args)
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+            seconds = time.perf_counter() - start
+            if prefill:
+                self.prefill_s += seconds
+                self.prefills.append((sum(len(p) for p in args[0]), len(args[0])))
+            else:
+                self.decode_s += seconds
+                self.steps.append((len(args[0]), seconds))
+            return out
+
+        return call
+
+    def spent(self) -> dict[str, float]:
+        steps = len(self.steps)
+        return {
+            "prefill_s": self.prefill_s,
+            "prefill_tokens": sum(t for t, _ in self.prefills),
+            "prefill_calls": len(self.prefills),
+            "decode_s": self.decode_s,
+            "decode_steps": steps,
+            "decode_rows_mean": sum(r for r, _ in self.steps) / max(steps, 1),
+            "ms_per_decode_step": 1000 * self.decode_s / max(steps, 1),
+        }
+
+    def floors(self) -> dict[str, float]:
+        """The floor of the recorded calls and the engine's time as a multiple of it."""
+        floor = Floor(self.model)
+        widest = max(r for r, _ in self.steps)
+        full = [s for rows, s in self.steps if rows == widest]
+        out = {
+            "full_batch_rows": widest,
+            "full_batch_step_ms": 1000 * sum(full) / len(full),
+            "full_batch_floor_ms": floor.ms(widest),
+            "decode_floor_s": floor.decode_s(r for r, _ in self.steps),
+            "prefill_floor_s": floor.prefill_s(self.prefills),
+        }
+        out["full_batch_multiple"] = out["full_batch_step_ms"] / out["full_batch_floor_ms"]
+        out["decode_multiple"] = self.decode_s / out["decode_floor_s"]
+        out["prefill_multiple"] = self.prefill_s / out["prefill_floor_s"]
+        return out
