@@ -1,7 +1,8 @@
 """Where an engine's time goes: its prefill calls and decode steps timed in place.
 
 `Phases(engine)` wraps the engine's `decoder.prefill` and `stepper.decode` so every call
-is timed and its shape recorded, then `floors()` divides by the floor of those very
+is timed and its shape recorded (an outer call only: a call made inside a timed one is part
+of it; before this, the CPU prefill's per-prompt calls to itself were counted twice), then `floors()` divides by the floor of those very
 shapes (`_floor.py`: the model's matrix products timed alone on this machine). Used by
 `engine_vs_hf.py` (one batch of prompts) and `agent_rollouts.py` (a whole agent eval).
 """
@@ -24,15 +25,22 @@ class Phases:
         self.prefill_s = self.decode_s = 0.0
         self.prefills: list[tuple[int, int]] = []  # (real prompt tokens, prompts) per call
         self.steps: list[tuple[int, float]] = []  # (rows, seconds) per decode step
+        self._inside = False  # the engine thread is in a timed call: count only the outer one
         engine.decoder.prefill = self._timed(engine.decoder.prefill, prefill=True)
         engine.stepper.decode = self._timed(engine.stepper.decode, prefill=False)
 
     def _timed(self, fn: Any, *, prefill: bool) -> Any:
         def call(*args: Any) -> Any:
+            if self._inside:  # on CPU a prefill of N prompts calls itself once per prompt
+                return fn(*args)
+            self._inside = True
             start = time.perf_counter()
-            out = fn(*args)
-            if torch.cuda.is_available():
-                torch.cuda.synchronize()
+            try:
+                out = fn(*args)
+                if torch.cuda.is_available():
+                    torch.cuda.synchronize()
+            finally:
+                self._inside = False
             seconds = time.perf_counter() - start
             if prefill:
                 self.prefill_s += seconds
