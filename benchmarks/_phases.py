@@ -1,9 +1,10 @@
 """Where an engine's time goes: its prefill calls and decode steps timed in place.
 
 `Phases(engine)` wraps the engine's `decoder.prefill` and `stepper.decode` so every call
-is timed and its shape recorded (an outer call only: a call made inside a timed one is part
-of it; before this, the CPU prefill's per-prompt calls to itself were counted twice), then `floors()` divides by the floor of those very
-shapes (`_floor.py`: the model's matrix products timed alone on this machine). Used by
+is timed and its shape recorded, outer calls only: on CPU a prefill of N prompts calls
+itself once per prompt, and those inner calls are part of the outer one. `floors()` then
+divides by the floor of those very shapes (`_floor.py`: the model's matrix products timed
+alone on this machine). Used by
 `engine_vs_hf.py` (one batch of prompts) and `agent_rollouts.py` (a whole agent eval).
 """
 

@@ -287,9 +287,9 @@ def step_table(rows: Sequence[Row], held: Mapping[int, tuple[str, Estimate]]) ->
             out.append((step, "", "", "", cell, "", "", "", ""))
             continue
         out.append((
-            step, f"{r['reward']:.3f}", f"{sampled_pass_rate(r):.2f}", f"{r.get('hack_rate', 0):.2f}",
-            cell, f"{r.get('loss', 0):.4f}", f"{r['staleness_mean']:.2f}",
-            f"{r['gen_tokens_per_s']:.1f}", f"{r['step_s']:.1f}",
+            step, f"{r['reward']:.3f}", f"{sampled_pass_rate(r):.2f}",
+            f"{r.get('hack_rate', 0):.2f}", cell, f"{r.get('loss', 0):.4f}",
+            f"{r['staleness_mean']:.2f}", f"{r['gen_tokens_per_s']:.1f}", f"{r['step_s']:.1f}",
         ))  # fmt: skip
     header = ("step", "train reward", "train pass rate", "hack attempts",
               "held-out pass@1 [95% CI]", "loss", "staleness", "tok/s", "step s")  # fmt: skip
@@ -299,7 +299,8 @@ def step_table(rows: Sequence[Row], held: Mapping[int, tuple[str, Estimate]]) ->
 def train_trend(rows: Sequence[Row], held: Mapping[int, tuple[str, Estimate]]) -> str:
     """RL's pass rate on its own train tasks early vs late, beside held-out's move."""
     if len(rows) < 2:
-        text = f"On its own train tasks RL's pass rate was {sampled_pass_rate(rows[0]):.2f} (one step)."
+        only = sampled_pass_rate(rows[0])
+        text = f"On its own train tasks RL's pass rate was {only:.2f} (one step)."
         return text + _heldout_move(held, rising=False)
     half = len(rows) // 2
     early, late = rows[:half], rows[half:]

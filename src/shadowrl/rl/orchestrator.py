@@ -187,7 +187,6 @@ class Orchestrator:
         self.stats = LoopStats()
         self._started, self._tokens = time.perf_counter(), 0  # run-average throughput
         self._ready: asyncio.Queue[Group] = asyncio.Queue()
-        self._received: list[Group] = []  # this step's groups: trained, set aside, stale
         self._inflight: set[asyncio.Task[None]] = set()
         self._synced = trainer.version
         # Train steps and weight syncs run on one dedicated thread: spread over a pool's
@@ -203,16 +202,15 @@ class Orchestrator:
             for step in range(start_step, self.train.steps):
                 t0 = time.perf_counter()
                 self._fill()
-                groups = await self._collect(self.train.groups_per_step)
+                groups, received = await self._collect(self.train.groups_per_step)
                 metrics = await loop.run_in_executor(
                     self._trainer_thread,
                     self.trainer.train_groups,
                     [g.trajectories for g in groups],
                 )
                 sync = await loop.run_in_executor(self._trainer_thread, self._sync_weights)
-                self.on_step(
-                    step, self._step_metrics(groups, metrics, sync, time.perf_counter() - t0)
-                )
+                wall = time.perf_counter() - t0
+                self.on_step(step, self._step_metrics(groups, received, metrics, sync, wall))
         finally:
             for task in self._inflight:
                 task.cancel()
@@ -240,15 +238,16 @@ class Orchestrator:
         self._inflight.discard(asyncio.current_task())
         self._ready.put_nowait(group)
 
-    async def _collect(self, n: int) -> list[Group]:
-        """Wait for `n` trainable groups, dropping failed and too-stale ones."""
+    async def _collect(self, n: int) -> tuple[list[Group], list[Group]]:
+        """Wait for `n` trainable groups, dropping failed and too-stale ones (and, with
+        `informative_only`, flat ones); also returns every group received on the way."""
         out: list[Group] = []
-        self._received = []
+        received: list[Group] = []
         while len(out) < n:
             if self._ready.empty() and not self._inflight:
                 self._fill()
             group = await self._ready.get()
-            self._received.append(group)  # its tokens were generated, trained or not
+            received.append(group)  # its tokens were generated, trained or not
             self.stats.groups_done += 1
             self.stats.episodes_lost += group.lost
             if self.cfg.mode == "async":  # a slot freed up: keep the pipeline full mid-step
@@ -269,7 +268,7 @@ class Orchestrator:
                 continue
             self.stats.staleness.append(lag)
             out.append(group)
-        return out
+        return out, received
 
     def _sync_weights(self) -> dict[str, Any]:
         """Publish the new weights as a delta and swap them into the engine in flight."""
@@ -287,12 +286,17 @@ class Orchestrator:
         return info
 
     def _step_metrics(
-        self, groups: list[Group], train: Mapping[str, float], sync: Mapping[str, Any], wall: float
+        self,
+        groups: list[Group],
+        received_groups: list[Group],
+        train: Mapping[str, float],
+        sync: Mapping[str, Any],
+        wall: float,
     ) -> dict[str, Any]:
         rewards = [r for g in groups for r in g.rewards]
         resolved = [bool(t.info.get("resolved")) for g in groups for t in g.trajectories]
         voided = [bool(t.info.get("voided_by")) for g in groups for t in g.trajectories]
-        received = [t for g in self._received for t in g.trajectories]
+        received = [t for g in received_groups for t in g.trajectories]
         tokens = sum(t.num_generated for t in received)
         self._tokens += tokens
         zero_adv = sum(1 for g in groups if g.flat)
