@@ -3,13 +3,14 @@
 # shadowrl in editable mode. Safe to re-run; each step is skipped when already done.
 # postgresql: the trace store's tests start a real server of their own; chromium +
 # chromium-driver: the review page's browser test (nothing is downloaded at run time).
+# gcc: builds the CPU decode-attention kernel (inference/native.py) on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 PY=${PYTHON:-python3}
 
 need_apt=()
-for pkg in bubblewrap ripgrep python3-venv postgresql chromium chromium-driver; do
+for pkg in bubblewrap ripgrep python3-venv gcc libc6-dev postgresql chromium chromium-driver; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -387,3 +387,11 @@ def test_train_autocast(tmp_path: Path) -> None:
     fp32, bf16 = result["fp32"], result["bf16_autocast"]
     assert bf16["first_loss"] == pytest.approx(fp32["first_loss"], rel=5e-2)  # same weights, batch
     assert bf16["first_loss"] != fp32["first_loss"]  # the bf16 arm really ran in bf16
+
+
+def test_cpu_attention(tmp_path: Path) -> None:
+    result = run_benchmark("cpu_attention.py", tmp_path, "--quick")
+    has_keys(result, "settings", "machine", "cases")
+    [case] = result["cases"]
+    assert case["rows"] == 2 and set(case["ms_per_step"]) == {"native", "torch"}
+    assert case["floor_ms"] > 0 and case["torch_over_native"] > 0

@@ -61,9 +61,9 @@ def test_greedy_matches_hf_generate_with_requests_joining_mid_flight(tiny) -> No
 
 
 def test_long_rows_attend_row_by_row_and_match_hf_and_teacher_forcing(tiny) -> None:
-    """Spans past `forward.PER_ROW_SPAN`: CPU decode attends each row over its own length
+    """Spans past `native.PER_ROW_SPAN`: CPU decode attends each row over its own length
     (no shared mask) and prefills each prompt alone; tokens and logprobs are unchanged."""
-    from shadowrl.inference.forward import PER_ROW_SPAN
+    from shadowrl.inference.native import PER_ROW_SPAN
 
     model, tok = tiny
     ps = prompts(PER_ROW_SPAN + 40, 20, PER_ROW_SPAN + 3, 2 * PER_ROW_SPAN)

@@ -9,8 +9,8 @@ import torch
 from shadowrl.inference.blocks import Blocks
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.engine import Engine
-from shadowrl.inference.forward import PER_ROW_SPAN
 from shadowrl.inference.kv import Shape
+from shadowrl.inference.native import PER_ROW_SPAN
 from shadowrl.inference.paged import PagedKV
 from shadowrl.models import random_llama
 from shadowrl.types import SamplingParams

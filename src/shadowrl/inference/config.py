@@ -121,6 +121,14 @@ class EngineConfig(BaseModel):
         "much as 'contiguous' at its largest. When the running sequences outgrow it, the "
         "newest is preempted and its KV recomputed later (`inference/preemption.py`).",
     )
+    cpu_attention: Literal["auto", "native", "torch"] = Field(
+        default="auto",
+        description="How a CPU decode step attends each row over its own length "
+        "(`inference/native.py`). 'native': a small C kernel (fp32 or bf16 KV), compiled "
+        "on first use with $CC or cc for this CPU and cached under ~/.cache/shadowrl/kernels; "
+        "an error if it cannot be built. 'torch': PyTorch's SDPA, one call per row. 'auto': "
+        "native, else torch with a warning. The two agree to float tolerance, not bit for bit.",
+    )
     prefill_tokens_per_step: int = Field(
         default=4096,
         ge=1,

@@ -22,13 +22,9 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from shadowrl.inference.kv import KVCache, Shape
+from shadowrl.inference.native import row_attention
 
 SUPPORTED = ("llama", "qwen2", "qwen3", "qwen3_moe")  # MoE: HF's own sparse MLP block
-# On CPU, a decode step whose span reaches this attends row by row over each row's own
-# length: a mask over the shared span reads (and multiplies) every row's KV up to the
-# longest row's (32 rows of 300-1,300 tokens: 7.6 vs 3.7 ms a layer, one thread; at
-# 20-100 tokens the masked call was the cheaper, 0.53 vs 0.72 ms).
-PER_ROW_SPAN = 256
 
 
 def _rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
@@ -37,19 +33,12 @@ def _rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
     return x * cos + rotated * sin
 
 
-def _attend_rows(q: Tensor, rows: list[tuple[Tensor, Tensor]]) -> Tensor:
-    """Decode attention row by row: row i's queries [1, Hkv, G, D] over its own cached
-    keys and values (`KVCache.read_rows`: each row's length), no mask."""
-    return torch.cat([
-        F.scaled_dot_product_attention(q[i : i + 1], keys, values)
-        for i, (keys, values) in enumerate(rows)
-    ])  # fmt: skip
-
-
 class Decoder:
     """Runs a Llama/Qwen (dense or Qwen3-MoE) causal LM step by step against a `KVCache`."""
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, cpu_attention: str = "auto") -> None:
+        """`cpu_attention`: how a CPU decode step attends row by row (`native.row_attention`:
+        'auto', 'native' or 'torch')."""
         cfg: Any = model.config
         if cfg.model_type not in SUPPORTED:
             raise ValueError(f"unsupported architecture {cfg.model_type!r}; known: {SUPPORTED}")
@@ -67,6 +56,8 @@ class Decoder:
             head_dim=attn.q_proj.out_features // heads,
         )
         self.qk_norm = hasattr(attn, "q_norm")  # Qwen3 normalises q and k per head
+        device = self.embed.weight.device
+        self.attend_rows = row_attention(cpu_attention, self.shape.head_dim, device)
 
     def _qkv(self, attn: Any, x: Tensor, cos: Tensor, sin: Tensor) -> tuple[Tensor, ...]:
         """Project x [B, T, hidden] to rotated q [B, H, T, D] and k, v [B, Hkv, T, D]."""
@@ -143,15 +134,16 @@ class Decoder:
         Returns logits [B, V]. Attention reads the first `span` > max(lengths) positions
         (a host-side number, so nothing here waits on the device: a CUDA graph captures it
         at a fixed span and the mask hides what lies beyond each row's length); on CPU,
-        at spans from `PER_ROW_SPAN`, each row reads only its own length instead. Call it
-        under `torch.inference_mode()`, as `step.decode_and_sample` does: a decorator here
-        would break `torch.compile` of this method, which cannot trace the mode switch.
+        from the row attention's `min_span` (every span with the C kernel), each row reads
+        only its own length instead. Call it under `torch.inference_mode()`, as
+        `step.decode_and_sample` does: a decorator here would break `torch.compile` of this
+        method, which cannot trace the mode switch.
         """
         b = tokens.shape[0]
         s = self.shape
         rows = torch.arange(b, device=tokens.device)
         # One row too: its own length rather than the span, and the paged cache reads it in place.
-        per_row = tokens.device.type == "cpu" and span >= PER_ROW_SPAN
+        per_row = tokens.device.type == "cpu" and span >= self.attend_rows.min_span
         ends = (lengths + 1).tolist() if per_row else []  # on CPU: no device to wait for
         steps = torch.arange(span, device=tokens.device)
         mask = None if per_row else (steps[None] <= lengths[:, None])[:, None, None]
@@ -164,7 +156,7 @@ class Decoder:
             # GQA without repeating KV: each kv head's query group acts as a short query.
             grouped = q.view(b, s.kv_heads, s.heads // s.kv_heads, s.head_dim)
             if ends:  # each row its own length (the paged cache: in place where it can)
-                out = _attend_rows(grouped, cache.read_rows(i, ends))
+                out = self.attend_rows(grouped, cache.read_rows(i, ends))
             else:
                 keys, values = cache.read(i, b, span)
                 out = F.scaled_dot_product_attention(grouped, keys, values, attn_mask=mask)

@@ -1,0 +1,106 @@
+"""CPU decode steps with the C attention kernel vs PyTorch's SDPA, side by side (issue 34).
+
+Two engines over copies of one model (`engine.cpu_attention` 'native' and 'torch') hold
+the same batch of random prompts; their decode steps are timed in alternation, `--steps`
+at a time, `--repeats` times, and the median ms per step is set against the floor of the
+model's matrix products at that batch (`_floor.py`), in each dtype asked for:
+
+    python benchmarks/cpu_attention.py --rows 8 32 --context 300 1500 --dtypes float32 bfloat16
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from _floor import Floor, cpu_flags
+from _machine import machine
+from _profile import _running
+from shadowrl.inference.config import EngineConfig
+from shadowrl.inference.engine import Engine
+from shadowrl.models import ModelConfig, load_model, tiny_model
+
+RESULTS = Path(__file__).parent / "results" / "cpu_attention.json"
+MODES = ("native", "torch")
+
+
+def _prompts(rows: int, context: tuple[int, int], vocab: int) -> list[list[int]]:
+    g = torch.Generator().manual_seed(rows)
+    lengths = torch.randint(context[0], context[1] + 1, (rows,), generator=g).tolist()
+    return [torch.randint(3, vocab, (n,), generator=g).tolist() for n in lengths]
+
+
+def _time_steps(engine: Engine, steps: int) -> float:
+    start = time.perf_counter()
+    for _ in range(steps):
+        engine._decode()
+    return (time.perf_counter() - start) / steps * 1e3
+
+
+def measure(model: Any, rows: int, dtype: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Median ms per decode step of each mode at `rows` rows in `dtype`, and the floor."""
+    engines = {
+        mode: Engine(copy.deepcopy(model), None, EngineConfig(
+            max_batch=rows, dtype=dtype, cpu_attention=mode, prefix_cache_tokens=0))
+        for mode in MODES
+    }  # fmt: skip
+    prompts = _prompts(rows, args.context, model.config.vocab_size)
+    times: dict[str, list[float]] = {mode: [] for mode in MODES}
+    with torch.inference_mode():
+        for engine in engines.values():
+            _running(engine, prompts)
+            engine._decode()  # warm-up
+        for _ in range(args.repeats):
+            for mode, engine in engines.items():
+                times[mode].append(_time_steps(engine, args.steps))
+    floor = Floor(engines["native"].model).ms(rows)
+    ms = {mode: statistics.median(t) for mode, t in times.items()}
+    for engine in engines.values():
+        engine._running.clear()
+    return {
+        "rows": rows, "dtype": dtype, "ms_per_step": ms, "floor_ms": floor,
+        "multiple_of_floor": {mode: v / floor for mode, v in ms.items()},
+        "torch_over_native": ms["torch"] / ms["native"], "all_ms": times,
+    }  # fmt: skip
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rows", type=int, nargs="+", default=[1, 8, 32])
+    p.add_argument("--context", type=int, nargs=2, default=[300, 1500], help="prompt lengths")
+    p.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"])
+    p.add_argument("--steps", type=int, default=4, help="decode steps per timing")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--quick", action="store_true", help="tiny random model, a smoke check")
+    p.add_argument("--out", type=Path, default=RESULTS)
+    args = p.parse_args()
+    if args.quick:
+        args.rows, args.context, args.dtypes, args.steps, args.repeats = [2], [20, 300], ["float32"], 1, 1  # fmt: skip
+    model, _ = tiny_model(seed=0) if args.quick else load_model(ModelConfig())
+    started = machine() | cpu_flags()
+    cases = []
+    for dtype in args.dtypes:
+        for rows in args.rows:
+            case = measure(model, rows, dtype, args)
+            cases.append(case)
+            print(f"{dtype:9s} {rows:3d} rows: native {case['ms_per_step']['native']:7.1f} ms, "
+                  f"torch {case['ms_per_step']['torch']:7.1f} ms, floor {case['floor_ms']:6.1f} ms"
+                  f"  torch/native {case['torch_over_native']:.2f}", flush=True)  # fmt: skip
+    result = {
+        "settings": {k: v for k, v in vars(args).items() if k != "out"},
+        "machine": started, "load_avg_1m_end": machine()["load_avg_1m"], "cases": cases,
+    }  # fmt: skip
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(" ".join(f"{c['dtype']}_{c['rows']}rows={c['torch_over_native']:.2f}" for c in cases))
+
+
+if __name__ == "__main__":
+    main()
