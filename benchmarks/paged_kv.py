@@ -11,8 +11,9 @@ batch x context that fits a fixed budget, and the CPU decode step, side by side.
    with `--group` members sharing the prompt, each extra member needs only its own
    completion's blocks (measured by allocating through `PagedKV` until it is full).
 3. Decode step: the same batch and span through each layout's `EagerStep`; the issue
-   asks for paged within 5 %. At spans from `native.PER_ROW_SPAN` the paged step reads a
-   row whose blocks are consecutive in place and gathers only scattered rows (into a
+   asks for paged within 5 %. Where the CPU step attends row by row (every span with the
+   C kernel, from `native.PER_ROW_SPAN` with SDPA) the paged step reads a row whose
+   blocks are consecutive in place and gathers only scattered rows (into a
    reused buffer, one layer at a time: the workspace, in positions' worth, is in the
    memory figures); the (head, block) pieces a paged step gathered are recorded. The
    CPU's vector flags (avx512, amx) are recorded with the figure.
