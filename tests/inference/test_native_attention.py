@@ -125,3 +125,20 @@ def test_a_build_is_cached_and_reused(monkeypatch, tmp_path) -> None:
         native.load.cache_clear()
     assert list((tmp_path / "shadowrl/kernels").glob("*.so")) == [built]
     assert built.stat().st_mtime_ns == stamp
+
+
+def test_loading_the_kernel_keeps_subnormal_floats(monkeypatch, tmp_path) -> None:
+    """Linked with -ffast-math, gcc would add crtfastmath.o, whose constructor turns on
+    flush-to-zero for the whole process when the library loads (hypothesis caught it)."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # a build of its own, loaded fresh
+    probe = (
+        "import torch; from shadowrl.inference import native; native.load(24); "
+        "print((torch.tensor([1e-40]) * 2.0).item(), 2.5e-308 / 2 > 0)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    tiny, halved = out.stdout.split()
+    assert float(tiny) > 0 and halved == "True"

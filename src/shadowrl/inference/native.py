@@ -31,9 +31,15 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from shadowrl.atomic import write_file
+
 log = logging.getLogger(__name__)
 
-FLAGS = ("-O3", "-march=native", "-ffast-math", "-fopenmp", "-shared", "-fPIC")
+# -ffast-math lets the reductions and expf vectorise; it is given to the compile step
+# only: linked with it, gcc adds crtfastmath.o, whose constructor turns on flush-to-zero
+# and denormals-are-zero for the whole process at load time.
+COMPILE = ("-O3", "-march=native", "-ffast-math", "-fopenmp", "-fPIC", "-c")
+LINK = ("-shared", "-fopenmp")
 KV_DTYPES = {torch.float32: 0, torch.bfloat16: 1}
 MAX_GROUP = 16  # the kernel's MAX_GROUP
 
@@ -94,8 +100,9 @@ def load(head_dim: int) -> ctypes.CDLL:
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         raise NativeUnavailable("no C compiler (set CC or install gcc)")
-    flags = [*FLAGS, f"-DHEAD_DIM={head_dim}"]
-    key = hashlib.sha256("\n".join([source, compiler, *flags, _cpu_id()]).encode()).hexdigest()
+    flags = [*COMPILE, f"-DHEAD_DIM={head_dim}"]
+    parts = [source, compiler, *flags, *LINK, _cpu_id()]
+    key = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     target = _cache_dir() / f"decode_attention_d{head_dim}_{key[:16]}.so"
     if not target.exists():
         _compile(compiler, source, flags, target)
@@ -111,18 +118,24 @@ def load(head_dim: int) -> ctypes.CDLL:
 
 
 def _compile(compiler: str, source: str, flags: list[str], target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        src, out = Path(tmp) / "decode_attention.c", Path(tmp) / target.name
+    with tempfile.TemporaryDirectory() as tmp:
+        src, obj, lib = (Path(tmp) / f"decode_attention{ext}" for ext in (".c", ".o", ".so"))
         src.write_text(source)
-        cmd = [compiler, *flags, str(src), "-o", str(out), "-lm"]
-        try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            raise NativeUnavailable(f"{' '.join(cmd)}: {e}") from e
-        if done.returncode != 0:
-            raise NativeUnavailable(f"{' '.join(cmd)} failed:\n{done.stderr.strip()[-2000:]}")
-        os.replace(out, target)  # atomic: concurrent builders each install a whole file
+        for cmd in (
+            [compiler, *flags, str(src), "-o", str(obj)],
+            [compiler, *LINK, str(obj), "-o", str(lib), "-lm"],
+        ):
+            _run(cmd)
+        write_file(target, lib.read_bytes())  # concurrent builders each install a whole file
+
+
+def _run(cmd: list[str]) -> None:
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise NativeUnavailable(f"{' '.join(cmd)}: {e}") from e
+    if done.returncode != 0:
+        raise NativeUnavailable(f"{' '.join(cmd)} failed:\n{done.stderr.strip()[-2000:]}")
 
 
 class NativeRows:
