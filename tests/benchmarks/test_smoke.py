@@ -395,3 +395,12 @@ def test_cpu_attention(tmp_path: Path) -> None:
     [case] = result["cases"]
     assert case["rows"] == 2 and set(case["ms_per_step"]) == {"native", "torch"}
     assert case["floor_ms"] > 0 and case["torch_over_native"] > 0
+
+
+def test_cpu_linear(tmp_path: Path) -> None:
+    result = run_benchmark("cpu_linear.py", tmp_path, "--quick")
+    has_keys(result, "settings", "machine", "note", "stream_gbs", "cases", "native_over_1row")
+    assert [c["rows"] for c in result["cases"]] == [1, 4]
+    assert result["layers"] == 2 * 7 + 1 and "load" in result["note"]
+    for case in result["cases"]:
+        assert set(case["ms"]) == {"torch", "native"} and case["torch_over_native"] > 0

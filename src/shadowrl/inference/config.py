@@ -129,6 +129,17 @@ class EngineConfig(BaseModel):
         "an error if it cannot be built. 'torch': PyTorch's SDPA, one call per row. 'auto': "
         "native, else torch with a warning. The two agree to float tolerance, not bit for bit.",
     )
+    cpu_products: Literal["auto", "native", "torch"] = Field(
+        default="torch",
+        description="How a float32 CPU engine with dense weights multiplies by its Linear "
+        "layers (LM head included) at 1-16 rows, i.e. in decode steps "
+        "(`inference/native.py`). 'native': a C kernel that reads each weight once per call "
+        "(PyTorch's product re-packs it and costs 2-2.5x its 1-row time at 4-16 rows), "
+        "compiled on first use like cpu_attention's; an error if it cannot be built. "
+        "'torch': F.linear. 'auto': native, else torch with a warning. More rows, other "
+        "dtypes, int8/fp8 weights and GPUs always use PyTorch. Agrees with torch to float "
+        "tolerance, not bit for bit.",
+    )
     prefill_tokens_per_step: int = Field(
         default=4096,
         ge=1,

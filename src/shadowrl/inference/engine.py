@@ -74,7 +74,7 @@ class Engine(Calls):
         if self.config.dtype == "bfloat16":
             warn_emulated_bf16(next(model.parameters()).device, "engine.dtype bfloat16")
         self.model = model.eval()
-        self.precision = build_precision(model, self.config.weights)
+        self.precision = build_precision(model, self.config.weights, self.config.cpu_products)
         self.tokenizer = tokenizer  # only needed for stop strings
         self.decoder = Decoder(model, self.config.cpu_attention)
         self.routes = route_log(model)

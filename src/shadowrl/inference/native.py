@@ -1,57 +1,52 @@
-"""CPU decode attention as a small C kernel (`csrc/decode_attention.c`), built on first use.
+"""CPU decode kernels in C (`csrc/`), built on first use (`_kernels.py`): attention and
+the Linear layers' products.
 
-A CPU decode step attends each row over its own length (`forward.Decoder.decode`). With
-PyTorch's SDPA that is one call per row and layer, and on a 2-core box those calls read
-the KV cache at a third of the memory bandwidth in fp32 (a fifth in bf16): at 32 rows of
-~900 tokens they were ~60 % of the step. The kernel does all rows of a layer in one call,
-each (row, kv head) reading its keys and values once, on torch's own OpenMP threads.
+Attention (`csrc/decode_attention.c`). A CPU decode step attends each row over its own
+length (`forward.Decoder.decode`). With PyTorch's SDPA that is one call per row and
+layer, and on a 2-core box those calls read the KV cache at a third of the memory
+bandwidth in fp32 (a fifth in bf16): at 32 rows of ~900 tokens they were ~60 % of the
+step. The kernel does all rows of a layer in one call, each (row, kv head) reading its
+keys and values once, on torch's own OpenMP threads.
 
-`engine.cpu_attention` picks the implementation: 'native' builds the kernel with the C
-compiler (`$CC`, else `cc`; `-march=native`, so one build per CPU, cached under
-`~/.cache/shadowrl/kernels`) and fails if it cannot; 'torch' keeps SDPA; 'auto' tries
-the kernel and falls back to SDPA with a warning. Results match SDPA to float tolerance
-(the kernel's exp and summation order differ), not bit for bit.
+Products (`csrc/linear_rows.c`). At 4-16 rows PyTorch's fp32 `F.linear` re-packs the
+weight on every call and costs 2-2.5x its 1-row time on SmolLM2 (issue 34); the kernel
+reads each weight once from memory, all rows against a few weight rows at a time
+(`NativeLinear`, wired in by `precision.build_precision`).
+
+`engine.cpu_attention` and `engine.cpu_products` pick the implementations: 'native'
+builds the kernel with the C compiler (`$CC`, else `cc`; `-march=native`, so one build
+per CPU, cached under `~/.cache/shadowrl/kernels`) and fails if it cannot; 'torch' keeps
+PyTorch's; 'auto' tries the kernel and falls back to PyTorch with a warning. Results
+match PyTorch's to float tolerance (the kernels' exp and summation order differ), not
+bit for bit.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
 import logging
-import os
-import shutil
-import subprocess
-import tempfile
-from importlib import resources
-from pathlib import Path
+from collections.abc import Callable
 from typing import Protocol
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor
+from torch import Tensor, nn
 
-from shadowrl.atomic import write_file
+from shadowrl.inference._kernels import NativeUnavailable, build
 
 log = logging.getLogger(__name__)
 
-# -ffast-math lets the reductions and expf vectorise; it is given to the compile step
-# only: linked with it, gcc adds crtfastmath.o, whose constructor turns on flush-to-zero
-# and denormals-are-zero for the whole process at load time.
-COMPILE = ("-O3", "-march=native", "-ffast-math", "-fopenmp", "-fPIC", "-c")
-LINK = ("-shared", "-fopenmp")
 KV_DTYPES = {torch.float32: 0, torch.bfloat16: 1}
 MAX_GROUP = 16  # the kernel's MAX_GROUP
+# Above this many rows torch's packed product amortises its packing (issue 34).
+MAX_ROWS = 16
 
 
 # With SDPA, a decode step attends row by row from this span: below it one masked call over
 # the shared span was the cheaper (32 rows of 300-1,300 tokens: 7.6 vs 3.7 ms a layer, one
 # thread; at 20-100 tokens 0.53 vs 0.72 ms). The kernel is the cheaper at every span.
 PER_ROW_SPAN = 256
-
-
-class NativeUnavailable(RuntimeError):
-    """The kernel could not be built or loaded here (no compiler, no OpenMP, ...)."""
 
 
 class RowAttention(Protocol):
@@ -76,66 +71,15 @@ class SdpaRows:
         ])  # fmt: skip
 
 
-def _cpu_id() -> str:
-    """What `-march=native` compiles for: the CPU's model and flags."""
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        import platform
-
-        return platform.machine() + platform.processor()
-    keep = ("model name", "flags")
-    lines = {line.split(":")[0].strip(): line for line in info.splitlines() if ":" in line}
-    return "\n".join(lines.get(k, "") for k in keep)
-
-
-def _cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "shadowrl/kernels"
-
-
 @functools.cache
 def load(head_dim: int) -> ctypes.CDLL:
-    """The kernel for `head_dim`, compiled once per CPU and source (NativeUnavailable if not)."""
-    source = resources.files("shadowrl.inference").joinpath("csrc/decode_attention.c").read_text()
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        raise NativeUnavailable("no C compiler (set CC or install gcc)")
-    flags = [*COMPILE, f"-DHEAD_DIM={head_dim}"]
-    parts = [source, compiler, *flags, *LINK, _cpu_id()]
-    key = hashlib.sha256("\n".join(parts).encode()).hexdigest()
-    target = _cache_dir() / f"decode_attention_d{head_dim}_{key[:16]}.so"
-    if not target.exists():
-        _compile(compiler, source, flags, target)
-    try:
-        lib = ctypes.CDLL(str(target))  # after torch: its libgomp serves the kernel's OpenMP
-    except OSError as e:
-        raise NativeUnavailable(f"cannot load {target}: {e}") from e
+    """The attention kernel for `head_dim`, built once per CPU (NativeUnavailable if not)."""
+    lib = build("decode_attention", f"decode_attention_d{head_dim}", [f"-DHEAD_DIM={head_dim}"])
     fn = lib.decode_attention
     ptr, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
     fn.argtypes = [ptr] * 6 + [i64, ptr, i32, i32, i32, ctypes.c_float, i32, i32]
     fn.restype = i32
     return lib
-
-
-def _compile(compiler: str, source: str, flags: list[str], target: Path) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        src, obj, lib = (Path(tmp) / f"decode_attention{ext}" for ext in (".c", ".o", ".so"))
-        src.write_text(source)
-        for cmd in (
-            [compiler, *flags, str(src), "-o", str(obj)],
-            [compiler, *LINK, str(obj), "-o", str(lib), "-lm"],
-        ):
-            _run(cmd)
-        write_file(target, lib.read_bytes())  # concurrent builders each install a whole file
-
-
-def _run(cmd: list[str]) -> None:
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise NativeUnavailable(f"{' '.join(cmd)}: {e}") from e
-    if done.returncode != 0:
-        raise NativeUnavailable(f"{' '.join(cmd)} failed:\n{done.stderr.strip()[-2000:]}")
 
 
 class NativeRows:
@@ -190,3 +134,51 @@ def row_attention(mode: str, head_dim: int, device: torch.device) -> RowAttentio
             raise
         log.warning("engine.cpu_attention 'auto': falling back to SDPA row by row (%s)", e)
         return SdpaRows()
+
+
+@functools.cache
+def linear_kernel(flags: tuple[str, ...] = ()) -> Callable[..., None]:
+    """The product kernel `linear_rows`, built once per CPU (NativeUnavailable if not);
+    `flags` (e.g. `-mno-avx512f`) build a narrower vector path, for tests."""
+    fn = build("linear_rows", "linear_rows", flags).linear_rows
+    ptr, i64 = ctypes.c_void_p, ctypes.c_int64
+    fn.argtypes = [ptr, ptr, ptr, ptr, i64, i64, i64, ctypes.c_int]
+    fn.restype = None
+    return fn
+
+
+class NativeLinear(nn.Linear):
+    """An nn.Linear (the model's own `weight` and `bias` Parameters, so swaps write into
+    it under the same names) whose fp32 CPU products of 1 to `MAX_ROWS` rows run in the
+    C kernel, reading the live weight at each call; anything else goes to `F.linear`."""
+
+    def __init__(self, linear: nn.Linear) -> None:
+        nn.Module.__init__(self)  # not nn.Linear's: it would allocate weights of its own
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        self.weight, self.bias = linear.weight, linear.bias
+        linear_kernel()  # NativeUnavailable here, not at the first product
+
+    def forward(self, x: Tensor) -> Tensor:
+        flat = x.reshape(-1, self.in_features)
+        if not self._takes(flat):
+            return F.linear(x, self.weight, self.bias)
+        flat = flat.contiguous()
+        out = flat.new_empty(flat.shape[0], self.out_features)
+        bias = None if self.bias is None else self.bias.data_ptr()
+        linear_kernel()(
+            flat.data_ptr(), self.weight.data_ptr(), bias, out.data_ptr(),
+            flat.shape[0], self.in_features, self.out_features, torch.get_num_threads(),
+        )  # fmt: skip
+        return out.view(*x.shape[:-1], self.out_features)
+
+    def _takes(self, flat: Tensor) -> bool:
+        """What the kernel computes: fp32 on CPU, contiguous weights, no autograd."""
+        w, b = self.weight, self.bias
+        return (
+            0 < flat.shape[0] <= MAX_ROWS
+            and flat.dtype == w.dtype == torch.float32
+            and flat.device.type == w.device.type == "cpu"
+            and w.is_contiguous()
+            and (b is None or (b.dtype == torch.float32 and b.is_contiguous()))
+            and not (torch.is_grad_enabled() and (flat.requires_grad or w.requires_grad))
+        )

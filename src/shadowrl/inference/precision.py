@@ -21,24 +21,31 @@ low-precision copy that `refresh` rebuilds from it after every swap.
   that into a flipped near-tie).
 - `fp8` (CUDA, compute capability >= 8.9): weights float8_e4m3 per output channel,
   activations scaled per row, `torch._scaled_mm`. Not run on this project's CPU boxes.
+
+Dense fp32 on CPU may also run its decode-sized products in a C kernel
+(`engine.cpu_products`, `native.NativeLinear`): the same maths in fp32, to float
+tolerance, reading the live weights at each call, so nothing to refresh.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import torch
 from torch import Tensor, nn
+
+from shadowrl.inference.native import NativeLinear, NativeUnavailable
 
 log = logging.getLogger(__name__)
 
 # the CPU instructions bf16 products run on; without them oneDNN emulates bf16 in fp32 code
 BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
 INT8_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})  # int8 dot-product instructions
+L = TypeVar("L", bound=nn.Module)  # a layer that stands in for an nn.Linear
 
 
 class Precision(Protocol):
@@ -122,18 +129,36 @@ class Fp8Linear(nn.Module):
 Quantised = Int8Linear | Fp8Linear
 
 
+def swap_linears(model: nn.Module, layer: Callable[[nn.Linear], L]) -> list[L]:
+    """Every Linear of the decoder (the LM head included) replaced by `layer(linear)`."""
+    layers: list[L] = []
+    for parent in list(model.modules()):
+        for child_name, child in list(parent.named_children()):
+            if isinstance(child, nn.Linear):
+                layers.append(layer(child))
+                setattr(parent, child_name, layers[-1])
+    return layers
+
+
+class NativeDense:
+    """fp32 CPU Linears as `native.NativeLinear` (the C kernel at decode-sized row
+    counts, `F.linear` above); the kernel reads the live weights, so nothing to refresh."""
+
+    name = "dense-native"
+
+    def __init__(self, model: nn.Module) -> None:
+        self.layers = swap_linears(model, NativeLinear)
+
+    def refresh(self, changed: Iterable[Tensor]) -> None:
+        pass
+
+
 class Quantized:
     """Every Linear of the decoder (the LM head included) swapped for a quantised one."""
 
     def __init__(self, model: nn.Module, layer: type[Quantised], name: str) -> None:
         self.name = name
-        self.layers: list[Quantised] = []
-        for parent in list(model.modules()):
-            for child_name, child in list(parent.named_children()):
-                if isinstance(child, nn.Linear):
-                    quantised = layer(child)
-                    setattr(parent, child_name, quantised)
-                    self.layers.append(quantised)
+        self.layers: list[Quantised] = swap_linears(model, layer)
 
     def refresh(self, changed: Iterable[Tensor]) -> None:
         pointers = {t.data_ptr() for t in changed}  # tied weights share one storage
@@ -142,11 +167,12 @@ class Quantized:
                 layer.refresh()
 
 
-def build_precision(model: nn.Module, weights: str) -> Precision:
-    """The engine's `weights` choice applied to `model` (which the engine owns)."""
+def build_precision(model: nn.Module, weights: str, cpu_products: str = "torch") -> Precision:
+    """The engine's `weights` and `cpu_products` choices applied to `model` (which the
+    engine owns)."""
     param = next(model.parameters())
     if weights == "dense":
-        return Dense()
+        return dense(model, cpu_products)
     if weights == "int8":
         if param.device.type != "cpu" or param.dtype != torch.float32:
             raise ValueError("engine.weights 'int8' runs on CPU with float32 activations")
@@ -157,6 +183,21 @@ def build_precision(model: nn.Module, weights: str) -> Precision:
             raise ValueError("engine.weights 'fp8' needs a CUDA GPU of compute capability >= 8.9")
         return Quantized(model, Fp8Linear, "fp8")
     raise ValueError(f"unknown engine.weights {weights!r}; known: dense, int8, fp8")
+
+
+def dense(model: nn.Module, cpu_products: str) -> Precision:
+    """`engine.cpu_products` for dense weights: the C kernel for fp32 on CPU ('native',
+    or 'auto' where it builds), else the model's own Linears."""
+    param = next(model.parameters())
+    if cpu_products == "torch" or param.device.type != "cpu" or param.dtype != torch.float32:
+        return Dense()
+    try:
+        return NativeDense(model)
+    except NativeUnavailable as e:
+        if cpu_products == "native":
+            raise
+        log.warning("engine.cpu_products 'auto': falling back to torch's products (%s)", e)
+        return Dense()
 
 
 @lru_cache(maxsize=1)

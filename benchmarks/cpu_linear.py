@@ -1,0 +1,122 @@
+"""A CPU decode step's Linear products: PyTorch's F.linear vs the C kernel (issue 34).
+
+Every Linear of the model (SmolLM2: 30 layers x 7 + the LM head = 211) is applied to an
+[M, in] fp32 input, one after another, as a decode step of M rows does: by `F.linear` and
+by `native.NativeLinear` (the engine's `engine.cpu_products: native`, Python call
+included), in alternation, best of `--repeats` after a warm-up. Beside them: GB/s of
+weights read, and the bandwidth floor, the weights' bytes over the rate at which
+`torch.sum` reads them (every weight once, as the kernel aims to):
+
+    python benchmarks/cpu_linear.py --rows 1 4 8 16 --repeats 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from _machine import machine
+from shadowrl.inference.native import NativeLinear
+from shadowrl.models import ModelConfig, load_model, tiny_model
+
+RESULTS = Path(__file__).parent / "results" / "cpu_linear.json"
+
+
+def _best_ms(run: Callable[[], object], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best * 1e3
+
+
+def _stream_gbs(layers: list[nn.Linear], repeats: int) -> float:
+    """GB/s at which torch reads every weight once (a sum per weight)."""
+    size = sum(m.weight.numel() * 4 for m in layers)
+    ms = _best_ms(lambda: [m.weight.sum() for m in layers], repeats)
+    return size / ms / 1e6
+
+
+def measure(layers: list[nn.Linear], rows: int, repeats: int, floor_gbs: float) -> dict[str, Any]:
+    """Summed ms of every layer at `rows` rows, torch and native, and what they imply."""
+    wrapped = [NativeLinear(m) for m in layers]
+    inputs = {m.in_features: torch.randn(rows, m.in_features) for m in layers}
+    arms: dict[str, Callable[[], object]] = {
+        "torch": lambda: [F.linear(inputs[m.in_features], m.weight, m.bias) for m in layers],
+        "native": lambda: [m(inputs[m.in_features]) for m in wrapped],
+    }
+    for run in arms.values():
+        run()  # warm-up
+    best = {name: float("inf") for name in arms}
+    for _ in range(repeats):  # alternate, so a busy second hits both arms alike
+        for name, run in arms.items():
+            best[name] = min(best[name], _best_ms(run, 1))
+    size = sum(m.weight.numel() * 4 for m in layers)
+    return {
+        "rows": rows, "ms": best, "torch_over_native": best["torch"] / best["native"],
+        "gbs": {name: size / ms / 1e6 for name, ms in best.items()},
+        "floor_ms": size / floor_gbs / 1e6,
+    }  # fmt: skip
+
+
+def cpu_features() -> list[str]:
+    """The AVX2 / AVX-512 / AMX flags of /proc/cpuinfo (what the kernel can compile for)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split("flags")[1].split("\n")[0].split()
+    except (OSError, IndexError):
+        return []
+    return sorted(f for f in flags if f.startswith(("avx2", "avx512", "amx", "fma")))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rows", type=int, nargs="+", default=[1, 4, 8, 16])
+    p.add_argument("--repeats", type=int, default=10)
+    p.add_argument("--quick", action="store_true", help="tiny random model, a smoke check")
+    p.add_argument("--out", type=Path, default=RESULTS)
+    args = p.parse_args()
+    if args.quick:
+        args.rows, args.repeats = [1, 4], 2
+    model, _ = tiny_model(seed=0) if args.quick else load_model(ModelConfig())
+    model = model.float()
+    layers = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    load = os.getloadavg()[0]
+    started = machine() | {"cpu_features": cpu_features(), "threads": torch.get_num_threads()}
+    cases = []
+    with torch.inference_mode():
+        floor_gbs = _stream_gbs(layers, args.repeats)
+        for rows in args.rows:
+            case = measure(layers, rows, args.repeats, floor_gbs)
+            cases.append(case)
+            ms = case["ms"]
+            print(f"{rows:3d} rows: torch {ms['torch']:7.1f} ms, native {ms['native']:7.1f} ms "
+                  f"({case['gbs']['native']:5.1f} GB/s), floor {case['floor_ms']:6.1f} ms  "
+                  f"torch/native {case['torch_over_native']:.2f}", flush=True)  # fmt: skip
+    one = next((c["ms"]["native"] for c in cases if c["rows"] == 1), None)
+    result = {
+        "settings": {k: v for k, v in vars(args).items() if k != "out"},
+        "note": f"taken under load (1-min load {load:.2f} at the start)",
+        "machine": started, "load_avg_1m_end": os.getloadavg()[0],
+        "layers": len(layers), "weight_bytes": sum(m.weight.numel() * 4 for m in layers),
+        "stream_gbs": floor_gbs, "cases": cases,
+        "native_over_1row": {c["rows"]: c["ms"]["native"] / one for c in cases} if one else {},
+    }  # fmt: skip
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{len(layers)} layers, {result['weight_bytes'] / 1e6:.0f} MB, torch.sum reads "
+          f"{floor_gbs:.1f} GB/s; {result['note']}")  # fmt: skip
+    print(" ".join(f"{c['rows']}rows={c['torch_over_native']:.2f}" for c in cases))
+
+
+if __name__ == "__main__":
+    main()
