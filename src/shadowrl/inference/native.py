@@ -159,26 +159,31 @@ class NativeLinear(nn.Linear):
         linear_kernel()  # NativeUnavailable here, not at the first product
 
     def forward(self, x: Tensor) -> Tensor:
+        # ~200 calls a decode step: the weights come from the dict nn.Module's attribute
+        # lookup would search (0.5 us each), and every check is a cheap one
+        w, b = self._parameters["weight"], self._parameters.get("bias")  # no bias: absent
+        assert w is not None
         flat = x.reshape(-1, self.in_features)
-        if not self._takes(flat):
-            return F.linear(x, self.weight, self.bias)
+        if not _fits(flat, w, b):
+            return F.linear(x, w, b)
         flat = flat.contiguous()
         out = flat.new_empty(flat.shape[0], self.out_features)
-        bias = None if self.bias is None else self.bias.data_ptr()
         linear_kernel()(
-            flat.data_ptr(), self.weight.data_ptr(), bias, out.data_ptr(),
+            flat.data_ptr(), w.data_ptr(), None if b is None else b.data_ptr(), out.data_ptr(),
             flat.shape[0], self.in_features, self.out_features, torch.get_num_threads(),
         )  # fmt: skip
         return out.view(*x.shape[:-1], self.out_features)
 
-    def _takes(self, flat: Tensor) -> bool:
-        """What the kernel computes: fp32 on CPU, contiguous weights, no autograd."""
-        w, b = self.weight, self.bias
-        return (
-            0 < flat.shape[0] <= MAX_ROWS
-            and flat.dtype == w.dtype == torch.float32
-            and flat.device.type == w.device.type == "cpu"
-            and w.is_contiguous()
-            and (b is None or (b.dtype == torch.float32 and b.is_contiguous()))
-            and not (torch.is_grad_enabled() and (flat.requires_grad or w.requires_grad))
-        )
+
+def _fits(flat: Tensor, w: Tensor, b: Tensor | None) -> bool:
+    """What the kernel computes: 1 to MAX_ROWS fp32 rows on CPU by contiguous fp32
+    weights, no autograd."""
+    return (
+        0 < flat.shape[0] <= MAX_ROWS
+        and flat.dtype is w.dtype is torch.float32
+        and flat.is_cpu
+        and w.is_cpu
+        and w.is_contiguous()
+        and (b is None or (b.dtype is torch.float32 and b.is_contiguous()))
+        and not (torch.is_grad_enabled() and (flat.requires_grad or w.requires_grad))
+    )
