@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,20 +23,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from _floor import _best_ms
 from _machine import machine
 from shadowrl.inference.native import NativeLinear
 from shadowrl.models import ModelConfig, load_model, tiny_model
 
 RESULTS = Path(__file__).parent / "results" / "cpu_linear.json"
-
-
-def _best_ms(run: Callable[[], object], repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best * 1e3
 
 
 def measure(layers: list[nn.Linear], rows: int, repeats: int) -> dict[str, Any]:

@@ -106,7 +106,7 @@ def test_no_compiler_is_an_error_for_native_and_a_warning_for_auto(
             row_attention("native", 48, CPU)
         with caplog.at_level(logging.WARNING, logger="shadowrl.inference.native"):
             assert isinstance(row_attention("auto", 48, CPU), SdpaRows)
-        assert "falling back to SDPA" in caplog.text
+        assert "engine.cpu_attention 'auto': falling back" in caplog.text
         assert isinstance(row_attention("torch", 48, CPU), SdpaRows)
     finally:
         native.load.cache_clear()

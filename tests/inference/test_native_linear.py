@@ -7,6 +7,7 @@ No skip: a machine that cannot build the kernel fails here, since `engine.cpu_pr
 from __future__ import annotations
 
 import copy
+import logging
 import platform
 from collections.abc import Callable
 from typing import Any
@@ -184,3 +185,22 @@ def test_cpu_products_apply_to_float32_dense_weights_only() -> None:
         engine = Engine(copy.deepcopy(model), None, config)
         assert not isinstance(engine.precision, NativeDense)
         assert not any(isinstance(m, NativeLinear) for m in engine.model.modules())
+
+
+def test_no_compiler_is_an_error_for_native_and_a_warning_for_auto(
+    monkeypatch, tmp_path, caplog
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # nothing built here yet
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    model, _ = tiny_model(seed=0)
+    linear_kernel.cache_clear()
+    try:
+        with pytest.raises(native.NativeUnavailable, match="no-such-cc"):
+            Engine(copy.deepcopy(model), None, EngineConfig(cpu_products="native"))
+        with caplog.at_level(logging.WARNING, logger="shadowrl.inference.native"):
+            engine = Engine(copy.deepcopy(model), None, EngineConfig(cpu_products="auto"))
+        assert isinstance(engine.precision, Dense)
+        assert "engine.cpu_products 'auto': falling back" in caplog.text
+        assert not any(isinstance(m, NativeLinear) for m in engine.model.modules())
+    finally:
+        linear_kernel.cache_clear()

@@ -27,7 +27,7 @@ import ctypes
 import functools
 import logging
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -36,6 +36,7 @@ from torch import Tensor, nn
 from shadowrl.inference._kernels import NativeUnavailable, build
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 KV_DTYPES = {torch.float32: 0, torch.bfloat16: 1}
 MAX_GROUP = 16  # the kernel's MAX_GROUP
@@ -123,17 +124,27 @@ def _plain(rows: list[tuple[Tensor, Tensor]], pos: int) -> bool:
     )  # fmt: skip
 
 
-def row_attention(mode: str, head_dim: int, device: torch.device) -> RowAttention:
-    """The row attention `engine.cpu_attention` names (`mode`), for a CPU decoder."""
-    if mode == "torch" or device.type != "cpu":
-        return SdpaRows()
+def native_or(setting: str, mode: str, native: Callable[[], T], torch_: Callable[[], T]) -> T:
+    """An engine `setting` ('auto' | 'native' | 'torch', in `mode`) resolved: the native
+    build, or PyTorch's; 'native' raises NativeUnavailable where the kernel cannot be
+    built, 'auto' falls back with a warning."""
+    if mode == "torch":
+        return torch_()
     try:
-        return NativeRows(head_dim)
+        return native()
     except NativeUnavailable as e:
         if mode == "native":
             raise
-        log.warning("engine.cpu_attention 'auto': falling back to SDPA row by row (%s)", e)
+        log.warning("engine.%s 'auto': falling back to PyTorch (%s)", setting, e)
+        return torch_()
+
+
+def row_attention(mode: str, head_dim: int, device: torch.device) -> RowAttention:
+    """The row attention `engine.cpu_attention` names (`mode`), for a CPU decoder."""
+    if device.type != "cpu":
         return SdpaRows()
+    rows: Callable[[], RowAttention] = lambda: NativeRows(head_dim)  # noqa: E731
+    return native_or("cpu_attention", mode, rows, SdpaRows)
 
 
 @functools.cache

@@ -38,7 +38,7 @@ from typing import Protocol, TypeVar
 import torch
 from torch import Tensor, nn
 
-from shadowrl.inference.native import NativeLinear, NativeUnavailable
+from shadowrl.inference.native import NativeLinear, native_or
 
 log = logging.getLogger(__name__)
 
@@ -189,15 +189,10 @@ def dense(model: nn.Module, cpu_products: str) -> Precision:
     """`engine.cpu_products` for dense weights: the C kernel for fp32 on CPU ('native',
     or 'auto' where it builds), else the model's own Linears."""
     param = next(model.parameters())
-    if cpu_products == "torch" or param.device.type != "cpu" or param.dtype != torch.float32:
+    if param.device.type != "cpu" or param.dtype != torch.float32:
         return Dense()
-    try:
-        return NativeDense(model)
-    except NativeUnavailable as e:
-        if cpu_products == "native":
-            raise
-        log.warning("engine.cpu_products 'auto': falling back to torch's products (%s)", e)
-        return Dense()
+    products: Callable[[], Precision] = lambda: NativeDense(model)  # noqa: E731
+    return native_or("cpu_products", cpu_products, products, Dense)
 
 
 @lru_cache(maxsize=1)
