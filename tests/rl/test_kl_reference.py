@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from shadowrl.episode import EpisodeSpec
 from shadowrl.inference.config import EngineConfig
 from shadowrl.models import tiny_model
-from shadowrl.rl.run import local_services
+from shadowrl.rl.run import _checkpoint_model, local_services
 
 from .test_mtp_rl import batch_of
 from .test_trainer import cfg, params
@@ -55,3 +55,17 @@ def test_the_reference_is_the_start_frozen_also_after_a_resume(tmp_path: Path) -
 def test_kl_on_several_ranks_is_refused_at_load() -> None:
     with pytest.raises(ValidationError, match="kl_coef > 0 needs world_size 1"):
         cfg(kl_coef=0.1, world_size=2)
+
+
+def test_a_finished_kl_run_reads_back_its_last_checkpoint(tmp_path: Path) -> None:
+    """`shadowrl train` on a run whose steps are done (a re-run for its evals and report)
+    returns the checkpoint's policy; with a KL term it used to fail for want of a reference."""
+    model, tok = tiny_model(seed=0)
+    with services(model, tok, None, tmp_path, kl=0.1) as s:
+        s.trainer.step(batch_of(512, seed=0))
+        s.trainer.step(batch_of(512, seed=1))
+        trained = params(s.trainer.model)
+        ckpt = s.trainer.save(tmp_path / "ckpt")
+    again, _ = tiny_model(seed=0)
+    policy = _checkpoint_model(ckpt, again, cfg(kl_coef=0.1))
+    assert same(params(policy), trained) and not same(trained, params(again))

@@ -277,6 +277,8 @@ def _checkpoint_model(ckpt: Path | None, model: Any, train: TrainConfig) -> Any:
 
     if is_sharded(ckpt):  # read whole here: a resumed sharded trainer holds only shards
         return full_model(ckpt, train.dtype)
+    # Its weights are the policy: no KL reference is needed to read them back.
+    train = train.model_copy(update={"loss": train.loss.model_copy(update={"kl_coef": 0.0})})
     with closing(Trainer.resume(ckpt, train)) as trainer:  # no data-parallel ranks left behind
         return trainer.model
 
