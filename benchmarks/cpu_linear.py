@@ -91,7 +91,7 @@ def main() -> None:
     one = next((c["ms"]["native"] for c in cases if c["rows"] == 1), None)
     result = {
         "settings": {k: v for k, v in vars(args).items() if k != "out"},
-        "note": f"taken under load (1-min load {load:.2f} at the start)",
+        "note": f"1-min load {load:.2f} at the start",
         "machine": started, "load_avg_1m_end": os.getloadavg()[0],
         "layers": len(layers), "weight_bytes": sum(m.weight.numel() * 4 for m in layers),
         "stream_gbs": max(c["stream_gbs"] for c in cases), "cases": cases,
