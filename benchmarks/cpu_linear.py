@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from _floor import _best_ms
+from _floor import _best_ms, cpu_flags
 from _machine import machine
 from shadowrl.inference.native import NativeLinear
 from shadowrl.models import ModelConfig, load_model, tiny_model
@@ -56,15 +56,6 @@ def measure(layers: list[nn.Linear], rows: int, repeats: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def cpu_features() -> list[str]:
-    """The AVX2 / AVX-512 / AMX flags of /proc/cpuinfo (what the kernel can compile for)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text().split("flags")[1].split("\n")[0].split()
-    except (OSError, IndexError):
-        return []
-    return sorted(f for f in flags if f.startswith(("avx2", "avx512", "amx", "fma")))
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rows", type=int, nargs="+", default=[1, 4, 8, 16])
@@ -78,7 +69,7 @@ def main() -> None:
     model = model.float()
     layers = [m for m in model.modules() if isinstance(m, nn.Linear)]
     load = os.getloadavg()[0]
-    started = machine() | {"cpu_features": cpu_features(), "threads": torch.get_num_threads()}
+    started = machine() | cpu_flags()  # the flags and threads every CPU benchmark records
     cases = []
     with torch.inference_mode():
         for rows in args.rows:
