@@ -20,6 +20,18 @@ def test_exec_runs_in_workspace(sandbox: Sandbox) -> None:
     assert sandbox.exec("python3 -c 'print(6 * 7)'").stdout == "42\n"
 
 
+def test_an_edit_is_seen_by_the_next_import(sandbox: Sandbox) -> None:
+    """An edit of the same size in the same second as the last import is seen: CPython
+    validates a cached .pyc by the source's whole-second mtime and size, so with bytecode
+    written an agent's re-run of its check would import the code it just replaced."""
+    run = "python3 -c 'import m; print(m.X)'"
+    sandbox.write_file("m.py", b"X = 1\n")
+    assert sandbox.exec(run).stdout == "1\n"
+    sandbox.write_file("m.py", b"X = 2\n")
+    assert sandbox.exec(run).stdout == "2\n"
+    assert "__pycache__/m.cpython" not in sandbox.exec("ls -R").stdout
+
+
 def test_timeout_kills_everything(sandbox: Sandbox) -> None:
     res = sandbox.exec("sleep 30 & sleep 30", timeout=0.5)
     assert res.timed_out and res.exit_code == 124

@@ -96,6 +96,14 @@ class PipelineConfig(BaseModel):
         le=1,
         description="The RL − SFT gain the report sizes an eval for when this run cannot show one.",
     )
+    experts: dict[str, float] = Field(
+        default_factory=lambda: {"scripted": 1.0},
+        description="The reference policies (`tasks/reference.py`) whose episodes are SFT's "
+        "demonstrations, with weights: each task's demo comes from one, drawn by a hash of "
+        "its id. 'scripted' edits and runs the visible tests; 'reproduce' also runs the "
+        "report's call before and after the edit; 'recover' first makes a wrong edit the "
+        "call shows wrong, then the right one (e.g. {reproduce: 2, recover: 1}).",
+    )
     demos_from: list[str] = Field(
         default_factory=list, description="Extra demonstration JSONL files (e.g. successes.jsonl)."
     )
@@ -123,6 +131,16 @@ class PipelineConfig(BaseModel):
             raise ValueError("sft_more continues the SFT checkpoint: it needs sft")
         if self.sft_more and self.rl_tasks != "unseen":
             raise ValueError("sft_more trains on RL's tasks' demos: set rl_tasks='unseen'")
+        return self
+
+    @model_validator(mode="after")
+    def _experts_are_known(self) -> PipelineConfig:
+        from shadowrl.tasks.reference import REFERENCE_POLICIES
+
+        if unknown := sorted(set(self.experts) - set(REFERENCE_POLICIES)):
+            raise ValueError(f"unknown experts {unknown}; choose from {sorted(REFERENCE_POLICIES)}")
+        if not self.experts or min(self.experts.values()) <= 0:
+            raise ValueError("experts needs at least one expert, each with a weight > 0")
         return self
 
     @model_validator(mode="after")

@@ -57,7 +57,9 @@ def demos_of(tasks: Sequence[Task], tokenizer: Any, run: TrainRun, cache: Path) 
         return load_trajectories(cache)
     prepared = [prepare(t, run.tasks.cache_dir) for t in track(tasks, description="preparing")]
     demos = asyncio.run(
-        expert_demonstrations(prepared, tokenizer, run.episode, run.eval.concurrency)
+        expert_demonstrations(
+            prepared, tokenizer, run.episode, run.eval.concurrency, run.pipeline.experts
+        )
     )
     cache.parent.mkdir(parents=True, exist_ok=True)
     append_trajectories(cache, demos)

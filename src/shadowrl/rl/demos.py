@@ -1,7 +1,7 @@
 """Demonstrations for the SFT warm start, rendered by the real harness.
 
-Two sources, as in Cursor's pipeline: a scripted expert that knows the gold patch
-(read the file, make the gold edits, run the visible tests, submit) and successful
+Two sources, as in Cursor's pipeline: scripted experts that know the gold patch
+(read the file, make the gold edits, check them, submit; `tasks/reference.py`) and successful
 RL/eval rollouts (rejection sampling). Either way the data is a `Trajectory` whose
 segments hold exactly the token ids the harness produced, so SFT and RL see the
 same prompt, tool schemas and tokenisation. Only verified (resolved) episodes are
@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from shadowrl.episode import EpisodeSpec, episode_in_new_sandbox
@@ -26,18 +28,32 @@ from shadowrl.types import Segment, Trajectory
 log = logging.getLogger(__name__)
 
 
+def expert_for(task_id: str, experts: Mapping[str, float]) -> str:
+    """The expert of `experts` (name -> weight) that demonstrates `task_id`: a hash of the
+    id picks it, so the choice is the same in every run and for every resume."""
+    digest = hashlib.sha256(task_id.encode()).digest()
+    point = int.from_bytes(digest[:8], "big") / 2**64 * sum(experts.values())
+    for name, weight in sorted(experts.items()):
+        point -= weight
+        if point < 0:
+            return name
+    return max(experts)
+
+
 async def expert_demonstrations(
     prepared: Sequence[PreparedTask],
     tokenizer: Any,
     spec: EpisodeSpec,
     concurrency: int = 4,
+    experts: Mapping[str, float] = MappingProxyType({"scripted": 1.0}),
 ) -> list[Trajectory]:
-    """Run the scripted expert on each task through the real harness; keep resolved,
+    """Run an expert (`expert_for`) on each task through the real harness; keep resolved,
     submitted episodes (graded with the run's own spec, reward shaping included)."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(prep: PreparedTask) -> Trajectory | None:
-        policy = reference_policy("scripted", prep.task, prep, tokenizer)
+        name = expert_for(prep.task.instance_id, experts)
+        policy = await asyncio.to_thread(reference_policy, name, prep.task, prep, tokenizer)
         async with gate:
             traj, verdict = await episode_in_new_sandbox(
                 policy, prep, tokenizer=tokenizer, spec=spec

@@ -37,6 +37,9 @@ SANDBOX_ENV = {
     "LANG": "C.UTF-8",
     "TERM": "dumb",
     "TMPDIR": "/tmp",
+    # no .pyc: CPython checks one against the source's whole-second mtime and size, so an
+    # edit of the same size right after an import would run the replaced code
+    "PYTHONDONTWRITEBYTECODE": "1",
 }
 
 

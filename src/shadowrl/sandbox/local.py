@@ -111,7 +111,8 @@ class LocalSandbox:
         )
         host_path = os.environ.get("PATH", "/usr/bin:/bin")
         env = {"PATH": ":".join([*self._path, host_path]), "HOME": str(self._root),
-               "LANG": "C.UTF-8", "TERM": "dumb"}  # fmt: skip
+               "LANG": "C.UTF-8", "TERM": "dumb",
+               "PYTHONDONTWRITEBYTECODE": "1"}  # fmt: skip  # a stale .pyc: see bwrap.SANDBOX_ENV
         return run_captured(
             ["/bin/sh", "-c", script, "sh", cmd], timeout=timeout, output_bytes=lim.output_bytes,
             kill=_kill_group, cwd=self.workdir, env=env,

@@ -4,7 +4,9 @@
 hunk whose text is unique in the file, `write_file` otherwise) and submits; `noop`
 submits at once; `special-case` (family tasks only) hard-codes the reported input;
 `scripted` is the expert (read, gold edits, visible tests, submit)
-whose episodes are SFT's demonstrations. Every reference policy answers the loop's
+whose episodes are SFT's demonstrations; `reproduce` also runs the report's call before
+and after its edit, and `recover` first makes a wrong edit that this check catches
+(family reports; on other tasks both are `scripted`). Every reference policy answers the loop's
 summary request (issue 21) with the expert's summary: the files read, the fix and what
 is left, so SFT demonstrates faithful summaries when `agent.summary` is on. Played through the real harness and graded by
 `verify` (`episode.run_reference`), a sound suite gives gold 100% and noop 0%: this
@@ -22,7 +24,7 @@ from typing import Any
 
 from shadowrl.agent import ScriptedPolicy, format_tool_calls
 from shadowrl.agent.config import AgentConfig
-from shadowrl.tasks.patch import apply_patch, parse_patch
+from shadowrl.tasks.patch import FilePatch, apply_patch, make_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask, visible_test_command
 from shadowrl.tasks.task import Task
 from shadowrl.types import Policy, ToolCall
@@ -32,21 +34,45 @@ def _call(text: str, name: str, arguments: dict[str, Any]) -> str:
     return format_tool_calls(text, [ToolCall("c0", name, arguments)])
 
 
-def _edits(path: str, before: str, hunks: list[tuple[str, str]], after: str | None) -> list[str]:
-    """edit_file calls when every hunk's old text is unique, else one write_file (or rm)."""
+def _edits(
+    path: str, before: str, hunks: list[tuple[str, str]], after: str | None, lead: str = ""
+) -> list[str]:
+    """edit_file calls when every hunk's old text is unique, else one write_file (or rm);
+    `lead` opens the first reply's text."""
     if after is None:
-        return [_call(f"Delete {path}.", "run", {"command": f"rm -f -- {shlex.quote(path)}"})]
+        return [_call(f"{lead}Delete {path}.", "run", {"command": f"rm -f -- {shlex.quote(path)}"})]
     text, calls = before, []
     for old, new in hunks:
         if not old or text.count(old) != 1:
-            return [_call(f"Rewrite {path}.", "write_file", {"path": path, "content": after})]
+            return [_call(f"{lead}Rewrite {path}.", "write_file", {"path": path, "content": after})]
         text = text.replace(old, new, 1)
-        calls.append(_call(f"Fix {path}.", "edit_file", {"path": path, "old": old, "new": new}))
+        opening = "" if calls else lead
+        calls.append(
+            _call(f"{opening}Fix {path}.", "edit_file", {"path": path, "old": old, "new": new})
+        )
     return (
         calls
         if text == after
-        else [_call(f"Rewrite {path}.", "write_file", {"path": path, "content": after})]
+        else [_call(f"{lead}Rewrite {path}.", "write_file", {"path": path, "content": after})]
     )
+
+
+def _hunks(text: str, fp: FilePatch) -> list[tuple[str, str]]:
+    """The minimal (old, new) of each hunk of `fp`, a patch of `text`."""
+    return [
+        minimal_hunk(
+            text,
+            "".join(line[1:] + "\n" for line in body if line[:1] in " -"),
+            "".join(line[1:] + "\n" for line in body if line[:1] in " +"),
+        )
+        for _, body in fp.hunks
+    ]
+
+
+def file_edits(path: str, before: str, after: str, lead: str = "") -> list[str]:
+    """The expert's minimal edits turning `path` from `before` into `after`."""
+    (fp,) = parse_patch(make_patch({path: before}, {path: after}))
+    return _edits(path, before, _hunks(before, fp), after, lead)
 
 
 def minimal_hunk(text: str, old: str, new: str) -> tuple[str, str]:
@@ -87,15 +113,7 @@ def gold_replies(task: Task, prepared: PreparedTask) -> list[str]:
             replies += _edits(fp.path, "", [], after[fp.path])
             replies += [] if fp.copy else _edits(fp.old, text, [], None)
             continue
-        hunks = [
-            minimal_hunk(
-                text,
-                "".join(line[1:] + "\n" for line in body if line[:1] in " -"),
-                "".join(line[1:] + "\n" for line in body if line[:1] in " +"),
-            )
-            for _, body in fp.hunks
-        ]
-        replies += _edits(fp.path, text, hunks, after[fp.path])
+        replies += _edits(fp.path, text, _hunks(text, fp), after[fp.path])
     return [*replies, _call("Done.", "submit", {})]
 
 
@@ -109,23 +127,66 @@ def statement_files(task: Task, prepared: PreparedTask) -> list[str]:
     return [p for p in dict.fromkeys(named) if prepared.read(p) is not None]
 
 
+def _reads(task: Task, prepared: PreparedTask) -> list[str]:
+    """Read the files the issue names, then every file the gold patch touches."""
+    patched = [fp.path for fp in parse_patch(task.patch)]
+    named = [p for p in statement_files(task, prepared) if p not in patched]
+    return [
+        _call(f"Let me read {path}.", "read_file", {"path": path}) for path in [*named, *patched]
+    ]
+
+
+def _tests_then_submit(task: Task, lead: str = "") -> list[str]:
+    return [
+        _call(f"{lead}Let me run the tests.", "run", {"command": visible_test_command(task)}),
+        _call("Done.", "submit", {}),
+    ]
+
+
 def expert_replies(task: Task, prepared: PreparedTask) -> list[str]:
     """The scripted expert: read the files the issue names, then every file the gold patch
     touches, apply it with minimal edits, run the visible tests, submit. SFT's
     demonstrations and `shadowrl run --model scripted` are this expert played through the
     real harness."""
-    patched = [fp.path for fp in parse_patch(task.patch)]
-    named = [p for p in statement_files(task, prepared) if p not in patched]
-    reads = [
-        _call(f"Let me read {path}.", "read_file", {"path": path}) for path in [*named, *patched]
-    ]
     edits = gold_replies(task, prepared)[:-1]  # drop its submit
-    return [
-        *reads,
-        *edits,
-        _call("Let me run the tests.", "run", {"command": visible_test_command(task)}),
-        _call("Done.", "submit", {}),
-    ]
+    return [*_reads(task, prepared), *edits, *_tests_then_submit(task)]
+
+
+def reproducing_replies(task: Task, prepared: PreparedTask, recover: bool = False) -> list[str]:
+    """The expert with a check (family reports; `scripted` otherwise): read, run the
+    reported call, edit, run it again and see the expected result, visible tests, submit.
+    With `recover`, the first edit is a plausible wrong one (`family/mistakes.py`): the call
+    comes out still wrong, and the right edit follows. The replies are fixed in advance, so
+    the wrong edit's outcome is computed here, before the episode runs it."""
+    from shadowrl.tasks.family import mistakes  # the family loads only for this expert
+    from shadowrl.tasks.family.adversary import reported
+
+    try:
+        rep = reported(prepared)
+    except ValueError:
+        return expert_replies(task, prepared)
+    if len(fps := parse_patch(task.patch)) != 1:
+        return expert_replies(task, prepared)
+    fp = fps[0]
+    bug = prepared.read(fp.path) or ""
+    gold = apply_patch({fp.path: bug}, task.patch)[fp.path] or ""
+    want = mistakes.expected(rep)
+    check = {"command": mistakes.reproduction(rep)}
+    replies = [*_reads(task, prepared), _call("Let me reproduce the report.", "run", check)]
+    again = _call("Let me run the reported call again.", "run", check)
+    wrong = mistakes.wrong_edit(bug, gold, rep, task.instance_id) if recover else None
+    if wrong is not None:
+        lead = f"It {mistakes.did(wrong.outcome)}, but it should {mistakes.should(want)}. "
+        replies += [*file_edits(fp.path, bug, wrong.source), again]
+        replies += file_edits(fp.path, wrong.source, gold, lead)
+    else:
+        replies += file_edits(fp.path, bug, gold)
+    right = f"It now {mistakes.did(want)}, as it should. "
+    return [*replies, again, *_tests_then_submit(task, right)]
+
+
+def recovering_replies(task: Task, prepared: PreparedTask) -> list[str]:
+    return reproducing_replies(task, prepared, recover=True)
 
 
 def fix_facts(task: Task, prepared: PreparedTask) -> list[tuple[str, str, str]]:
@@ -170,6 +231,8 @@ REFERENCE_POLICIES: dict[str, Callable[[Task, PreparedTask], list[str]]] = {
     "gold": gold_replies,
     "noop": noop_replies,
     "scripted": expert_replies,
+    "reproduce": reproducing_replies,
+    "recover": recovering_replies,
     "special-case": special_case_replies,
 }
 

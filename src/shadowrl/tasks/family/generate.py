@@ -97,7 +97,13 @@ def cases(template: Template, source: str, rng: random.Random) -> list[Case]:
 
 def bug_outcomes(mutated: str, found: Sequence[Case]) -> list[Outcome] | None:
     """What the buggy module does with each call (None: it did not finish in time)."""
-    job = json.dumps({"source": mutated, "calls": [[c.call[0], c.args] for c in found]})
+    return call_outcomes(mutated, [(c.call[0], c.args) for c in found])
+
+
+def call_outcomes(source: str, calls: Sequence[tuple[str, str]]) -> list[Outcome] | None:
+    """What untrusted `source` does with each (function, literal argument tuple) call, run in
+    a subprocess with a time limit (None: it did not finish in time or did not load)."""
+    job = json.dumps({"source": source, "calls": [list(c) for c in calls]})
     try:
         proc = subprocess.run(
             [sys.executable, "-I", "-c", _DRIVER],

@@ -1,0 +1,69 @@
+"""The reported call as a check the agent can run, and a plausible wrong first edit.
+
+The reproducing expert (`tasks/reference.py`) runs the report's `>>>` call before and
+after its edit, so its demonstrations show a `run` that says whether the fix worked (the
+visible tests pass with the bug in place and say nothing). The recovering expert first
+makes a wrong edit: another single-site mutation of the reported function (the operators
+of `tasks/mutate.py`), chosen so the reported call still comes out wrong. It runs the call,
+sees that, and makes the right edit, so "the check failed, edit again" is in the data.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from shadowrl.tasks.family.adversary import LITERAL_IMPORTS, Reported
+from shadowrl.tasks.family.generate import call_outcomes, formatted, module_key
+from shadowrl.tasks.family.template import Outcome
+from shadowrl.tasks.mutate import OPERATORS, mutants
+
+TRIES = 8  # wrong edits tried (a subprocess each) before the expert does without one
+
+
+def reproduction(rep: Reported) -> str:
+    """A shell command that prints `repr` of the reported call (a quoted heredoc: the call's
+    strings may hold quotes or `$`, which no shell quoting then touches)."""
+    imports = [line for name, line in LITERAL_IMPORTS.items() if name in rep.call]
+    code = [*imports, f"from {rep.module} import {rep.function}", f"print(repr({rep.call}))"]
+    return "python - <<'EOF'\n" + "\n".join(code) + "\nEOF"
+
+
+def expected(rep: Reported) -> Outcome:
+    """What the hidden tests expect of the reported call."""
+    return Outcome(raises=rep.raises) if rep.raises else Outcome(value=rep.returns)
+
+
+def did(outcome: Outcome) -> str:
+    return f"raises `{outcome.raises}`" if outcome.raises else f"returns `{outcome.value}`"
+
+
+def should(outcome: Outcome) -> str:
+    return f"raise `{outcome.raises}`" if outcome.raises else f"return `{outcome.value}`"
+
+
+@dataclass(frozen=True)
+class WrongEdit:
+    """A module that differs from the bug at one site and still fails the reported call."""
+
+    source: str
+    outcome: Outcome  # what the reported call then gives
+
+
+def wrong_edit(bug: str, gold: str, rep: Reported, seed: str) -> WrongEdit | None:
+    """A mutation of the reported function in `bug` (formatted as the workspace is) that is
+    not the fix and leaves the reported call wrong, drawn with `seed`; None if none of
+    `TRIES` draws is one."""
+    inner = rep.call[len(rep.function) + 1 : -1]
+    args = f"({inner},)" if inner.strip() else "()"
+    fixed = module_key(gold)
+    pool = [m for m in mutants(bug, tuple(OPERATORS)) if m[0].function == rep.function]
+    random.Random(seed).shuffle(pool)
+    for _, mutated in pool[:TRIES]:
+        source = formatted(mutated)
+        if module_key(source) == fixed:
+            continue
+        got = call_outcomes(source, [(rep.function, args)])
+        if got is not None and got[0] != expected(rep):
+            return WrongEdit(source, got[0])
+    return None
