@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
+from shadowrl.agent.parsing import parse_tool_calls
 from shadowrl.episode import EpisodeSpec, run_reference
 from shadowrl.sandbox import SandboxConfig
 from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.prepare import PreparedTask, prepare
-from shadowrl.tasks.reference import gold_replies, minimal_hunk
+from shadowrl.tasks.reference import file_edits, gold_replies, minimal_hunk
 from shadowrl.tasks.task import SUITES_DIR
 
 
@@ -122,3 +123,29 @@ def test_minimal_hunk_of_a_pure_insertion_keeps_an_anchor() -> None:
     small_old, small_new = minimal_hunk(text, "x = 1\ny = 2\n", "x = 1\nz = 9\ny = 2\n")
     assert small_old.strip() and text.count(small_old) == 1
     assert text.replace(small_old, small_new) == "x = 1\nz = 9\ny = 2\n"
+
+
+def _edit_args(replies: list[str]) -> list[dict[str, str]]:
+    calls = [parse_tool_calls(r).calls[0] for r in replies]
+    assert all(c.name == "edit_file" for c in calls), calls
+    return [c.arguments for c in calls]
+
+
+def test_nearby_changes_are_separate_short_edits() -> None:
+    before = "def f(x):\n    a = x + 1\n    b = a * 2\n    c = b - 3\n    return c\n"
+    after = before.replace("x + 1", "x - 1").replace("b - 3", "b + 3")
+    edits = _edit_args(file_edits("m.py", before, after))
+    assert [(e["old"], e["new"]) for e in edits] == [
+        ("    a = x + 1\n", "    a = x - 1\n"),
+        ("    c = b - 3\n", "    c = b + 3\n"),
+    ]
+
+
+def test_edits_after_an_insertion_match_the_text_as_left() -> None:
+    before = "x = 1\ny = 2\nx = 1\nz = 3\n"
+    after = "x = 1\nw = 0\ny = 2\nx = 1\nz = 4\n"
+    text = before
+    for e in _edit_args(file_edits("m.py", before, after)):
+        assert text.count(e["old"]) == 1
+        text = text.replace(e["old"], e["new"])
+    assert text == after

@@ -20,11 +20,12 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
+from difflib import SequenceMatcher
 from typing import Any
 
 from shadowrl.agent import ScriptedPolicy, format_tool_calls
 from shadowrl.agent.config import AgentConfig
-from shadowrl.tasks.patch import FilePatch, apply_patch, make_patch, parse_patch
+from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask, visible_test_command
 from shadowrl.tasks.task import Task
 from shadowrl.types import Policy, ToolCall
@@ -57,22 +58,27 @@ def _edits(
     )
 
 
-def _hunks(text: str, fp: FilePatch) -> list[tuple[str, str]]:
-    """The minimal (old, new) of each hunk of `fp`, a patch of `text`."""
-    return [
-        minimal_hunk(
-            text,
-            "".join(line[1:] + "\n" for line in body if line[:1] in " -"),
-            "".join(line[1:] + "\n" for line in body if line[:1] in " +"),
-        )
-        for _, body in fp.hunks
-    ]
+def _blocks(before: str, after: str, context: int = 3) -> list[tuple[str, str]]:
+    """One minimal (old, new) per changed block of lines, each taken from the text as the
+    edits before it left it: two nearby changes are two short edits, not one long hunk
+    (a patch merges changes within twice its context into one)."""
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    cur, shift, out = list(a), 0, []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        p1, p2 = i1 + shift, i2 + shift
+        lo, hi = max(p1 - context, 0), min(p2 + context, len(cur))
+        old, new = cur[lo:hi], cur[lo:p1] + b[j1:j2] + cur[p2:hi]
+        out.append(minimal_hunk("".join(cur), "".join(old), "".join(new)))
+        cur[p1:p2] = b[j1:j2]
+        shift += (j2 - j1) - (i2 - i1)
+    return out
 
 
 def file_edits(path: str, before: str, after: str, lead: str = "") -> list[str]:
     """The expert's minimal edits turning `path` from `before` into `after`."""
-    (fp,) = parse_patch(make_patch({path: before}, {path: after}))
-    return _edits(path, before, _hunks(before, fp), after, lead)
+    return _edits(path, before, _blocks(before, after), after, lead)
 
 
 def minimal_hunk(text: str, old: str, new: str) -> tuple[str, str]:
@@ -113,7 +119,11 @@ def gold_replies(task: Task, prepared: PreparedTask) -> list[str]:
             replies += _edits(fp.path, "", [], after[fp.path])
             replies += [] if fp.copy else _edits(fp.old, text, [], None)
             continue
-        replies += _edits(fp.path, text, _hunks(text, fp), after[fp.path])
+        replies += (
+            _edits(fp.path, text, [], None)
+            if (new := after[fp.path]) is None
+            else file_edits(fp.path, text, new)
+        )
     return [*replies, _call("Done.", "submit", {})]
 
 

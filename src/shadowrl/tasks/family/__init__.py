@@ -13,6 +13,7 @@ templates (held-out seeds). Read in this order:
     splits.py     parts by hash of template, then of (template, site, operator)
     generate.py   one instance: render, mutate, report, tests, check -> Instance
     report.py     the bug report
+    mistakes.py   the report's call as a check, and a wrong first edit (the experts' demos)
     suite.py      fixed suites `family:<part>[@n]` (cached) for `load_suite`
     stream.py     fresh instances for training, never one twice
 
