@@ -42,7 +42,7 @@ def _edits(
     `lead` opens the first reply's text."""
     if after is None:
         return [_call(f"{lead}Delete {path}.", "run", {"command": f"rm -f -- {shlex.quote(path)}"})]
-    text, calls = before, []
+    text, calls = before, list[str]()
     for old, new in hunks:
         if not old or text.count(old) != 1:
             return [_call(f"{lead}Rewrite {path}.", "write_file", {"path": path, "content": after})]
