@@ -1,6 +1,7 @@
 """The experts with a check (`reproduce`, `recover`) through the real harness and grader:
-the reported call's output before the edit is the report's, after it the expected value;
-a recovering demo's wrong edit leaves the call wrong, says so, and is followed by the fix."""
+the check of the reported call fails before the edit and passes after it; a recovering
+demo's mistake (an edit the tool refuses, or a wrong one its check catches) is followed by
+the fix, and SFT's loss skips the mistake's tokens."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pydantic import ValidationError
 
 from shadowrl.episode import EpisodeSpec, episode_in_new_sandbox
 from shadowrl.pipeline.config import PipelineConfig
-from shadowrl.rl.demos import expert_for
+from shadowrl.rl.demos import expert_for, without_loss_on
 from shadowrl.sandbox import SandboxConfig
 from shadowrl.tasks.env import build_env, env_python
 from shadowrl.tasks.family.adversary import reported
@@ -23,11 +24,10 @@ from shadowrl.tasks.family.mistakes import expected, wrong_edit
 from shadowrl.tasks.family.suite import attempts
 from shadowrl.tasks.patch import apply_patch
 from shadowrl.tasks.prepare import PreparedTask, prepare
-from shadowrl.tasks.reference import reference_policy
+from shadowrl.tasks.reference import mistaken_steps, reference_policy
 from shadowrl.types import Trajectory
 
 SPEC = EpisodeSpec(sandbox=SandboxConfig(backend="local"))
-AGAIN = "Let me run the reported call again."
 
 
 @pytest.fixture(scope="module")
@@ -53,15 +53,9 @@ def _play(name: str, prepared: PreparedTask, tokenizer: Any) -> tuple[Trajectory
 
 
 def _checks(traj: Trajectory) -> list[str]:
-    """The outputs of the runs of the reported call, in order."""
+    """The outputs of the runs of the check of the reported call, in order."""
     ids = {c.id for m in traj.messages for c in m.tool_calls if "<<'EOF'" in str(c.arguments)}
     return [m.content for m in traj.messages if m.role == "tool" and m.tool_call_id in ids]
-
-
-def _shows(output: str, outcome: Any) -> bool:
-    if outcome.raises:
-        return output.startswith("exit code 1") and f"\n{outcome.raises}" in output
-    return output == f"exit code 0\n{outcome.value}"
 
 
 def _got(prepared: PreparedTask) -> str:
@@ -70,34 +64,55 @@ def _got(prepared: PreparedTask) -> str:
     return statement.strip().splitlines()[-1]
 
 
-def test_reproducing_expert_sees_the_bug_then_the_fix(
+def test_reproducing_expert_sees_its_check_fail_then_pass(
     instances: list[Instance], cache_dir: Path, tokenizer: Any
 ) -> None:
     for instance in instances:
         prepared = prepare(instance.task, cache_dir)
         traj, resolved = _play("reproduce", prepared, tokenizer)
         first, after = _checks(traj)
-        assert resolved
-        assert first.endswith(_got(prepared)), (first, _got(prepared))
-        assert _shows(after, expected(reported(prepared))), after
+        assert resolved and mistaken_steps(traj.steps) == set()
+        assert first.startswith("exit code 1") and _got(prepared) in first, first
+        assert after.startswith("exit code 0"), after
+        if not reported(prepared).raises:  # the value is shown as well as checked
+            assert after == f"exit code 0\n{reported(prepared).returns}"
 
 
-def test_recovering_expert_sees_its_wrong_edit_fail_then_fixes_it(
+def test_recovering_expert_recovers_and_its_mistake_is_not_trained_on(
     instances: list[Instance], cache_dir: Path, tokenizer: Any
 ) -> None:
-    recovered = 0
+    kinds = set()
     for instance in instances:
         prepared = prepare(instance.task, cache_dir)
         traj, resolved = _play("recover", prepared, tokenizer)
-        assert resolved
-        checks, want = _checks(traj), expected(reported(prepared))
-        assert _shows(checks[-1], want)
-        if len(checks) == 3:  # a wrong edit was found: its check failed, and the text says so
-            recovered += 1
-            assert not _shows(checks[1], want)
-            said = [m.content for m in traj.messages if m.role == "assistant"]
-            assert any("but it should" in text for text in said)
-    assert recovered >= 2
+        checks = _checks(traj)
+        assert resolved and checks[0].startswith("exit code 1")
+        assert checks[-1].startswith("exit code 0")
+        (mistake,) = mistaken_steps(traj.steps)
+        step = traj.steps[mistake]
+        assert [c.name for c in step.tool_calls] == ["edit_file"]
+        refused = "identical" in step.results[0].output
+        kinds.add("no-op" if refused else "wrong")
+        if not refused:  # the wrong edit's check failed
+            assert len(checks) == 3 and checks[1].startswith("exit code 1")
+        kept = without_loss_on(traj, {mistake})
+        runs = _generated_runs(traj)
+        assert len(runs) == len(traj.steps)
+        assert _generated_runs(kept) == runs[:mistake] + runs[mistake + 1 :]
+        assert '"edit_file"' in tokenizer.decode(runs[mistake])
+    assert kinds == {"no-op", "wrong"}, kinds  # both kinds, seeded by the instance id
+
+
+def _generated_runs(traj: Trajectory) -> list[list[int]]:
+    """The token ids of each run of trained-on tokens, in order."""
+    runs: list[list[int]] = []
+    for seg in traj.segments:
+        for i, (tok, on) in enumerate(zip(seg.token_ids, seg.loss_mask, strict=True)):
+            if on and (i == 0 or not seg.loss_mask[i - 1]):
+                runs.append([])
+            if on:
+                runs[-1].append(tok)
+    return runs
 
 
 def test_a_wrong_edit_is_not_the_fix_and_its_outcome_is_what_the_call_gives(

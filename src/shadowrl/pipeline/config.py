@@ -100,9 +100,10 @@ class PipelineConfig(BaseModel):
         default_factory=lambda: {"scripted": 1.0},
         description="The reference policies (`tasks/reference.py`) whose episodes are SFT's "
         "demonstrations, with weights: each task's demo comes from one, drawn by a hash of "
-        "its id. 'scripted' edits and runs the visible tests; 'reproduce' also runs the "
-        "report's call before and after the edit; 'recover' first makes a wrong edit the "
-        "call shows wrong, then the right one (e.g. {reproduce: 2, recover: 1}).",
+        "its id. 'scripted' edits and runs the visible tests; 'reproduce' also checks the "
+        "report's call against its expected outcome before and after the edit; 'recover' "
+        "first makes a mistake (an edit the tool refuses, or a wrong one the check catches), "
+        "which SFT does not train on, then the right edit (e.g. {reproduce: 2, recover: 1}).",
     )
     demos_from: list[str] = Field(
         default_factory=list, description="Extra demonstration JSONL files (e.g. successes.jsonl)."

@@ -22,7 +22,7 @@ from typing import Any
 
 from shadowrl.episode import EpisodeSpec, episode_in_new_sandbox
 from shadowrl.tasks import PreparedTask
-from shadowrl.tasks.reference import reference_policy
+from shadowrl.tasks.reference import mistaken_steps, reference_policy
 from shadowrl.types import Segment, Trajectory
 
 log = logging.getLogger(__name__)
@@ -58,10 +58,28 @@ async def expert_demonstrations(
             traj, verdict = await episode_in_new_sandbox(
                 policy, prep, tokenizer=tokenizer, spec=spec
             )
-        return traj if verdict.resolved and traj.end == "submitted" else None
+        kept = verdict.resolved and traj.end == "submitted"
+        return without_loss_on(traj, mistaken_steps(traj.steps)) if kept else None
 
     results = await asyncio.gather(*(one(p) for p in prepared))
     return dedupe(r for r in results if r is not None)
+
+
+def without_loss_on(traj: Trajectory, turns: set[int]) -> Trajectory:
+    """`traj` with no loss on the generated tokens of assistant turns `turns`: a recovering
+    expert's mistake is context for its recovery, never a target. Turn k is the k-th run of
+    generated tokens across the segments."""
+    if not turns:
+        return traj
+    segments, run = [], -1
+    for seg in traj.segments:
+        mask = list(seg.loss_mask)
+        for i, on in enumerate(seg.loss_mask):
+            if on and (i == 0 or not seg.loss_mask[i - 1]):
+                run += 1
+            mask[i] = on and run not in turns
+        segments.append(dataclasses.replace(seg, loss_mask=tuple(mask)))
+    return dataclasses.replace(traj, segments=tuple(segments))
 
 
 def dedupe(trajectories: Iterable[Trajectory]) -> list[Trajectory]:

@@ -4,9 +4,9 @@
 hunk whose text is unique in the file, `write_file` otherwise) and submits; `noop`
 submits at once; `special-case` (family tasks only) hard-codes the reported input;
 `scripted` is the expert (read, gold edits, visible tests, submit)
-whose episodes are SFT's demonstrations; `reproduce` also runs the report's call before
-and after its edit, and `recover` first makes a wrong edit that this check catches
-(family reports; on other tasks both are `scripted`). Every reference policy answers the loop's
+whose episodes are SFT's demonstrations; `reproduce` also checks the report's call
+against its expected outcome before and after its edit, and `recover` first makes a
+mistake it then recovers from (family reports; on other tasks both are `scripted`). Every reference policy answers the loop's
 summary request (issue 21) with the expert's summary: the files read, the fix and what
 is left, so SFT demonstrates faithful summaries when `agent.summary` is on. Played through the real harness and graded by
 `verify` (`episode.run_reference`), a sound suite gives gold 100% and noop 0%: this
@@ -17,18 +17,27 @@ to end, with no model in the loop. Every reply is written by the one Hermes writ
 
 from __future__ import annotations
 
+import random
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shadowrl.agent import ScriptedPolicy, format_tool_calls
 from shadowrl.agent.config import AgentConfig
 from shadowrl.tasks.patch import apply_patch, parse_patch
 from shadowrl.tasks.prepare import PreparedTask, visible_test_command
 from shadowrl.tasks.task import Task
-from shadowrl.types import Policy, ToolCall
+from shadowrl.types import Policy, Step, ToolCall
+
+if TYPE_CHECKING:
+    from shadowrl.tasks.family.adversary import Reported
+
+# What the expert says right after a mistake; `mistaken_steps` finds the mistake by it, so
+# SFT trains on the recovery and never on the mistake itself.
+MISTAKE = "That edit was wrong"
+EDIT_TOOLS = frozenset({"edit_file", "write_file"})
 
 
 def _call(text: str, name: str, arguments: dict[str, Any]) -> str:
@@ -163,11 +172,10 @@ def expert_replies(task: Task, prepared: PreparedTask) -> list[str]:
 
 
 def reproducing_replies(task: Task, prepared: PreparedTask, recover: bool = False) -> list[str]:
-    """The expert with a check (family reports; `scripted` otherwise): read, run the
-    reported call, edit, run it again and see the expected result, visible tests, submit.
-    With `recover`, the first edit is a plausible wrong one (`family/mistakes.py`): the call
-    comes out still wrong, and the right edit follows. The replies are fixed in advance, so
-    the wrong edit's outcome is computed here, before the episode runs it."""
+    """The expert with a check (family reports; `scripted` otherwise): read, run a check of
+    the reported call against the report's expected outcome (it fails), edit, run it again
+    (it passes), visible tests, submit. With `recover`, a mistake comes first
+    (`_mistake`), then what the expert says of it (`MISTAKE`), then the right edit."""
     from shadowrl.tasks.family import mistakes  # the family loads only for this expert
     from shadowrl.tasks.family.adversary import reported
 
@@ -177,22 +185,52 @@ def reproducing_replies(task: Task, prepared: PreparedTask, recover: bool = Fals
         return expert_replies(task, prepared)
     if len(fps := parse_patch(task.patch)) != 1:
         return expert_replies(task, prepared)
-    fp = fps[0]
-    bug = prepared.read(fp.path) or ""
-    gold = apply_patch({fp.path: bug}, task.patch)[fp.path] or ""
-    want = mistakes.expected(rep)
+    path = fps[0].path
+    bug = prepared.read(path) or ""
+    gold = apply_patch({path: bug}, task.patch)[path] or ""
     check = {"command": mistakes.reproduction(rep)}
-    replies = [*_reads(task, prepared), _call("Let me reproduce the report.", "run", check)]
-    again = _call("Let me run the reported call again.", "run", check)
-    wrong = mistakes.wrong_edit(bug, gold, rep, task.instance_id) if recover else None
+    replies = [*_reads(task, prepared), _call("Let me check the reported call.", "run", check)]
+    again = _call("Let me run the check again.", "run", check)
+    start, lead = bug, ""
+    if recover:
+        wrong, start, lead = _mistake(path, bug, gold, rep, task.instance_id)
+        replies += [*wrong, again] if start != bug else wrong
+    replies += file_edits(path, start, gold, lead)
+    return [*replies, again, *_tests_then_submit(task, "The check passes. ")]
+
+
+def _mistake(
+    path: str, bug: str, gold: str, rep: Reported, seed: str
+) -> tuple[list[str], str, str]:
+    """(the mistake's replies, the file after it, what the expert says next). Half the
+    tasks (by `seed`) get a wrong edit the check catches (`family/mistakes.py`), the
+    others, and those without such an edit, an edit whose `old` equals its `new`: the
+    tool refuses it, the commonest failure of the policies SFT has made so far."""
+    from shadowrl.tasks.family import mistakes
+
+    wrong = (
+        mistakes.wrong_edit(bug, gold, rep, seed) if random.Random(seed).random() < 0.5 else None
+    )
     if wrong is not None:
-        lead = f"It {mistakes.did(wrong.outcome)}, but it should {mistakes.should(want)}. "
-        replies += [*file_edits(fp.path, bug, wrong.source), again]
-        replies += file_edits(fp.path, wrong.source, gold, lead)
-    else:
-        replies += file_edits(fp.path, bug, gold)
-    right = f"It now {mistakes.did(want)}, as it should. "
-    return [*replies, again, *_tests_then_submit(task, right)]
+        return (
+            file_edits(path, bug, wrong.source),
+            wrong.source,
+            f"The check still fails. {MISTAKE}. ",
+        )
+    old, _ = _blocks(bug, gold)[0]
+    noop = _call(f"Fix {path}.", "edit_file", {"path": path, "old": old, "new": old})
+    return [noop], bug, f"{MISTAKE}: it changed nothing. "
+
+
+def mistaken_steps(steps: Sequence[Step]) -> set[int]:
+    """Indices of the turns an expert demo calls mistakes: the last edit before each turn
+    whose text says `MISTAKE`. SFT clears its loss there (`rl/demos.py`)."""
+    out = set()
+    for i, step in enumerate(steps):
+        if MISTAKE in step.text:
+            edits = [j for j in range(i) if any(c.name in EDIT_TOOLS for c in steps[j].tool_calls)]
+            out |= set(edits[-1:])
+    return out
 
 
 def recovering_replies(task: Task, prepared: PreparedTask) -> list[str]:

@@ -1,11 +1,11 @@
 """The reported call as a check the agent can run, and a plausible wrong first edit.
 
-The reproducing expert (`tasks/reference.py`) runs the report's `>>>` call before and
-after its edit, so its demonstrations show a `run` that says whether the fix worked (the
-visible tests pass with the bug in place and say nothing). The recovering expert first
-makes a wrong edit: another single-site mutation of the reported function (the operators
-of `tasks/mutate.py`), chosen so the reported call still comes out wrong. It runs the call,
-sees that, and makes the right edit, so "the check failed, edit again" is in the data.
+The reproducing expert (`tasks/reference.py`) checks the report's `>>>` call against the
+expected outcome before and after its edit, so its demonstrations show a `run` that says
+whether the fix worked (the visible tests pass with the bug in place and say nothing).
+The recovering expert sometimes first makes a wrong edit: another single-site mutation of
+the reported function (the operators of `tasks/mutate.py`), chosen so the reported call
+still comes out wrong; the check fails, and the right edit follows.
 """
 
 from __future__ import annotations
@@ -22,24 +22,23 @@ TRIES = 8  # wrong edits tried (a subprocess each) before the expert does withou
 
 
 def reproduction(rep: Reported) -> str:
-    """A shell command that prints `repr` of the reported call (a quoted heredoc: the call's
-    strings may hold quotes or `$`, which no shell quoting then touches)."""
+    """A shell command that checks the reported call against the report's expected outcome:
+    exit code 0 when it holds, 1 with the reason when not, so the check's verdict is in its
+    exit code, not in a comparison of values the agent must make. The returned value is
+    printed too. A quoted heredoc: the call's strings may hold quotes or `$`, which no shell
+    quoting then touches."""
     imports = [line for name, line in LITERAL_IMPORTS.items() if name in rep.call]
-    code = [*imports, f"from {rep.module} import {rep.function}", f"print(repr({rep.call}))"]
-    return "python - <<'EOF'\n" + "\n".join(code) + "\nEOF"
+    head = [*imports, f"from {rep.module} import {rep.function}"]
+    if rep.raises:
+        body = ["import pytest", *head, f"with pytest.raises({rep.raises}):", f"    {rep.call}"]
+    else:
+        body = [*head, f"got = {rep.call}", "print(repr(got))", f"assert got == {rep.returns}"]
+    return "python - <<'EOF'\n" + "\n".join(body) + "\nEOF"
 
 
 def expected(rep: Reported) -> Outcome:
     """What the hidden tests expect of the reported call."""
     return Outcome(raises=rep.raises) if rep.raises else Outcome(value=rep.returns)
-
-
-def did(outcome: Outcome) -> str:
-    return f"raises `{outcome.raises}`" if outcome.raises else f"returns `{outcome.value}`"
-
-
-def should(outcome: Outcome) -> str:
-    return f"raise `{outcome.raises}`" if outcome.raises else f"return `{outcome.value}`"
 
 
 @dataclass(frozen=True)
