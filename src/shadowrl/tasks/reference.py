@@ -193,16 +193,17 @@ def reproducing_replies(task: Task, prepared: PreparedTask, recover: bool = Fals
     again = _call("Let me run the check again.", "run", check)
     start, lead = bug, ""
     if recover:
-        wrong, start, lead = _mistake(path, bug, gold, rep, task.instance_id)
-        replies += [*wrong, again] if start != bug else wrong
+        wrong, start, lead = _mistake(path, bug, gold, rep, again, task.instance_id)
+        replies += wrong
     replies += file_edits(path, start, gold, lead)
     return [*replies, again, *_tests_then_submit(task, "The check passes. ")]
 
 
 def _mistake(
-    path: str, bug: str, gold: str, rep: Reported, seed: str
+    path: str, bug: str, gold: str, rep: Reported, check: str, seed: str
 ) -> tuple[list[str], str, str]:
-    """(the mistake's replies, the file after it, what the expert says next). Half the
+    """(the mistake's replies, its `check` run included, the file after it, what the expert
+    says next). Half the
     tasks (by `seed`) get a wrong edit the check catches (`family/mistakes.py`), the
     others, and those without such an edit, an edit whose `old` equals its `new`: the
     tool refuses it, the commonest failure of the policies SFT has made so far."""
@@ -213,8 +214,8 @@ def _mistake(
     )
     if wrong is not None:
         return (
-            file_edits(path, bug, wrong.source),
-            wrong.source,
+            [*file_edits(path, bug, wrong), check],
+            wrong,
             f"The check still fails. {MISTAKE}. ",
         )
     old, _ = _blocks(bug, gold)[0]

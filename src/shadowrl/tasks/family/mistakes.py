@@ -11,7 +11,6 @@ still comes out wrong; the check fails, and the right edit follows.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
 from shadowrl.tasks.family.adversary import LITERAL_IMPORTS, Reported
 from shadowrl.tasks.family.generate import call_outcomes, formatted, module_key
@@ -41,15 +40,7 @@ def expected(rep: Reported) -> Outcome:
     return Outcome(raises=rep.raises) if rep.raises else Outcome(value=rep.returns)
 
 
-@dataclass(frozen=True)
-class WrongEdit:
-    """A module that differs from the bug at one site and still fails the reported call."""
-
-    source: str
-    outcome: Outcome  # what the reported call then gives
-
-
-def wrong_edit(bug: str, gold: str, rep: Reported, seed: str) -> WrongEdit | None:
+def wrong_edit(bug: str, gold: str, rep: Reported, seed: str) -> str | None:
     """A mutation of the reported function in `bug` (formatted as the workspace is) that is
     not the fix and leaves the reported call wrong, drawn with `seed`; None if none of
     `TRIES` draws is one."""
@@ -64,5 +55,5 @@ def wrong_edit(bug: str, gold: str, rep: Reported, seed: str) -> WrongEdit | Non
             continue
         got = call_outcomes(source, [(rep.function, args)])
         if got is not None and got[0] != expected(rep):
-            return WrongEdit(source, got[0])
+            return source
     return None
