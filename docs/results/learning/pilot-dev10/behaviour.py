@@ -4,7 +4,7 @@
 
 Per attempt: resolved, code changed (`diff_lines`), malformed calls, turns, submitted; with
 the episodes, also: ran the report's call before its first edit, and each check after an
-edit (a run of the call): did it show the expected outcome, and what came next (another
+edit (a run of the call): did it show the expected outcome (`_shows`), and what came next (another
 edit, or tests/submit). Prints totals as JSON.
 """
 
@@ -31,10 +31,14 @@ def _is_check(call: dict[str, Any], function: str) -> bool:
     return call["name"] == "run" and "python" in command and f"{function}(" in command
 
 
-def _shows(output: str, want: str) -> bool:
+def _shows(output: str, want: str, command: str) -> bool:
+    """The check shows the expected outcome: it exits 0 after asserting it (pilot 11's form:
+    the verdict is the exit code, whatever the policy asserted), or it prints the expected
+    value or raises the expected exception (pilot 10's form)."""
     lines = output.strip().splitlines()
     if output.startswith("exit code 0"):
-        return len(lines) >= 2 and lines[1].strip() == want
+        asserted = "assert " in command or "pytest.raises" in command
+        return asserted or (len(lines) >= 2 and lines[1].strip() == want)
     return bool(lines) and lines[-1].split(":")[0].strip() == want
 
 
@@ -64,7 +68,8 @@ def episode_facts(episode: dict[str, Any], want: str, function: str) -> dict[str
             if not edited:
                 first_check_before_edit = True
                 continue
-            right = _shows(outputs.get(c["id"], ""), want)
+            command = str(c.get("arguments", {}).get("command", ""))
+            right = _shows(outputs.get(c["id"], ""), want, command)
             checks.append({"right": right, "next": _kind(calls[i + 1 :], function)})
     return {"checked_first": first_check_before_edit, "checks_after_edit": checks}
 
