@@ -125,8 +125,7 @@ def test_a_wrong_edit_is_not_the_fix_and_leaves_the_call_wrong(
     gold = apply_patch({path: bug}, prepared.task.patch)[path] or ""
     wrong = wrong_edit(bug, gold, rep, "seed")
     assert wrong is not None and wrong not in (bug, gold)
-    args = f"({rep.call[len(rep.function) + 1 : -1]},)"
-    got = call_outcomes(wrong, [(rep.function, args)])
+    got = call_outcomes(wrong, [(rep.function, rep.args)])
     assert got is not None and got[0] != expected(rep)
     assert wrong_edit(bug, gold, rep, "seed") == wrong  # seeded
 

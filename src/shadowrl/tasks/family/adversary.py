@@ -30,6 +30,12 @@ class Reported:
     returns: str = ""  # the expected literal, or
     raises: str = ""  # the expected exception type
 
+    @property
+    def args(self) -> str:
+        """The call's arguments as a literal tuple (`call_outcomes`' form)."""
+        inner = self.call[len(self.function) + 1 : -1]
+        return f"({inner},)" if inner.strip() else "()"
+
 
 def reported(prepared: PreparedTask) -> Reported:
     """The report's call and its expected outcome (ValueError: no family report)."""

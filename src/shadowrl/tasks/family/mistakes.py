@@ -44,8 +44,6 @@ def wrong_edit(bug: str, gold: str, rep: Reported, seed: str) -> str | None:
     """A mutation of the reported function in `bug` (formatted as the workspace is) that is
     not the fix and leaves the reported call wrong, drawn with `seed`; None if none of
     `TRIES` draws is one."""
-    inner = rep.call[len(rep.function) + 1 : -1]
-    args = f"({inner},)" if inner.strip() else "()"
     fixed = module_key(gold)
     pool = [m for m in mutants(bug, tuple(OPERATORS)) if m[0].function == rep.function]
     random.Random(seed).shuffle(pool)
@@ -53,7 +51,7 @@ def wrong_edit(bug: str, gold: str, rep: Reported, seed: str) -> str | None:
         source = formatted(mutated)
         if module_key(source) == fixed:
             continue
-        got = call_outcomes(source, [(rep.function, args)])
+        got = call_outcomes(source, [(rep.function, rep.args)])
         if got is not None and got[0] != expected(rep):
             return source
     return None
