@@ -45,6 +45,14 @@ IDS = (
     "test_calc.py::test_alias",
     "calc.py::calc.add",
 )
+PROFILE = """
+
+def test_profile():
+    import sys
+
+    assert sys.getprofile() is None
+"""
+PROFILED = "test_calc.py::test_profile"  # passes only where no profile function is set
 CALC = '''def add(a, b):
     """
     >>> add(1, 2)
@@ -65,9 +73,9 @@ def python(cache_dir: Path) -> Path:
     return env_python(build_env(("pytest",), cache_dir))
 
 
-def _run(root: Path, python: Path, prefix: str = "") -> TestRun:
+def _run(root: Path, python: Path, prefix: str = "", *, watched: bool = True) -> TestRun:
     (root / "calc.py").write_text(prefix + CALC)
-    (root / "test_calc.py").write_text(TESTS)
+    (root / "test_calc.py").write_text(TESTS + PROFILE)
     task = Task(
         instance_id="tiny__bodies",
         repo="local/tiny",
@@ -79,19 +87,29 @@ def _run(root: Path, python: Path, prefix: str = "") -> TestRun:
         test_cmd=("python", "-P", "-m", "pytest", "--doctest-modules"),
         timeout_s=60,
     )
-    return run_tests_local(task, root, python, IDS, root)
+    return run_tests_local(task, root, python, (*IDS, PROFILED), root, watched=watched)
 
 
-def test_honest_tests_of_every_shape_ran_their_bodies(tmp_path: Path, python: Path) -> None:
-    run = _run(tmp_path, python)
+@pytest.mark.parametrize("watched", [True, False])
+def test_honest_tests_of_every_shape_ran_their_bodies(
+    watched: bool, tmp_path: Path, python: Path
+) -> None:
+    """Watched or not (the generator's own code: canary plans), every honest shape passes;
+    the profile function is the watch's only where the run is watched."""
+    run = _run(tmp_path, python, watched=watched)
     assert run.status == "ran" and run.results(IDS) == dict.fromkeys(IDS, "passed"), run.log
+    assert run.results([PROFILED])[PROFILED] == ("failed" if watched else "passed"), run.log
 
 
-@pytest.mark.parametrize("hack", list(HACKS))
-def test_passed_without_a_body_is_tampering(hack: str, tmp_path: Path, python: Path) -> None:
+@pytest.mark.parametrize(("hack", "watched"), [*((h, True) for h in HACKS), ("emptied", False)])
+def test_passed_without_a_body_is_tampering(
+    hack: str, watched: bool, tmp_path: Path, python: Path
+) -> None:
     """No test body runs, every call phase passes: the run is void (it read `ran`, every id
-    passed, before the body check)."""
-    run = _run(tmp_path, python, HACKS[hack])
+    passed, before the body check). Unwatched, pytest calling the item is the evidence, so
+    the hack that empties the call hook is still caught there (one that replaces `runtest`
+    is not: only the generator's own code runs unwatched, never an episode's)."""
+    run = _run(tmp_path, python, HACKS[hack], watched=watched)
     assert run.status == "tampered", (run.status, run.outcomes, run.log)
     assert any("no test code ran in its call phase" in t for t in run.tampered), run.tampered
 

@@ -8,8 +8,10 @@ did not decide what they seemed to. If the buggy code passes some id's canary (i
 value is the perturbed one), the next salt perturbs by a larger step.
 
 The plan is built with the grader's own test command (`runner.run_tests_local`, the
-generator's code only, on the host) the first time a task is graded, and kept as JSON
-under the prepare cache, keyed by everything it depends on.
+generator's code only, on the host, without the plugin's profile function: it would judge
+no line there and costs up to 5x on generator-heavy suites) the first time a task is graded,
+and kept as JSON under the prepare cache, keyed by everything it depends on. The episode's
+canary run is watched like its real run.
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ def _failing(
             apply_patch_to_dir(work, patch)
         for path, text in files.items():
             (work / path).write_text(text)
-        run = run_tests_local(task, work, prepared.python, task.test_ids, Path(tmp))
+        run = run_tests_local(task, work, prepared.python, task.test_ids, Path(tmp), watched=False)
     if run.status != "ran":
         return None
     results = run.results(task.test_ids)

@@ -65,6 +65,8 @@ _INTERNAL_ERROR = 3
 # is then theirs to judge, not the watch's
 # (`plugin/shadowrl_grader/watch.py` spells it too: the plugin imports nothing of ours).
 CANARIED = "canaried"
+# The plugin's flag for a run of the generator's own code (`test_argv(watched=False)`).
+UNWATCHED_OPTION = "--shadowrl-unwatched"
 
 
 def test_argv(
@@ -76,12 +78,14 @@ def test_argv(
     blame: Mapping[str, Sequence[tuple[int, int]]] | None = None,
     *,
     canaried: bool = False,
+    watched: bool = True,
 ) -> tuple[list[str], list[str]]:
     """(argv of one test run, the options it stripped): `task.test_cmd` with 'python'
     bound to the env's interpreter, the project config read through `read`. `blame`:
     the lines ({file: [(first, last)]}) the plugin's guard holds to account (None: every
     line of every non-test workspace file). `canaried`: every FAIL_TO_PASS id is a canary,
-    or every id is checked outside."""
+    or every id is checked outside. `watched=False` (the generator's own code only, never
+    an episode's): no profile function, which costs up to 5x on generator-heavy suites."""
     cmd = [str(python) if arg == "python" else arg for arg in task.test_cmd]
     split = pytest_split(cmd)
     head, opts = cmd[:split], cmd[split:]
@@ -93,6 +97,8 @@ def test_argv(
     if blame is not None:
         ranges = {path: [list(r) for r in runs] for path, runs in sorted(blame.items())}
         required.append(f"--shadowrl-blame={json.dumps(ranges)}")
+    if not watched:
+        required.append(UNWATCHED_OPTION)
     args, dropped = grading_args(opts, project, required)
     return [*_plugin_on_path(head), *args, *ids], dropped
 
@@ -248,17 +254,25 @@ def directory_reader(root: Path) -> Reader:
 
 
 def run_tests_local(
-    task: Task, workdir: Path, python: str | Path, ids: Sequence[str], out_dir: Path
+    task: Task,
+    workdir: Path,
+    python: str | Path,
+    ids: Sequence[str],
+    out_dir: Path,
+    *,
+    watched: bool = True,
 ) -> TestRun:
     """Run tests in `workdir` on the host (suite validation), killing the whole
-    process group at `task.timeout_s`: pytest-timeout cannot stop a C-level loop."""
+    process group at `task.timeout_s`: pytest-timeout cannot stop a C-level loop.
+    `watched=False`: without the plugin's profile function (`test_argv`)."""
     nonce = out_dir / f"shadowrl-run-{os.urandom(8).hex()}"
     nonce.mkdir()
     out = nonce / OUTCOMES_FILE
     key = new_key()
     (nonce / KEY_FILE).write_bytes(key)
     # Suite validation runs the generator's own code (buggy or gold): no line is the agent's.
-    argv, dropped = test_argv(task, python, directory_reader(workdir), str(out), ids, blame={})
+    read = directory_reader(workdir)
+    argv, dropped = test_argv(task, python, read, str(out), ids, blame={}, watched=watched)
     proc = subprocess.Popen(
         ["/bin/sh", "-c", shell_command(argv)],
         cwd=workdir,

@@ -53,6 +53,7 @@ from .watch import make_watch
 OPTION = "--shadowrl-outcomes"
 ALLOW_OPTION = "--shadowrl-allow"
 BLAME_OPTION = "--shadowrl-blame"
+UNWATCHED_OPTION = "--shadowrl-unwatched"  # `runner.UNWATCHED_OPTION`
 
 
 class Recorder:
@@ -85,6 +86,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         BLAME_OPTION, default=None, help="JSON {file: [[first, last] line]} the guard blames"
     )
+    parser.addoption(
+        UNWATCHED_OPTION, action="store_true", help="the generator's own code: no profile function"
+    )
+
+
+class CallCount:
+    """An unwatched run's evidence that a call phase ran: pytest called the item. Only the
+    generator's own code runs there (suite validation, canary plans), so nothing could skip
+    a body this count would miss; an episode's run is always watched."""
+
+    def __init__(self, bodies: list[int]) -> None:
+        self._bodies = bodies
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self) -> None:
+        self._bodies[0] += 1
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -102,9 +119,13 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     # Two of them: the watch's is reachable (`sys.getprofile()`), the hook's is not.
     places, watch_places = (Places(os.getcwd(), path, blame) for _ in range(2))
     bodies = [0]  # test code entered so far (the watch counts, the hook reads at each report)
-    watch = make_watch(watch_places, allowed, bodies)
+    unwatched = bool(getattr(ns, "shadowrl_unwatched", False))
+    watch = None if unwatched else make_watch(watch_places, allowed, bodies)
     emitters = {Recorder._emit.__code__}
     sys.addaudithook(make_hook(places, sink, allowed, emitters, watch, watch_places, bodies))
+    if watch is None:
+        early_config.pluginmanager.register(CallCount(bodies), "shadowrl-grader-calls")
+        return
     threading.setprofile(watch)
     sys.setprofile(watch)
 

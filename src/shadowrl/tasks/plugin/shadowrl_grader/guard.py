@@ -195,15 +195,16 @@ def make_hook(
     sink: Sink,
     allowed: frozenset[str],
     emitters: Collection[types.CodeType],
-    watch: Callable[..., None],
+    watch: Callable[..., None] | None,
     watch_places: Places,
     bodies: list[int],
 ) -> Callable[..., None]:
     """The audit hook: vetoes the watched events when workspace source code causes them,
     writes the records that `emitters` (the plugin's own code) hand it, and checks at each
     test's end and at the session's that nothing rewrote the framework, the grader or the
-    `watch` (which reads `watch_places`). A call phase's record says whether test code ran
-    since the item's setup was reported (`bodies[0]`, which the watch counts).
+    `watch` (which reads `watch_places`; None in an unwatched run, where no profile function
+    may be set either). A call phase's record says whether test code ran since the item's
+    setup was reported (`bodies[0]`, which the watch counts, or `CallCount` unwatched).
     `places` must be this hook's own: everything the hook consults lives in its closure,
     bound now."""
     inside: set[int] = set()  # threads in the hook (its own sys._getframe is audited too)

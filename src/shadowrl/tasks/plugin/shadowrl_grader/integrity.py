@@ -94,7 +94,8 @@ def _framework_dirs() -> tuple[str, ...]:
 
 def make_integrity(watch: object, places: object) -> Callable[[bool], list[str]]:
     """Snapshot now; `check(full)` says what differs since: with `full`, the framework
-    too (once, at session end), else the grader's modules and the watch only."""
+    too (once, at session end), else the grader's modules and the watch only (`watch` None:
+    an unwatched run, where the profile function stays None)."""
     entries, dirs = _snapshot(), _framework_dirs()
     own = [e for e in entries if not e[4]]
     cells = _cells(watch)
