@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from pathlib import Path
 
 from shadowrl.commands import tasks as tasks_command
@@ -53,7 +54,7 @@ def test_make_from_a_directory(tmp_path: Path, cache_dir: Path) -> None:
 
 
 def test_validate_names_the_ids_at_fault_and_the_log_tail(
-    tmp_path: Path, cache_dir: Path, capsys
+    tmp_path: Path, cache_dir: Path, capsys, caplog
 ) -> None:
     from shadowrl.tasks.task import save_tasks
 
@@ -64,6 +65,7 @@ def test_validate_names_the_ids_at_fault_and_the_log_tail(
     (seed / "test_calc.py").write_text((seed / "test_calc.py").read_text() + BROKEN)
     bad = task.model_copy(update={"PASS_TO_PASS": ("test_calc.py::test_always_fails",)})
     save_tasks([bad], tmp_path / "bad.jsonl")
+    caplog.set_level(logging.INFO, logger="shadowrl.commands.tasks")
     assert (
         _run(["validate", "--suite", str(tmp_path / "bad.jsonl"), "--backend", "local"], cache_dir)
         == 1
@@ -74,6 +76,8 @@ def test_validate_names_the_ids_at_fault_and_the_log_tail(
     assert "test_add.py::test_add:" not in out  # gold fixes it: not at fault
     assert "  | FAILED test_calc.py::test_always_fails" in out  # the log's failure summary
     assert "noop passes" not in out
+    # logged as each task is done, so a run stopped part-way leaves its verdicts
+    assert "validated tiny__add-1: NOT valid" in caplog.text
 
 
 BROKEN = "\n\ndef test_always_fails():\n    assert 1 == 2\n"

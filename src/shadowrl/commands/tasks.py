@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from shadowrl.commands.config import Config
 from shadowrl.tasks.family.splits import PARTS
@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 
     from rich.progress import Progress
 
+    from shadowrl.episode import EpisodeSpec
     from shadowrl.tasks import Task
+    from shadowrl.tasks.prepare import PreparedTask
     from shadowrl.tasks.verify import Verdict
 
 log = logging.getLogger(__name__)
@@ -223,16 +225,13 @@ def _long(args: argparse.Namespace, cache: Path) -> int:
 
 
 def _validate(args: argparse.Namespace, cache: Path) -> int:
-    import asyncio
-
     from rich.progress import track
 
-    from shadowrl.episode import EpisodeSpec, reference_verdict
+    from shadowrl.episode import EpisodeSpec
     from shadowrl.models import load_tokenizer
     from shadowrl.sandbox import SandboxConfig
     from shadowrl.tasks import load_suite, stratified
     from shadowrl.tasks.prepare import prepare
-    from shadowrl.tasks.verify import gold_violations
 
     tokenizer = load_tokenizer("smollm2")
     spec = EpisodeSpec(sandbox=SandboxConfig(backend=args.backend))
@@ -243,24 +242,37 @@ def _validate(args: argparse.Namespace, cache: Path) -> int:
         log.info(
             "validating %s: %d/%d done, next %s", args.suite, done, len(tasks), task.instance_id
         )
-        prepared = prepare(task, cache)
-        # Named here, not just as a gold failure below: the fix is a task's allowed_primitives.
-        bad += [f"{task.instance_id}: gold {v}" for v in gold_violations(task, prepared.workspace)]
-        gold = asyncio.run(reference_verdict("gold", prepared, tokenizer, spec))
-        noop = asyncio.run(reference_verdict("noop", prepared, tokenizer, spec))
-        if not gold.resolved or gold.reward != 1.0:
-            bad.append(_at_fault(task.instance_id, "gold fails", gold, gold.failing))
-        if noop.resolved or noop.reward != 0.0:
-            passing = {i: v for i, v in noop.fail_to_pass.items() if v == "passed"}
-            bad.append(_at_fault(task.instance_id, "noop passes", noop, passing))
-        if task.tier == "family":  # a hard-coded report must earn nothing either
-            special = asyncio.run(reference_verdict("special-case", prepared, tokenizer, spec))
-            if special.resolved or special.reward != 0.0 or special.voided_by:
-                bad.append(_at_fault(task.instance_id, "special-case earns", special, {}))
+        found = _faults(task, prepare(task, cache), tokenizer, spec)
+        # each verdict as it comes, so a run stopped part-way still says what it found
+        log.info("validated %s: %s", task.instance_id, "NOT valid" if found else "valid")
+        bad += found
     family = any(t.tier == "family" for t in tasks)
     verdict = "gold 100%, noop 0%" + (", special-case 0%" if family else "")
     print("\n\n".join(bad) or f"all {len(tasks)} tasks valid: {verdict}")
     return 1 if bad else 0
+
+
+def _faults(task: Task, prepared: PreparedTask, tokenizer: Any, spec: EpisodeSpec) -> list[str]:
+    """What is wrong with one task: gold not paid, noop or a special-cased report paid."""
+    import asyncio
+
+    from shadowrl.episode import reference_verdict
+    from shadowrl.tasks.verify import gold_violations
+
+    # Named here, not just as a gold failure below: the fix is a task's allowed_primitives.
+    bad = [f"{task.instance_id}: gold {v}" for v in gold_violations(task, prepared.workspace)]
+    gold = asyncio.run(reference_verdict("gold", prepared, tokenizer, spec))
+    noop = asyncio.run(reference_verdict("noop", prepared, tokenizer, spec))
+    if not gold.resolved or gold.reward != 1.0:
+        bad.append(_at_fault(task.instance_id, "gold fails", gold, gold.failing))
+    if noop.resolved or noop.reward != 0.0:
+        passing = {i: v for i, v in noop.fail_to_pass.items() if v == "passed"}
+        bad.append(_at_fault(task.instance_id, "noop passes", noop, passing))
+    if task.tier == "family":  # a hard-coded report must earn nothing either
+        special = asyncio.run(reference_verdict("special-case", prepared, tokenizer, spec))
+        if special.resolved or special.reward != 0.0 or special.voided_by:
+            bad.append(_at_fault(task.instance_id, "special-case earns", special, {}))
+    return bad
 
 
 def _at_fault(instance_id: str, what: str, verdict: Verdict, ids: Mapping[str, str]) -> str:
