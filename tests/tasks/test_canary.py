@@ -136,3 +136,30 @@ def test_a_predicate_of_literals_is_negated_not_its_last_input() -> None:
         "    assert near(f(2), 5)",
     ]
     assert n == 3
+
+
+def test_a_negated_assertion_over_lines_keeps_its_parentheses() -> None:
+    """toolz's `assert not (merge(...,\n factory=...) == {...})`: cutting from `not` to the
+    operand left the closing parenthesis behind, the canary did not parse, and the task was
+    graded with no canary at all."""
+    source = (
+        "def test():\n    assert not (merge(a,\n                  b) == {1: 2})\n"
+        "    assert not(f(x))\n"
+    )
+    canary, n = canary_source(source)
+    assert canary.splitlines()[1:] == [
+        "    assert (merge(a,",
+        "                  b) == {1: 2})",
+        "    assert (f(x))",
+    ]
+    assert n == 2
+    ns: dict[str, object] = {}
+    exec(compile(canary, "canary", "exec"), ns)  # parses, and the negation is the operand
+
+
+def test_lines_are_counted_as_python_counts_them() -> None:
+    """A form feed inside a line is no line break to `ast` (it is to `str.splitlines`): the
+    edit lands on the assertion's own line."""
+    source = "def test():\n    # page\x0cbreak\n    assert f(1) == 2\n    assert not g(1)\n"
+    canary, _ = canary_source(source)
+    assert canary == "def test():\n    # page\x0cbreak\n    assert f(1) == 3\n    assert g(1)\n"

@@ -39,6 +39,8 @@ _OPPOSITE = {
     "assertIs": "assertIsNot", "assertIsNot": "assertIs",
 }  # fmt: skip
 _SPACE = re.compile(r"\s+")
+_LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")  # what `ast` counts, unlike str.splitlines
+
 _DISTANCE = {"abs", "fabs"}  # `abs(x - expected) < tolerance`
 _MIN_SEEN = 3  # shorter argument texts (`(1)`) turn up anywhere
 
@@ -107,14 +109,16 @@ def _approx_arg(node: ast.expr) -> ast.expr | None:
     return None
 
 
-def _negate(node: ast.expr) -> list[Edit]:
-    """`x` -> `not (x)`, `not x` -> `(x)`, keeping every line where it was."""
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.Not)
-        and node.lineno == node.operand.lineno
-    ):
-        return [Edit(node.lineno, node.col_offset, node.operand.col_offset, "")]
+def _negate(node: ast.expr, lines: list[str]) -> list[Edit]:
+    """`x` -> `not (x)`, `not x` -> `x`, keeping every line where it was. The keyword and the
+    blanks after it go, nothing more: a parenthesised operand's parentheses are not part of
+    its node, so cutting up to the operand left the closing one behind."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        line = lines[node.lineno - 1].encode()
+        end = node.col_offset + len("not")
+        while line[end : end + 1] in (b" ", b"\t"):
+            end += 1
+        return [Edit(node.lineno, node.col_offset, end, "")]
     end = int(node.end_col_offset or 0)
     return [
         Edit(node.end_lineno or node.lineno, end, end, ")"),
@@ -128,6 +132,7 @@ class _Finder(ast.NodeVisitor):
 
     def __init__(self, salt: int, visible: str | None, source: str) -> None:
         self.salt, self.visible, self.source = salt, visible, source
+        self.lines = _lines(source)
         self.edits: list[Edit] = []
         self.depth = 0
 
@@ -158,7 +163,7 @@ class _Finder(ast.NodeVisitor):
 
     def visit_Assert(self, node: ast.Assert) -> None:
         if self.depth and not self._seen(node):
-            self.edits += _assert_edits(node.test, self.salt)
+            self.edits += _assert_edits(node.test, self.salt, self.lines)
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -189,7 +194,7 @@ def _name(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
-def _assert_edits(test: ast.expr, salt: int) -> list[Edit]:
+def _assert_edits(test: ast.expr, salt: int, lines: list[str]) -> list[Edit]:
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         op, left, right = test.ops[0], test.left, test.comparators[0]
         if isinstance(op, ast.Eq) and (edits := _first_edit([right, left], salt)):
@@ -212,7 +217,7 @@ def _assert_edits(test: ast.expr, salt: int) -> list[Edit]:
     )
     if is_check and (edits := _first_edit([test.args[-1], test.args[0]], salt)):  # type: ignore[attr-defined]
         return edits
-    return _negate(test)
+    return _negate(test, lines)
 
 
 def _unittest_edits(node: ast.Call, func: ast.Attribute, name: str, salt: int) -> list[Edit]:
@@ -224,8 +229,13 @@ def _unittest_edits(node: ast.Call, func: ast.Attribute, name: str, salt: int) -
     return []
 
 
+def _lines(source: str) -> list[str]:
+    """The lines as `ast` numbers them (a form feed or `\x1c` inside one is not a break)."""
+    return _LINE_END.split(source)
+
+
 def _apply(source: str, edits: list[Edit]) -> str:
-    lines = source.splitlines(keepends=True)
+    lines = _lines(source)
     # Right to left within a line, so earlier columns stay valid.
     for e in sorted(edits, key=lambda e: (e.line, e.start, e.end), reverse=True):
         raw = lines[e.line - 1].encode()
@@ -251,4 +261,6 @@ def canary_source(source: str, salt: int = 0, visible: str | None = None) -> tup
     finder.visit(tree)
     nested = set(_overlapping(finder.edits))
     edits = [e for e in finder.edits if e not in nested]
-    return _apply(source, edits), len({(e.line, e.start) for e in edits if e.text != ")"})
+    canary = _apply(source, edits)
+    ast.parse(canary)  # a canary that breaks collection would prove nothing (SyntaxError)
+    return canary, len({(e.line, e.start) for e in edits if e.text != ")"})

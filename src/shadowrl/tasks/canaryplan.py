@@ -19,6 +19,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -32,8 +33,9 @@ from shadowrl.tasks.runner import run_tests_local
 
 RUNS = 3  # build-time runs under gold and under noop; a canary fails in every one
 SALTS = 3  # perturbation steps tried before settling for the ids the first one gives
-PLAN_VERSION = 4  # bump when `canary.py` changes what it perturbs
+PLAN_VERSION = 5  # bump when `canary.py` changes what it perturbs
 _VISIBLE_SUFFIXES = {".py", ".md", ".rst", ".txt", ".cfg", ".toml", ".ini"}
+log = logging.getLogger(__name__)
 _VISIBLE_CAP = 4_000_000  # characters of visible text read (a large repo's tests are visible)
 
 
@@ -82,7 +84,8 @@ def canary_files(prepared: PreparedTask, salt: int) -> dict[str, str]:
     for path, text in sources.items():
         try:
             canary, n = canary_source(text, salt, visible)
-        except (SyntaxError, ValueError, UnicodeError):
+        except (SyntaxError, ValueError, UnicodeError) as e:
+            log.warning("%s: no canary of %s (%s)", prepared.task.instance_id, path, e)
             continue
         if n:
             out[path] = canary
@@ -107,7 +110,8 @@ def _failing(
         for path, text in files.items():
             (work / path).write_text(text)
         run = run_tests_local(task, work, prepared.python, task.test_ids, Path(tmp), watched=False)
-    if run.status != "ran":
+    if run.status != "ran":  # said aloud: a plan built of such runs has no canary
+        log.warning("%s: a canary run did not finish (%s)", task.instance_id, run.status)
         return None
     results = run.results(task.test_ids)
     return {i for i in ids if results[i] != "passed"}
@@ -132,6 +136,12 @@ def build_plan(prepared: PreparedTask) -> CanaryPlan:
         gold = _every_run(prepared, files, prepared.task.patch, candidates)
         both = _every_run(prepared, files, "", sorted(gold))
         plan = CanaryPlan(salt, files, tuple(sorted(both)))
+        if candidates and not plan.ids:
+            log.warning(
+                "%s: no canary failed under gold and noop (salt %d)",
+                prepared.task.instance_id,
+                salt,
+            )
         if best is None or len(plan.ids) > len(best.ids):
             best = plan
         if both == gold:
