@@ -404,3 +404,20 @@ def test_cpu_linear(tmp_path: Path) -> None:
     assert result["layers"] == 2 * 7 + 1 and "load" in result["note"]
     for case in result["cases"]:
         assert set(case["ms"]) == {"torch", "native"} and case["torch_over_native"] > 0
+
+
+def test_grading_cost(tmp_path: Path) -> None:
+    require(unavailable_reason(), "overlay sandbox")
+    result = run_benchmark("grading_cost.py", tmp_path, "--quick")
+    has_keys(result, "settings", "tasks", "machine")
+    has_keys(result["machine"], "cpu_flags", "load_avg_1m", "git_commit")
+    assert result["settings"]["repeats"] == 1
+    easy, family = result["tasks"]  # --quick: a canaried easy task, a cheap-path family one
+    assert (easy["tier"], family["tier"]) == ("easy", "family")
+    assert not easy["cheap_path"] and easy["canary_ids"] > 0
+    assert family["cheap_path"] and not family["first_built_plan"]
+    for row in (easy, family):
+        has_keys(row, "plain_s", "unwatched_s", "watched_s", "verdict_s", "first_verdict_s")
+        assert set(row["ratios"]) == {"unwatched/plain", "watched/plain", "verdict/plain"}
+        assert all(len(runs) == 1 for runs in row["runs_s"].values())
+        assert all(row["all_passed"].values()), row["all_passed"]  # gold passes every arm
