@@ -46,10 +46,9 @@ from shadowrl.episode import EpisodeSpec, prepared_index, reference_verdict
 from shadowrl.models import load_tokenizer
 from shadowrl.sandbox import SandboxConfig
 from shadowrl.tasks import PreparedTask, Verdict, load_suite, prepare
-from shadowrl.tasks.canaryplan import _cache_path, canary_plan
+from shadowrl.tasks.canaryplan import _cache_path, canary_plan, workspace_copy
 from shadowrl.tasks.config import TasksConfig
 from shadowrl.tasks.outside import task_plan
-from shadowrl.tasks.prepare import apply_patch_to_dir
 from shadowrl.tasks.runner import (
     PLUGIN,
     TestRun,
@@ -78,19 +77,6 @@ def timed(fn: Callable[[], T]) -> tuple[float, T]:
 def load(pick: str, cache: Path) -> PreparedTask:
     suite, _, index = pick.rpartition(":")
     return prepare(load_suite(suite)[int(index)], cache)
-
-
-def gold_workspace(prepared: PreparedTask, root: Path) -> Path:
-    """A host copy of the workspace with the hidden tests and the gold patch in, as the
-    canary plan's builder makes it (`canaryplan._failing`)."""
-    work = root / "gold"
-    shutil.copytree(prepared.workspace, work, symlinks=True)
-    for path, text in prepared.hidden_files().items():
-        if text is not None:
-            (work / path).parent.mkdir(parents=True, exist_ok=True)
-            (work / path).write_text(text)
-    apply_patch_to_dir(work, prepared.task.patch)
-    return work
 
 
 def plain_argv(prepared: PreparedTask) -> list[str]:
@@ -149,7 +135,7 @@ def bench_task(
     prepared: PreparedTask, tokenizer: Any, spec: EpisodeSpec, repeats: int, tmp: Path
 ) -> dict[str, Any]:
     """Every arm `repeats` times, interleaved so that a change of load hits all alike."""
-    work = gold_workspace(prepared, tmp)
+    work = workspace_copy(prepared, tmp / "gold", prepared.task.patch)
     found = layers(prepared)
     # the semantic index is the agent's tool, not grading: built (or loaded) untimed
     prepared_index(prepared, spec.search)

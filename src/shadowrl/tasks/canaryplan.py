@@ -35,8 +35,8 @@ RUNS = 3  # build-time runs under gold and under noop; a canary fails in every o
 SALTS = 3  # perturbation steps tried before settling for the ids the first one gives
 PLAN_VERSION = 5  # bump when `canary.py` changes what it perturbs
 _VISIBLE_SUFFIXES = {".py", ".md", ".rst", ".txt", ".cfg", ".toml", ".ini"}
-log = logging.getLogger(__name__)
 _VISIBLE_CAP = 4_000_000  # characters of visible text read (a large repo's tests are visible)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,18 @@ def canary_files(prepared: PreparedTask, salt: int) -> dict[str, str]:
     return out
 
 
+def workspace_copy(prepared: PreparedTask, work: Path, patch: str) -> Path:
+    """A host copy of the workspace at `work` with the hidden tests and `patch` in."""
+    shutil.copytree(prepared.workspace, work, symlinks=True)
+    for path, text in prepared.hidden_files().items():
+        if text is not None:
+            (work / path).parent.mkdir(parents=True, exist_ok=True)
+            (work / path).write_text(text)
+    if patch:
+        apply_patch_to_dir(work, patch)
+    return work
+
+
 def _failing(
     prepared: PreparedTask, files: dict[str, str], patch: str, ids: Sequence[str]
 ) -> set[str] | None:
@@ -99,14 +111,7 @@ def _failing(
     run did not finish (a canary that breaks collection proves nothing)."""
     task = prepared.task
     with tempfile.TemporaryDirectory(prefix="shadowrl-canary-") as tmp:
-        work = Path(tmp) / "ws"
-        shutil.copytree(prepared.workspace, work, symlinks=True)
-        for path, text in prepared.hidden_files().items():
-            if text is not None:
-                (work / path).parent.mkdir(parents=True, exist_ok=True)
-                (work / path).write_text(text)
-        if patch:
-            apply_patch_to_dir(work, patch)
+        work = workspace_copy(prepared, Path(tmp) / "ws", patch)
         for path, text in files.items():
             (work / path).write_text(text)
         run = run_tests_local(task, work, prepared.python, task.test_ids, Path(tmp), watched=False)
