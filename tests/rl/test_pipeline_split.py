@@ -150,3 +150,14 @@ def test_an_eval_where_every_episode_crashed_stops_the_run_and_is_not_reused(tmp
     partly = _crashed(_screen(tasks, [[True, True], [False, True]]), 1)
     keep_eval(partly, tmp_path / "eval_sft", "sft")
     assert (tmp_path / "eval_sft" / "eval.json").exists() and partly.overall.errors == 2
+
+
+def test_a_stream_run_may_give_sft_the_whole_suite():
+    """RL draws from the family stream, so no share of the list is left for it; SFT-more
+    takes its demos from that share, so it still needs one."""
+    tasks = load_suite("easy", "train")[:3]
+    sft, rl = split_train_tasks(tasks, PipelineConfig(sft_tasks=3, rl_stream=True))
+    assert [t.instance_id for t in sft] == [t.instance_id for t in tasks] and rl == []
+    PipelineConfig(rl_stream=True, sft_tasks=0)  # SFT on the whole list: fine with a stream
+    with pytest.raises(PipelineError, match="no train task is left for RL"):
+        split_train_tasks(tasks, PipelineConfig(sft_tasks=3, rl_stream=True, sft_more=True))

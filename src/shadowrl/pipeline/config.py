@@ -122,8 +122,16 @@ class PipelineConfig(BaseModel):
         "held-out outcomes would leak).",
     )
 
+    @property
+    def needs_rl_share(self) -> bool:
+        """Whether RL's share of the train suite is used: not when RL draws from the stream,
+        unless SFT-more takes its fresh demos from that share."""
+        return not self.rl_stream or self.sft_more
+
     @model_validator(mode="after")
     def _rl_has_tasks(self) -> PipelineConfig:
+        if not self.needs_rl_share:
+            return self
         if self.rl_tasks == "unseen" and self.sft and not self.sft_tasks:
             raise ValueError("rl_tasks='unseen' needs sft on a subset: set sft_tasks > 0")
         if self.rl_tasks == "unseen" and self.train_tasks and self.sft_tasks >= self.train_tasks:

@@ -63,7 +63,7 @@ def split_train_tasks(tasks: list[Task], pipeline: PipelineConfig) -> tuple[list
     """(SFT's tasks, RL's tasks) out of the train tasks, as `pipeline` says."""
     sft = (tasks[: pipeline.sft_tasks] if pipeline.sft_tasks else tasks) if pipeline.sft else []
     rl = tasks[len(sft) :] if pipeline.rl_tasks == "unseen" else tasks
-    if not rl:
+    if not rl and pipeline.needs_rl_share:
         raise PipelineError(f"no train task is left for RL: {len(tasks)} tasks, {len(sft)} for SFT")
     return sft, rl
 
