@@ -1,6 +1,7 @@
 """A family of small, real bug-fix tasks made for learning at this scale (issue 32).
 
-Unbounded and seeded: ordinary modules (parsing, dates, text, money, units, small
+Seeded, and bounded by its templates (each gives its renderings x sites x operators;
+`shadowrl tasks family --part P --capacity` counts them): ordinary modules (parsing, dates, text, money, units, small
 algorithms) from many templates, one bug injected by `tasks/mutate.py`'s operators, a
 user-style report of one failing call, and hidden tests on other inputs too, checked
 by `tasks/make.holds` and graded by the one grader. Splits cannot leak: by template

@@ -40,7 +40,7 @@ def bug_key(task: Task) -> str:
 
 
 class FamilyStream:
-    """Endless fresh instances of `part` (train by default), resumable from `log`."""
+    """Fresh instances of `part` (train by default) until its bugs run out, resumable from `log`."""
 
     def __init__(
         self,
