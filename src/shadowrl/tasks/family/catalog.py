@@ -13,6 +13,8 @@ from shadowrl.tasks.family import (
     templates_collections_more,
     templates_dates,
     templates_dates_more,
+    templates_grid,
+    templates_ledger,
     templates_misc,
     templates_misc_more,
     templates_money,
@@ -21,6 +23,8 @@ from shadowrl.tasks.family import (
     templates_numbers_more,
     templates_parsing,
     templates_parsing_more,
+    templates_rules,
+    templates_schedule,
     templates_text,
     templates_text_more,
 )
@@ -45,6 +49,10 @@ TEMPLATES: tuple[Template, ...] = (
     *templates_numbers_more.TEMPLATES,
     *templates_misc.TEMPLATES,
     *templates_misc_more.TEMPLATES,
+    *templates_ledger.TEMPLATES,
+    *templates_schedule.TEMPLATES,
+    *templates_rules.TEMPLATES,
+    *templates_grid.TEMPLATES,
 )
 
 
