@@ -1,12 +1,12 @@
 """A family of small, real bug-fix tasks made for learning at this scale (issue 32).
 
 Seeded, and bounded by its templates (each gives its renderings x sites x operators;
-`shadowrl tasks family --part P --capacity` counts them): ordinary modules (parsing, dates, text, money, units, small
-algorithms) from many templates, one bug injected by `tasks/mutate.py`'s operators, a
-user-style report of one failing call, and hidden tests on other inputs too, checked
-by `tasks/make.holds` and graded by the one grader. Splits cannot leak: by template
-(train, dev, held-out templates), then by near-duplicate group inside the train
-templates (held-out seeds). Read in this order:
+`shadowrl tasks family --part P --capacity` counts them): ordinary modules (parsing,
+dates, text, money, units, small algorithms) from many templates, one bug injected by
+`tasks/mutate.py`'s operators, a user-style report of one failing call, and hidden
+tests on other inputs too, checked by `tasks/make.holds` and graded by the one grader.
+Splits cannot leak: by template (train, dev, held-out templates), then by near-duplicate
+group inside the train templates (held-out seeds). Read in this order:
 
     template.py   a template: parameterised source + a sampler of calls; expected = gold
     templates_*.py  the templates, as data
