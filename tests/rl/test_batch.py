@@ -29,6 +29,16 @@ def test_every_segment_of_a_chain_gets_the_chain_advantage():
     assert batch.token_budget == 10  # 2 + 3 + 5 generated tokens
 
 
+def test_positive_advantage_trains_only_the_attempts_above_their_group():
+    group = [traj(1.0, seg(3, 2)), traj(0.0, seg(3, 5)), traj(0.0, seg(3, 7)), traj(0.0, seg(3, 1))]
+    batch = build_rl_batch(
+        [group], trainer_version=0, max_staleness=2, microbatch_tokens=1000, advantage="positive"
+    )
+    assert [a for mb in batch.microbatches for a in mb.advantages.tolist()] == [0.75]
+    assert batch.stats["skipped_zero_adv_segments"] == 3  # no gradient: skipped, never pushed down
+    assert batch.token_budget == 15  # all generated tokens: the step size is GRPO's
+
+
 def test_stale_chains_are_dropped_whole_and_counted_budget_unchanged():
     # The stale head of a chain (its summary-bearing segment) takes its fresh tail with it:
     # training the tail alone would mask the summary by accident.

@@ -12,6 +12,7 @@ from shadowrl.rl.loss import (
     k3_kl,
     linear_token_logprobs,
     policy_loss,
+    positive_advantages,
     sft_stats,
     zero_advantage_groups,
 )
@@ -24,6 +25,15 @@ def test_advantage_is_centred_not_scaled():
     assert group_advantages(torch.tensor([10.0, 0.0, 0.0, 0.0])).tolist() == pytest.approx(
         [7.5, -2.5, -2.5, -2.5]
     )
+
+
+def test_positive_advantage_keeps_only_the_half_above_the_group_mean():
+    rewards = torch.tensor([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0], [0.5, 0.5, 0.5, 0.5]])
+    want = [0.75, 0, 0, 0, 0.25, 0.25, 0.25, 0, 0, 0, 0, 0]
+    assert positive_advantages(rewards).flatten().tolist() == pytest.approx(want)
+    # The attempts above the mean get exactly the centred advantage; no one gets less than 0.
+    centred = group_advantages(rewards)
+    assert torch.equal(positive_advantages(rewards)[centred > 0], centred[centred > 0])
 
 
 def test_flat_group_is_exactly_zero_and_counted():

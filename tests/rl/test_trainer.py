@@ -70,6 +70,14 @@ def test_rl_step_raises_rewarded_tokens_and_bumps_version():
     assert metrics["grad_norm"] > 0 and metrics["tokens"] > 0
 
 
+def test_positive_advantage_reaches_the_batch_from_the_config():
+    # `loss.advantage: positive`: the three attempts below their group's mean are skipped
+    # (no gradient); the centred default trains all five.
+    positive = Trainer(tiny(), cfg(**{"loss.advantage": "positive"}))
+    assert positive.train_groups(groups())["skipped_zero_adv_segments"] == 3
+    assert Trainer(tiny(), cfg()).train_groups(groups())["skipped_zero_adv_segments"] == 0
+
+
 def test_microbatch_accumulation_equals_one_big_batch():
     # Many tiny microbatches and one big one must give the same update: losses are
     # divided by the batch-wide token budget, never by a per-microbatch count. Adam's

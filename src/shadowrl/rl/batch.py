@@ -4,8 +4,9 @@ A rollout group is G trajectories of one task; each trajectory is a chain of one
 more token segments (self-summarisation starts a new segment) and every segment of
 a chain is trained with the chain's advantage. The steps, in order:
 
-1. advantages per group (reward − group mean, see `loss.group_advantages`; a group
-   that is `row.OwnCredit`, such as a tree rollout's, assigns its own);
+1. advantages per group (reward − group mean, see `loss.group_advantages`, or only its
+   positive half under `advantage="positive"`; a group that is `row.OwnCredit`, such as a
+   tree rollout's, assigns its own);
 2. the loss denominator (`token_budget`) is fixed *before* anything is dropped, so
    skipping rows that cannot contribute is a pure compute saving;
 3. chains whose oldest generated token is more than `max_staleness` versions behind
@@ -23,13 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
 
-from shadowrl.rl.loss import group_advantages, zero_advantage_groups
+from shadowrl.rl.loss import ADVANTAGES, zero_advantage_groups
 from shadowrl.rl.row import OwnCredit, Row
 from shadowrl.types import Segment, Trajectory
+
+if TYPE_CHECKING:
+    from shadowrl.rl.config import Advantage
 
 
 @dataclass(frozen=True)
@@ -72,8 +77,13 @@ class TrainBatch:
     stats: dict[str, float] = field(default_factory=dict)
 
 
-def rows_from_groups(groups: Sequence[Sequence[Trajectory]]) -> tuple[list[Row], int]:
-    """Advantage per trajectory, copied to each of its segments; also counts flat groups."""
+def rows_from_groups(
+    groups: Sequence[Sequence[Trajectory]], advantage: Advantage = "centred"
+) -> tuple[list[Row], int]:
+    """Advantage per trajectory (`loss.ADVANTAGES[advantage]` of its group's rewards),
+    copied to each of its segments; also counts flat groups. A group with its own credit
+    (a tree) keeps it."""
+    advantages = ADVANTAGES[advantage]
     rows: list[Row] = []
     flat = chain = 0
     for group in groups:
@@ -85,7 +95,7 @@ def rows_from_groups(groups: Sequence[Sequence[Trajectory]]) -> tuple[list[Row],
             own, chains = group.rows(chain)
             rows, chain = rows + own, chain + chains
             continue
-        for traj, adv in zip(group, group_advantages(rewards).tolist(), strict=True):
+        for traj, adv in zip(group, advantages(rewards).tolist(), strict=True):
             rows.extend(Row(seg, adv, chain) for seg in traj.segments if seg.num_generated > 0)
             chain += 1
     return rows, flat
@@ -161,11 +171,12 @@ def build_rl_batch(
     microbatch_tokens: int,
     token_budget: int = 0,
     keep_zero_advantage: bool = False,
+    advantage: Advantage = "centred",
     pad_id: int = 0,
     pad_to_multiple: int = 8,
 ) -> TrainBatch:
     """Scored rollout groups -> one optimizer step's microbatches (see module docstring)."""
-    rows, flat_groups = rows_from_groups(groups)
+    rows, flat_groups = rows_from_groups(groups, advantage)
     budget = token_budget or max(sum(r.segment.num_generated for r in rows), 1)
     stale = stale_chains(rows, trainer_version, max_staleness)
     fresh = [r for r in rows if r.chain not in stale]

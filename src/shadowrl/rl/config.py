@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shadowrl.rl.mtp_config import RLDistillConfig
 
+Advantage = Literal["centred", "positive"]  # `rl/loss.py::ADVANTAGES`
+
 Beta = Annotated[float, Field(ge=0, lt=1)]  # an AdamW decay rate; 1 never forgets
 
 
@@ -106,7 +108,7 @@ class BatchConfig(BaseModel):
 
 
 class LossConfig(BaseModel):
-    """`train.loss`: the RL objective's two knobs (`rl/loss.py`)."""
+    """`train.loss`: the RL objective's knobs (`rl/loss.py`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -118,6 +120,12 @@ class LossConfig(BaseModel):
         ge=0,
         description="Weight of the k3 KL term to the policy RL starts from (0 = off; "
         "`shadowrl train` keeps a frozen copy of it: world_size 1, local backend).",
+    )
+    advantage: Advantage = Field(
+        "centred",
+        description="centred: reward − group mean; positive: only its positive half, so "
+        "attempts that did not beat their group get no gradient (tree groups keep their own "
+        "credit).",
     )
 
 

@@ -39,6 +39,21 @@ def group_advantages(rewards: Tensor) -> Tensor:
     return torch.where(flat, torch.zeros_like(adv), adv)
 
 
+def positive_advantages(rewards: Tensor) -> Tensor:
+    """rewards [..., G] -> the positive half of `group_advantages`: max(reward − mean, 0).
+
+    Only the attempts that beat their group are pushed up; the others get no gradient. With
+    sparse binary rewards the negative half mostly pushes down the common failure (at 135M
+    on the family: an edit that changes nothing), which spreads probability over other,
+    mostly wrong, edits; this keeps RL's on-policy credit without that push
+    (`train.loss.advantage: positive`; RAFT-style, Dong et al. 2023, within the group).
+    """
+    return group_advantages(rewards).clamp(min=0)
+
+
+ADVANTAGES = {"centred": group_advantages, "positive": positive_advantages}
+
+
 def zero_advantage_groups(rewards: Tensor) -> int:
     """rewards [N, G] -> number of groups whose rewards are all equal (no signal)."""
     return int((rewards.amax(dim=-1) == rewards.amin(dim=-1)).sum())

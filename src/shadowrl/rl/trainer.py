@@ -208,6 +208,7 @@ class Trainer:
             microbatch_tokens=self.cfg.batch.microbatch_tokens,
             token_budget=self.cfg.batch.token_budget,
             keep_zero_advantage=self.cfg.loss.kl_coef > 0,
+            advantage=self.cfg.loss.advantage,
             pad_to_multiple=self.cfg.batch.pad_to_multiple,
         )
         return self.step(batch)
