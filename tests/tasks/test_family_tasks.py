@@ -16,12 +16,12 @@ from shadowrl.sandbox import SandboxConfig
 from shadowrl.tasks.env import build_env, env_python
 from shadowrl.tasks.family import catalog
 from shadowrl.tasks.family.adversary import reported
-from shadowrl.tasks.family.generate import Instance
+from shadowrl.tasks.family.generate import SEED_DIR, Instance
 from shadowrl.tasks.family.splits import PARTS, Part
-from shadowrl.tasks.family.suite import attempts, generate
+from shadowrl.tasks.family.suite import SuiteName, attempts, code_digest, family_suite, generate
 from shadowrl.tasks.outsideplan import outside_plan
 from shadowrl.tasks.prepare import prepare
-from shadowrl.tasks.task import Task
+from shadowrl.tasks.task import Seed, Task, save_tasks
 
 SPEC = EpisodeSpec(sandbox=SandboxConfig(backend="local"))
 
@@ -72,6 +72,18 @@ def _grade(instance: Instance, cache_dir: Path, tokenizer: Any) -> None:
     assert passing, f"the special case did not even fix {rep.call}"
     assert all(i.startswith(hidden) for i in passing)
     assert len(passing) < len(special.fail_to_pass)
+
+
+def test_a_cached_suite_from_another_checkout_starts_from_this_ones_seed(
+    first_train: Instance, tmp_path: Path
+) -> None:
+    # The cache is keyed by the family's code, not by where it is installed: an entry written
+    # by a checkout that has since moved or gone names a seed directory that does not exist.
+    gone = first_train.task.model_copy(update={"seed": Seed(path="/gone/suites/family")})
+    save_tasks([gone], tmp_path / "family" / code_digest() / "train-s0-n1.jsonl")
+    (task,) = family_suite(SuiteName("train", 1), cache_dir=tmp_path)
+    assert task.seed.path == str(SEED_DIR) and Path(task.seed.path).is_dir()
+    assert task.instance_id == first_train.task.instance_id
 
 
 def test_train_instance_through_the_real_grader(

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shadowrl.tasks.family.catalog import templates
-from shadowrl.tasks.family.generate import Instance, attempt
+from shadowrl.tasks.family.generate import SEED_DIR, Instance, attempt
 from shadowrl.tasks.family.splits import PARTS, Part
 from shadowrl.tasks.family.template import Template
-from shadowrl.tasks.task import Task, load_tasks, save_tasks
+from shadowrl.tasks.task import Seed, Task, load_tasks, save_tasks
 
 TRIES = 120  # attempts per instance before the suite gives up on it
 SIZES: dict[Part, int] = {"train": 200, "dev": 48, "heldout-seeds": 64, "heldout-templates": 120}
@@ -146,7 +146,10 @@ def family_suite(name: SuiteName, cache_dir: Path = DEFAULT_CACHE, seed: int = 0
         python = env_python(build_env(("pytest",), cache))
         # atomic (`save_tasks`): two processes may race, both finish, either file is whole
         save_tasks(generate(name.part, name.n, python, seed=seed), path)
-    return load_tasks(path)
+    # Every family task starts from this install's seed directory; a cache entry written by
+    # another checkout of the same code names that checkout's, which may be gone.
+    seed_dir = Seed(path=str(SEED_DIR))
+    return [t.model_copy(update={"seed": seed_dir}) for t in load_tasks(path)]
 
 
 def family_split(name: str, split: str | None) -> list[Task] | None:
