@@ -3,7 +3,7 @@
     python docs/results/learning/pilot-dev13/tasks/build.py   (from the repository root)
 
 - `sft715.jsonl`: pilot 8's 320 demos and pilot 12's 395 together, shuffled with seed 13
-  (SFT takes demos in file order), seed paths relative to this folder.
+  (SFT takes demos in file order). Both files give seed paths relative to this folder.
 - `eval48.jsonl`: one train-part instance of each of the family's 48 train templates: the 24
   of `../../pilot-dev10/tasks/train24.jsonl`, then one fresh instance of each other train
   template, whose bug no pilot's task file holds and whose site and operator no demo has.
@@ -71,7 +71,7 @@ def measurement(sft: list[Task]) -> None:
     sites = {t.source for t in sft}
     have = {t.repo for t in train24}
     python = env_python(build_env(("pytest",), Path("~/.cache/shadowrl").expanduser()))
-    rows = [t.model_dump(mode="json") for t in train24]
+    rows = [relative(t) for t in train24]
     others = [t for t in templates("train") if f"family/{t.id}" not in have]
     spent: set[str] = set()
     k = 0
@@ -81,7 +81,7 @@ def measurement(sft: list[Task]) -> None:
         inst = fresh(template, k, python, used, sites, spent)
         k += 1
         if inst is not None:
-            rows.append(inst.task.model_dump(mode="json"))
+            rows.append(relative(inst.task))
             print(len(rows), template.id, inst.task.instance_id, flush=True)
     write(HERE / "eval48.jsonl", rows)
 
