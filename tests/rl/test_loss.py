@@ -1,11 +1,14 @@
 """Hand-computed checks of every term of the RL objective."""
 
 import math
+from typing import get_args
 
 import pytest
 import torch
 
+from shadowrl.rl.config import Advantage
 from shadowrl.rl.loss import (
+    ADVANTAGES,
     K3_MAX,
     LossStats,
     group_advantages,
@@ -34,6 +37,12 @@ def test_positive_advantage_keeps_only_the_half_above_the_group_mean():
     # The attempts above the mean get exactly the centred advantage; no one gets less than 0.
     centred = group_advantages(rewards)
     assert torch.equal(positive_advantages(rewards)[centred > 0], centred[centred > 0])
+
+
+def test_every_configurable_advantage_has_its_function():
+    # `train.loss.advantage` is validated against the config's Literal; the trainer looks
+    # the name up in the loss's table, so the two must name the same set.
+    assert set(get_args(Advantage)) == set(ADVANTAGES)
 
 
 def test_flat_group_is_exactly_zero_and_counted():
