@@ -1,4 +1,4 @@
-"""Pilot 14's task files (plan.md, 2026-12-05 addendum of pilot 14): demos, held-out set, stream seed.
+"""Pilot 14's task files (plan.md, 2026-12-05 21:22 UTC): demos, held-out set, stream seed.
 
     python docs/results/learning/pilot-dev14/tasks/build.py   (from the repository root)
 
@@ -75,8 +75,9 @@ def main() -> None:
     before = earlier()
     used = {bug_key(t) for t in before}
     if (HERE / "sft320.jsonl").exists():  # drawn once: a rerun only completes the rest
-        demos = [relative(t) for t in load_tasks(HERE / "sft320.jsonl")]
-        used |= {bug_key(Task.model_validate(r)) for r in demos}
+        drawn = load_tasks(HERE / "sft320.jsonl")
+        used |= {bug_key(t) for t in drawn}
+        demos = [relative(t) for t in drawn]
     else:
         demos = [relative(t) for t in instances("train", python, used)]
         random.Random(14).shuffle(demos)
