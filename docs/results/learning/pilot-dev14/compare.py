@@ -1,10 +1,12 @@
 """Pilot 14's look (plan.md, 2026-12-05 21:22 UTC), from the committed eval files.
 
-    python docs/results/learning/pilot-dev14/compare.py [RL_EVAL_JSON]
+    python docs/results/learning/pilot-dev14/compare.py [RL_EVAL_JSON [START_JSON]]
 
 Per instance, a policy's rate is its share of 8 resolved attempts on the 45 held-out-seed
 instances of `tasks/heldout45.jsonl`; the difference is RL − its SFT start, 90 % paired
 bootstrap clustered by template (`shadowrl.eval.stats.paired_bootstrap`, alpha 0.05 a side).
+START_JSON (default: `eval_sft.json`) compares against another eval of the same suite
+(pilot 15 compares its last step with pilot 14's step 8).
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ def rates(path: Path) -> dict[str, tuple[float, str]]:
     }
 
 
-def main(rl: Path) -> None:
+def main(rl: Path, start_path: Path = START) -> None:
     order = [json.loads(line)["instance_id"] for line in (HERE / "tasks/heldout45.jsonl").open()]
-    start, cand = rates(START), rates(rl)
+    start, cand = rates(start_path), rates(rl)
     b, c = [start[i][0] for i in order], [cand[i][0] for i in order]
     d = paired_bootstrap(c, b, alpha=0.05, clusters=[start[i][1] for i in order])
     verdict = "better" if d.low > 0 else "worse" if d.high < 0 else "not distinguishable"
@@ -45,4 +47,5 @@ def main(rl: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "eval_rl.json")
+    args = [Path(a) for a in sys.argv[1:3]]
+    main(*(args or [HERE / "eval_rl.json"]))
