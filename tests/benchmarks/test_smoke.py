@@ -15,6 +15,7 @@ import glob
 import hashlib
 import json
 import math
+import platform
 import shutil
 import subprocess
 import sys
@@ -404,6 +405,15 @@ def test_cpu_linear(tmp_path: Path) -> None:
     assert result["layers"] == 2 * 7 + 1 and "load" in result["note"]
     for case in result["cases"]:
         assert set(case["ms"]) == {"torch", "native"} and case["torch_over_native"] > 0
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="AVX2 paths are x86's")
+def test_cpu_linear_on_avx2_paths(tmp_path: Path) -> None:
+    """`--isa avx2` reaches torch: its dispatch reports AVX2 even on an AVX-512 CPU."""
+    result = run_benchmark("cpu_linear.py", tmp_path, "--quick", "--isa", "avx2")
+    assert result["machine"]["cpu_capability"] == "AVX2"
+    assert result["isa_env"]["ATEN_CPU_CAPABILITY"] == "avx2"
+    assert result["settings"]["isa"] == "avx2" and len(result["cases"]) == 2
 
 
 def test_grading_cost(tmp_path: Path) -> None:

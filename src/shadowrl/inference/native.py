@@ -150,7 +150,7 @@ def row_attention(mode: str, head_dim: int, device: torch.device) -> RowAttentio
 @functools.cache
 def linear_kernel(flags: tuple[str, ...] = ()) -> Callable[..., None]:
     """The product kernel `linear_rows`, built once per CPU (NativeUnavailable if not);
-    `flags` (e.g. `-mno-avx512f`) build a narrower vector path, for tests."""
+    `flags` (e.g. `-mno-avx512f`) build a narrower vector path, for benchmarks and tests."""
     fn = build("linear_rows", "linear_rows", flags).linear_rows
     ptr, i64 = ctypes.c_void_p, ctypes.c_int64
     fn.argtypes = [ptr, ptr, ptr, ptr, i64, i64, i64, ctypes.c_int]
@@ -161,13 +161,15 @@ def linear_kernel(flags: tuple[str, ...] = ()) -> Callable[..., None]:
 class NativeLinear(nn.Linear):
     """An nn.Linear (the model's own `weight` and `bias` Parameters, so swaps write into
     it under the same names) whose fp32 CPU products of 1 to `MAX_ROWS` rows run in the
-    C kernel, reading the live weight at each call; anything else goes to `F.linear`."""
+    C kernel, reading the live weight at each call; anything else goes to `F.linear`.
+    `flags` build a narrower vector path (`linear_kernel`), for benchmarks and tests."""
 
-    def __init__(self, linear: nn.Linear) -> None:
+    def __init__(self, linear: nn.Linear, flags: tuple[str, ...] = ()) -> None:
         nn.Module.__init__(self)  # not nn.Linear's: it would allocate weights of its own
         self.in_features, self.out_features = linear.in_features, linear.out_features
         self.weight, self.bias = linear.weight, linear.bias
-        linear_kernel()  # NativeUnavailable here, not at the first product
+        self.flags = flags
+        linear_kernel(flags)  # NativeUnavailable here, not at the first product
 
     def forward(self, x: Tensor) -> Tensor:
         # ~200 calls a decode step: the weights come from the dict nn.Module's attribute
@@ -179,7 +181,7 @@ class NativeLinear(nn.Linear):
             return F.linear(x, w, b)
         flat = flat.contiguous()
         out = flat.new_empty(flat.shape[0], self.out_features)
-        linear_kernel()(
+        linear_kernel(self.flags)(
             flat.data_ptr(), w.data_ptr(), None if b is None else b.data_ptr(), out.data_ptr(),
             flat.shape[0], self.in_features, self.out_features, torch.get_num_threads(),
         )  # fmt: skip
