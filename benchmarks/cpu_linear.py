@@ -72,8 +72,12 @@ def main() -> None:
     p.add_argument("--rows", type=int, nargs="+", default=[1, 4, 8, 16])
     p.add_argument("--repeats", type=int, default=10)
     p.add_argument("--quick", action="store_true", help="tiny random model, a smoke check")
-    p.add_argument("--isa", choices=list(KERNEL_FLAGS), default="native",
-                   help="'avx2': both arms on their AVX2 paths (see the module docstring)")
+    p.add_argument(
+        "--isa",
+        choices=list(KERNEL_FLAGS),
+        default="native",
+        help="'avx2': both arms on their AVX2 paths (see the module docstring)",
+    )
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args()
     if args.isa == "avx2" and any(os.environ.get(k) != v for k, v in ISA_ENV.items()):

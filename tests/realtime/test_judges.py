@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,7 +35,7 @@ from shadowrl.realtime.branch import store_points
 from shadowrl.realtime.config import BranchConfig
 from shadowrl.realtime.context import Ctx, Deps
 from shadowrl.realtime.continuations import BranchGroup, continue_point
-from shadowrl.realtime.judge import NotJudged, Scorer, SessionTests
+from shadowrl.realtime.judge import RECORDED, NotJudged, Scorer, SessionTests
 from shadowrl.realtime.judges import UserModel, build_judge
 from shadowrl.realtime.rebuild import Rebuilt
 from shadowrl.realtime.recorded import NOT_ONE_RUN, recorded
@@ -51,12 +53,13 @@ SCHEMAS = ToolSet.from_names(AGENT.tools).schemas()
 SPEC = EpisodeSpec(agent=AGENT, sandbox=SANDBOX)
 
 
-def user_model(users: UsersConfig, prepared: PreparedTask) -> UserModel:
+def user_model(users: UsersConfig, prepared: PreparedTask, log: Path | None = None) -> UserModel:
     """The experiment's simulated user behind the loop's seam, as `realtime` injects it;
     the session's task is the demo workspace's own tests, prepared by the grader."""
     return branch_user.user_model(
-        users, RewardConfig(), SPEC, lambda task_id: prepared if task_id == TASK else None, 0
-    )
+        users, RewardConfig(), SPEC, lambda task_id: prepared if task_id == TASK else None, 0,
+        log,
+    )  # fmt: skip
 
 
 def branched(at: Served, tok: Any) -> Rebuilt:
@@ -85,13 +88,15 @@ def advantages(group: BranchGroup) -> list[tuple[int, float | None, float]]:
 def test_the_users_judges_score_the_recorded_continuation_with_its_siblings(
     served: Served,
     tokenizer: Any,
+    tmp_path: Path,
 ) -> None:
     point = branched(served, tokenizer)
+    log = tmp_path / branch_user.JUDGED
     try:
         task = SessionTests(CACHE, SANDBOX).task(point)
         assert isinstance(task, PreparedTask), task
         strict = UsersConfig(max_turns=4, flip=0.0, silent=0.0, followup=0.0, keep_low=1.0)
-        user = user_model(strict, task)
+        user = user_model(strict, task, log)
         tests = SessionTests(CACHE, SANDBOX)
         by_tests = build_judge("tests", tests, None).scorer(point)
         by_pref = build_judge("preference", tests, user).scorer(point)
@@ -112,17 +117,28 @@ def test_the_users_judges_score_the_recorded_continuation_with_its_siblings(
                                      (5, 0.0, pytest.approx(-1 / 3))]  # fmt: skip
     # reaction: accept + keep all lines = 1 + 1; reject = -1; mean 0
     assert advantages(groups[2]) == [(4, 2.0, 2.0), (3, -1.0, -1.0), (5, -1.0, -1.0)]
+    # the log: each user judgement, its verdict before noise beside the reward given
+    judged = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {j["session_id"] for j in judged} == {point.session_id}
+    assert {j["turn"] for j in judged} == {point.turn}
+    by_judge = judged[:3], judged[3:]  # preference's group, then reaction's
+    for rows, rewards in zip(by_judge, ((1.0, 0.0, 0.0), (2.0, -1.0, -1.0)), strict=True):
+        assert [j["index"] for j in rows][-1] == RECORDED
+        got = sorted((j["accepted"], j["reward"]) for j in rows)
+        assert got == sorted(zip((True, False, False), rewards, strict=True))
 
 
 def test_silence_is_no_label_and_a_judge_needs_its_user(
     served: Served,
     tokenizer: Any,
+    tmp_path: Path,
 ) -> None:
     point = branched(served, tokenizer)
+    log = tmp_path / branch_user.JUDGED
     try:
         task = SessionTests(CACHE, SANDBOX).task(point)
         assert isinstance(task, PreparedTask), task
-        silent = user_model(UsersConfig(silent=1.0), task)
+        silent = user_model(UsersConfig(silent=1.0), task, log)
         tests = SessionTests(CACHE, SANDBOX)
         score = build_judge("reaction", tests, silent).scorer(point)
         assert not isinstance(score, NotJudged)
@@ -134,6 +150,13 @@ def test_silence_is_no_label_and_a_judge_needs_its_user(
     finally:
         point.close()
     assert (group.run, group.trajectories, group.recorded) == (2, (), False)
+    # silent: no label, but the log keeps the verdicts (the 4-turn fix passes, the submit not)
+    judged = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted((j["accepted"], j["reward"]) for j in judged) == [
+        (False, None),
+        (True, None),
+        (True, None),
+    ]
     assert group.recorded_why == "the judge gave the recorded continuation no label"
     with pytest.raises(ValueError, match="needs them"):
         build_judge("reaction", tests, None)

@@ -7,27 +7,48 @@ over the planted preference of `realtime.users`) is wrapped as the loop's
 `realtime.judges.UserModel`. It grades a continuation's diff as the users grade the
 sessions they bring (`users.grade_diff`: the task's hidden tests on its pristine
 workspace with the diff applied, the grader of training and eval), and its reaction is
-drawn with the users' own settings (flip, silence, kept lines, follow-ups).
+drawn with the users' own settings (flip, silence, kept lines, follow-ups). Every
+judgement is appended to `log` (`realtime/branch_judged.jsonl` in a run): the verdict
+before noise beside the reward, so a group's contrast in verdicts can be told from the
+contrast the reaction's noise alone makes (`docs/results/realtime-branching/read.py`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import random
+import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from shadowrl.episode import EpisodeSpec
     from shadowrl.experiments.config import UsersConfig
-    from shadowrl.realtime import RewardConfig, Signal, UserModel, Work
+    from shadowrl.realtime import Judged, RewardConfig, Signal, UserModel, Work
     from shadowrl.tasks import PreparedTask
 
+JUDGED = "branch_judged.jsonl"  # the judgements' log, in the run's realtime/ folder
 Prepared = Callable[[str], "PreparedTask | None"]  # task id -> its prepared task; None: unknown
 
 
+def appender(path: Path) -> Callable[[Judged], None]:
+    """Appends each judgement to `path` as a JSON line; scorers run in threads."""
+    lock = threading.Lock()
+
+    def append(judged: Judged) -> None:
+        line = json.dumps(dataclasses.asdict(judged)) + "\n"
+        with lock, path.open("a") as f:
+            f.write(line)
+
+    return append
+
+
 def user_model(
-    users: UsersConfig, rewards: RewardConfig, spec: EpisodeSpec, prepared: Prepared, seed: int
-) -> UserModel:
+    users: UsersConfig, rewards: RewardConfig, spec: EpisodeSpec, prepared: Prepared, seed: int,
+    log: Path | None = None,
+) -> UserModel:  # fmt: skip
     """The simulated user of `users` behind the loop's judge seam (module docstring)."""
     from shadowrl.experiments import Outcome, Preference, grade_diff, planted_judge, react
     from shadowrl.realtime import Signal, UserModel
@@ -47,4 +68,5 @@ def user_model(
         said = react(outcome(w), rng, users, judge)
         return [Signal(b["signal"], b.get("value")) for b in said.feedback()]
 
-    return UserModel(grader, lambda w: judge(outcome(w)), reaction, rewards, seed)
+    noted = None if log is None else appender(log)
+    return UserModel(grader, lambda w: judge(outcome(w)), reaction, rewards, seed, noted)

@@ -210,7 +210,7 @@ def deps_of(config: Config, simulate: bool) -> Deps:
 def branching(config: Config, pool: list[Task] | None) -> Brancher | None:
     """The branching stage `realtime.branching` asks for; `pool`: the simulated users'
     tasks (None: real users), whose user judges with 'preference' or 'reaction'."""
-    from shadowrl.commands.branch_user import user_model
+    from shadowrl.commands.branch_user import JUDGED, user_model
     from shadowrl.realtime import build_brancher
     from shadowrl.tasks.prepare import prepare
 
@@ -222,7 +222,10 @@ def branching(config: Config, pool: list[Task] | None) -> Brancher | None:
         task = by_id.get(task_id)
         return None if task is None else prepare(task, cache_dir)
 
-    user = None if pool is None else user_model(rt.users, rt.rewards, spec, prepared, config.seed)
+    log = Path(config.run_dir).resolve() / "realtime" / JUDGED
+    user = (
+        None if pool is None else user_model(rt.users, rt.rewards, spec, prepared, config.seed, log)
+    )
     try:
         return build_brancher(rt.branching, cache_dir, spec.sandbox, spec.shaping, user)
     except ValueError as e:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from shadowrl.realtime.grow import SuppliedTests as SuppliedTests
     from shadowrl.realtime.grow import grow_suite as grow_suite
     from shadowrl.realtime.judge import SessionTests as SessionTests
+    from shadowrl.realtime.judges import Judged as Judged
     from shadowrl.realtime.judges import UserModel as UserModel
     from shadowrl.realtime.judges import Work as Work
     from shadowrl.realtime.mix import mix_tasks as mix_tasks
@@ -72,6 +73,7 @@ _WHERE = {
     "SuppliedTests": "grow",
     "grow_suite": "grow",
     "SessionTests": "judge",
+    "Judged": "judges",
     "UserModel": "judges",
     "Work": "judges",
     "mix_tasks": "mix",

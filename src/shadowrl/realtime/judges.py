@@ -80,6 +80,19 @@ def work_of(attempt: Attempt, diff: str, resolved: bool) -> Work:
 
 
 @dataclass(frozen=True)
+class Judged:
+    """One attempt as a user judged it: its verdict before any noise beside the reward
+    the judge gave (None: no label). The experiment logs these (`UserModel.log`) to tell a
+    group's contrast in verdicts from the contrast its reactions' noise alone makes."""
+
+    session_id: str
+    turn: int
+    index: int  # which continuation (judge.RECORDED: the session's own)
+    accepted: bool
+    reward: float | None
+
+
+@dataclass(frozen=True)
 class UserModel:
     """An experiment's simulated user, injected where the loop builds its judge."""
 
@@ -89,6 +102,7 @@ class UserModel:
     react: Callable[[Work, random.Random], Sequence[Signal]]  # the feedback it would send
     rewards: RewardConfig  # the loop's signal → reward weights (`realtime.rewards`)
     seed: int = 0
+    log: Callable[[Judged], None] | None = None  # told every judgement (called from threads)
 
 
 @dataclass(frozen=True)
@@ -108,8 +122,14 @@ class UserJudge:
     def score(self, point: Rebuilt, grade: Callable[[str], bool], attempt: Attempt) -> float | None:
         diff = diff_of(point, attempt)
         work = work_of(attempt, diff, grade(diff))
-        if not self.noisy:
-            return float(self.user.accepts(work))
+        accepted = self.user.accepts(work)
+        reward = self.react(point, attempt, work) if self.noisy else float(accepted)
+        if self.user.log is not None:
+            self.user.log(Judged(point.session_id, point.turn, attempt.index, accepted, reward))
+        return reward
+
+    def react(self, point: Rebuilt, attempt: Attempt, work: Work) -> float | None:
+        """The reward of the user's reaction to `work`, seeded by the attempt."""
         rng = random.Random(f"{self.user.seed}:{point.session_id}:{point.turn}:{attempt.index}")
         signals = [Signal(s.kind, s.value) for s in self.user.react(work, rng)]
         schemas = ToolSet.from_names(point.agent.tools).schemas()

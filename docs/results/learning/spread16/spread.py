@@ -9,9 +9,10 @@ advantage), in none, in all; the pass rate; the median generated tokens of passi
 import json
 import statistics
 import sys
+from pathlib import Path
 
 for path in sys.argv[1:]:
-    tasks = json.load(open(path))["tasks"]
+    tasks = json.loads(Path(path).read_text())["tasks"]
     n = len(tasks[0]["samples"])
     k = [sum(s["resolved"] for s in t["samples"]) for t in tasks]
     toks = [s["tokens"] for t in tasks for s in t["samples"] if s["resolved"]]
