@@ -126,6 +126,9 @@ def test_the_users_judges_score_the_recorded_continuation_with_its_siblings(
         assert [j["index"] for j in rows][-1] == RECORDED
         got = sorted((j["accepted"], j["reward"]) for j in rows)
         assert got == sorted(zip((True, False, False), rewards, strict=True))
+        # both fixes pass the tests; the preference rejects the recorded one for its turns
+        assert sorted(j["resolved"] for j in rows) == [False, True, True]
+        assert all(j["tokens"] > 0 for j in rows)
 
 
 def test_silence_is_no_label_and_a_judge_needs_its_user(

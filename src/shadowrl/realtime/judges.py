@@ -90,6 +90,8 @@ class Judged:
     index: int  # which continuation (judge.RECORDED: the session's own)
     accepted: bool
     reward: float | None
+    resolved: bool  # what the verdict read: the tests' verdict and the whole session's
+    tokens: int  # generated tokens (the recorded prefix's and the continuation's)
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,8 @@ class UserJudge:
         accepted = self.user.accepts(work)
         reward = self.react(point, attempt, work) if self.noisy else float(accepted)
         if self.user.log is not None:
-            self.user.log(Judged(point.session_id, point.turn, attempt.index, accepted, reward))
+            self.user.log(Judged(point.session_id, point.turn, attempt.index, accepted, reward,
+                                 work.resolved, work.tokens))  # fmt: skip
         return reward
 
     def react(self, point: Rebuilt, attempt: Attempt, work: Work) -> float | None:
