@@ -42,6 +42,7 @@ def verdict_contrast(judged: list[dict]) -> list[bool]:
 def main(run: Path) -> None:
     rows = [json.loads(line) for line in (run / "cycles.jsonl").open()]
     users = [json.loads(line) for line in (run / "users.jsonl").open()]
+    users = [u for u in users if int(u["user"][1:4]) <= len(rows)]  # "c001-u000": cycle 1
     b = [r["branching"] for r in rows]
     groups, contrast = sum(x["groups"] for x in b), sum(x["with_contrast"] for x in b)
     ci = wilson_interval(contrast, groups)
