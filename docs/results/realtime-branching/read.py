@@ -29,14 +29,11 @@ def noise_only(n: int) -> float:
 def verdict_contrast(judged: list[dict]) -> list[bool]:
     """Per group (a session's branch turn) of two or more labeled members: whether their
     verdicts before noise differ."""
-    groups: dict[tuple[str, int], set[bool]] = {}
-    sizes: dict[tuple[str, int], int] = {}
+    groups: dict[tuple[str, int], list[bool]] = {}
     for j in judged:
         if j["reward"] is not None:
-            key = (j["session_id"], j["turn"])
-            groups.setdefault(key, set()).add(j["accepted"])
-            sizes[key] = sizes.get(key, 0) + 1
-    return [len(v) > 1 for k, v in groups.items() if sizes[k] >= 2]
+            groups.setdefault((j["session_id"], j["turn"]), []).append(j["accepted"])
+    return [len(set(v)) > 1 for v in groups.values() if len(v) >= 2]
 
 
 def main(run: Path) -> None:

@@ -15,10 +15,7 @@ contrast the reaction's noise alone makes (`docs/results/realtime-branching/read
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import random
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,23 +23,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from shadowrl.episode import EpisodeSpec
     from shadowrl.experiments.config import UsersConfig
-    from shadowrl.realtime import Judged, RewardConfig, Signal, UserModel, Work
+    from shadowrl.realtime import RewardConfig, Signal, UserModel, Work
     from shadowrl.tasks import PreparedTask
 
 JUDGED = "branch_judged.jsonl"  # the judgements' log, in the run's realtime/ folder
 Prepared = Callable[[str], "PreparedTask | None"]  # task id -> its prepared task; None: unknown
-
-
-def appender(path: Path) -> Callable[[Judged], None]:
-    """Appends each judgement to `path` as a JSON line; scorers run in threads."""
-    lock = threading.Lock()
-
-    def append(judged: Judged) -> None:
-        line = json.dumps(dataclasses.asdict(judged)) + "\n"
-        with lock, path.open("a") as f:
-            f.write(line)
-
-    return append
 
 
 def user_model(
@@ -50,7 +35,14 @@ def user_model(
     log: Path | None = None,
 ) -> UserModel:  # fmt: skip
     """The simulated user of `users` behind the loop's judge seam (module docstring)."""
-    from shadowrl.experiments import Outcome, Preference, grade_diff, planted_judge, react
+    from shadowrl.experiments import (
+        Outcome,
+        Preference,
+        grade_diff,
+        jsonl_appender,
+        planted_judge,
+        react,
+    )
     from shadowrl.realtime import Signal, UserModel
 
     judge = planted_judge(Preference.of(users))
@@ -68,5 +60,5 @@ def user_model(
         said = react(outcome(w), rng, users, judge)
         return [Signal(b["signal"], b.get("value")) for b in said.feedback()]
 
-    noted = None if log is None else appender(log)
+    noted = None if log is None else jsonl_appender(log)  # scorers run in threads
     return UserModel(grader, lambda w: judge(outcome(w)), reaction, rewards, seed, noted)

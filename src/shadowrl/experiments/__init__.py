@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from shadowrl.lazy import exports
 
 if TYPE_CHECKING:
+    from shadowrl.experiments.learning import jsonl_appender as jsonl_appender
     from shadowrl.experiments.measure import LearningMeasurement as LearningMeasurement
     from shadowrl.experiments.measure import SimulatedUsers as SimulatedUsers
     from shadowrl.experiments.measure import build_measurement as build_measurement
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from shadowrl.experiments.users import grade_diff as grade_diff
 
 _WHERE = {
+    "jsonl_appender": "learning",
     "LearningMeasurement": "measure",
     "SimulatedUsers": "measure",
     "build_measurement": "measure",

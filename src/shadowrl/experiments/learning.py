@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,14 +21,21 @@ from shadowrl.experiments.users import UserOutcome
 OUTCOMES = "users.jsonl"
 
 
+def jsonl_appender(path: Path) -> Callable[[Any], None]:
+    """Appends each dataclass it is given to `path` as one JSON line; callers may be threads."""
+    lock = threading.Lock()
+
+    def append(row: Any) -> None:
+        line = json.dumps(dataclasses.asdict(row)) + "\n"
+        with lock, path.open("a") as f:
+            f.write(line)
+
+    return append
+
+
 def outcome_recorder(root: Path) -> Callable[[UserOutcome], None]:
     """Append each finished user's outcome to `root/users.jsonl` (a rerun may repeat one)."""
-
-    def record(out: UserOutcome) -> None:
-        with (root / OUTCOMES).open("a") as f:
-            f.write(json.dumps(dataclasses.asdict(out)) + "\n")
-
-    return record
+    return jsonl_appender(root / OUTCOMES)
 
 
 def read_outcomes(root: Path) -> dict[str, dict[str, Any]]:
