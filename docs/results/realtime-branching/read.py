@@ -1,4 +1,4 @@
-"""Branching pilot 1's readout (README.md), from the run's committed cycles.jsonl and users.jsonl
+"""Branching pilots' readout (README.md), from the run's committed cycles.jsonl and users.jsonl
 (and branch_judged.jsonl where the run kept it).
 
     python docs/results/realtime-branching/read.py docs/results/realtime-branching/pilot1
@@ -13,6 +13,7 @@ per session); pass share and the preference's bite.
 
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 from shadowrl.eval.stats import wilson_interval
@@ -65,8 +66,21 @@ def main(run: Path) -> None:
     )
     judged = run / "branch_judged.jsonl"  # runs since 2026-12-06 04:40 UTC keep it
     if judged.exists():
-        clean = verdict_contrast([json.loads(line) for line in judged.open()])
-        print(f"  groups whose verdicts before noise differ: {sum(clean)} of {len(clean)}")
+        rows_j = [json.loads(line) for line in judged.open()]
+        clean = verdict_contrast(rows_j)
+        ci = wilson_interval(sum(clean), len(clean))
+        print(
+            f"  groups whose verdicts before noise differ: {sum(clean)} of {len(clean)}, "
+            f"Wilson 95 % [{ci.low:.2f}, {ci.high:.2f}]"
+        )
+        labeled = [j for j in rows_j if j["reward"] is not None]
+        for key in ("resolved", "accepted"):  # 'resolved': logged since 8087f5b
+            if any(key not in j for j in labeled):
+                continue
+            n = sum(bool(j[key]) for j in labeled)
+            print(f"  judgements {key}: {n} of {len(labeled)}")
+        turns = Counter(t for _, t in {(j["session_id"], j["turn"]) for j in labeled})
+        print(f"  groups by branch turn: {dict(sorted(turns.items()))}")
     g = sum(x["generated"] for x in b) / len(b)
     t = sum(u["tokens"] for u in users) / len(users)
     print(f"G {g:.0f} tokens a cycle, t {t:.0f} tokens a session, G/t {g / t:.1f}")
