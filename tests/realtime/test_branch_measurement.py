@@ -17,6 +17,7 @@ from shadowrl.realtime.judges import UserJudge
 from shadowrl.tasks import load_suite
 
 CONFIG = Path(__file__).parents[2] / "configs" / "realtime-branching.yaml"
+PILOT2 = Path(__file__).parents[2] / "docs/results/realtime-branching/pilot2.yaml"
 
 
 def test_the_pilot_branches_judged_by_the_users_reaction() -> None:
@@ -31,6 +32,17 @@ def test_the_pilot_branches_judged_by_the_users_reaction() -> None:
     assert brancher.judge.user.grader("not-a-task") is None, "not a task the users bring"
     with pytest.raises(UsageError, match="--simulate-users"):
         branching(config, None)
+
+
+def test_pilot_2_judges_by_the_preference_without_noise() -> None:
+    """Pilot 2's overlay (pre-registered in docs/results/realtime-branching/README.md)
+    changes the judge and the turns and nothing else the arms would compare."""
+    one, two = load_config([CONFIG]), load_config([CONFIG, PILOT2])
+    assert (two.realtime.branching.judge, two.agent.max_turns) == ("preference", 8)
+    assert two.run_dir != one.run_dir and two.realtime.users == one.realtime.users
+    assert two.model == one.model and two.train == one.train
+    judge = branching(two, load_suite("demo")).judge
+    assert isinstance(judge, UserJudge) and not judge.noisy
 
 
 def test_the_measurements_arms_load_and_the_plan_sizes_them(tmp_path: Path) -> None:
