@@ -27,14 +27,12 @@ def noise_only(n: int) -> float:
     return 1 - (unflipped * (1 - FOLLOWUP)) ** n - (unflipped * FOLLOWUP) ** n
 
 
-def verdict_contrast(judged: list[dict]) -> list[bool]:
-    """Per group (a session's branch turn) of two or more labeled members: whether their
-    verdicts before noise differ."""
+def verdict_groups(labeled: list[dict]) -> dict[tuple[str, int], list[bool]]:
+    """The labeled judgements' verdicts before noise, by group (a session's branch turn)."""
     groups: dict[tuple[str, int], list[bool]] = {}
-    for j in judged:
-        if j["reward"] is not None:
-            groups.setdefault((j["session_id"], j["turn"]), []).append(j["accepted"])
-    return [len(set(v)) > 1 for v in groups.values() if len(v) >= 2]
+    for j in labeled:
+        groups.setdefault((j["session_id"], j["turn"]), []).append(j["accepted"])
+    return groups
 
 
 def main(run: Path) -> None:
@@ -66,20 +64,21 @@ def main(run: Path) -> None:
     )
     judged = run / "branch_judged.jsonl"  # runs since 2026-12-06 04:40 UTC keep it
     if judged.exists():
-        rows_j = [json.loads(line) for line in judged.open()]
-        clean = verdict_contrast(rows_j)
+        labeled = [j for line in judged.open() if (j := json.loads(line))["reward"] is not None]
+        by_group = verdict_groups(labeled)
+        # a group of two or more labeled members: do their verdicts differ?
+        clean = [len(set(v)) > 1 for v in by_group.values() if len(v) >= 2]
         ci = wilson_interval(sum(clean), len(clean))
         print(
             f"  groups whose verdicts before noise differ: {sum(clean)} of {len(clean)}, "
             f"Wilson 95 % [{ci.low:.2f}, {ci.high:.2f}]"
         )
-        labeled = [j for j in rows_j if j["reward"] is not None]
         for key in ("resolved", "accepted"):  # 'resolved': logged since 8087f5b
             if any(key not in j for j in labeled):
                 continue
             n = sum(bool(j[key]) for j in labeled)
             print(f"  judgements {key}: {n} of {len(labeled)}")
-        turns = Counter(t for _, t in {(j["session_id"], j["turn"]) for j in labeled})
+        turns = Counter(turn for _, turn in by_group)
         print(f"  groups by branch turn: {dict(sorted(turns.items()))}")
     g = sum(x["generated"] for x in b) / len(b)
     t = sum(u["tokens"] for u in users) / len(users)
