@@ -41,8 +41,9 @@ def test_pilot_2_judges_by_the_preference_without_noise() -> None:
     assert (two.realtime.branching.judge, two.agent.max_turns) == ("preference", 8)
     assert two.run_dir != one.run_dir and two.realtime.users == one.realtime.users
     assert two.model == one.model and two.train == one.train
-    judge = branching(two, load_suite("demo")).judge
-    assert isinstance(judge, UserJudge) and not judge.noisy
+    brancher = branching(two, load_suite("demo"))
+    assert isinstance(brancher, StoreBrancher) and isinstance(brancher.judge, UserJudge)
+    assert not brancher.judge.noisy
 
 
 def test_the_measurements_arms_load_and_the_plan_sizes_them(tmp_path: Path) -> None:
