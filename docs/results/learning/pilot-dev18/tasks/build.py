@@ -1,0 +1,75 @@
+"""Dev pilot 18's held-out set (plan.md, 2026-12-06 10:21 UTC addendum): `heldout57.jsonl`.
+
+    python docs/results/learning/pilot-dev18/tasks/build.py   (from the repository root)
+
+Up to 4 held-out-seed instances of each of the 15 templates of pilot 14's stream that have held-out
+seeds, none of whose buggy modules is in an earlier pilot's task file (pilot 14's
+`heldout45.jsonl` included, which three pilots have now been read on). Held-out seeds are
+near-duplicate groups hashed away from the train part, so no demo or stream draw shares a
+site and operator with them. Drawn with pilot 14's `instances`, under another key.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+from shadowrl.tasks import build_env, env_python
+from shadowrl.tasks.family.catalog import pick
+from shadowrl.tasks.family.stream import bug_key
+from shadowrl.tasks.family.suite import draw
+from shadowrl.tasks.task import Task, load_tasks
+
+HERE = Path(__file__).resolve().parent
+L = HERE.parents[1]
+PER_TEMPLATE = 4  # free_slots has one left: 57 in all
+
+
+def pilot14():
+    """Pilot 14's build module, loaded by path (the results folders are not a package)."""
+    path = L / "pilot-dev14/tasks/build.py"
+    spec = importlib.util.spec_from_file_location("build14", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def relative(task: Task) -> dict:
+    """The committed file keeps seed paths relative to this folder, as the other task files."""
+    row = task.model_dump(mode="json")
+    if (row.get("seed") or {}).get("path"):
+        row["seed"]["path"] = os.path.relpath(row["seed"]["path"], HERE)
+    return row
+
+
+def earlier(templates: list[str]) -> list[Task]:
+    """Every task of any pilot's task files that belongs to one of `templates`."""
+    names = {f"family/{t}" for t in templates}
+    files = [p for p in L.glob("pilot-dev*/tasks/*.jsonl") if "pilot-dev18" not in str(p)]
+    return [t for p in files for t in load_tasks(p) if t.repo in names]
+
+
+def main() -> None:
+    b14 = pilot14()
+    python = env_python(build_env(("pytest",), Path("~/.cache/shadowrl").expanduser()))
+    used = {bug_key(t) for t in earlier(b14.NEW)}
+    out: list[Task] = []
+    for template in [t for t in pick("heldout-seeds", []) if t.id in b14.NEW]:
+        for j in range(PER_TEMPLATE):
+            try:
+                inst = draw(
+                    (template,), "heldout-seeds", j, "pilot18:heldout", 200, python, used, set()
+                )
+            except RuntimeError:  # a template with few held-out bugs: what it has left
+                break
+            used.add(inst.bug_key)
+            out.append(inst.task)
+        print(template.id, len(out), flush=True)
+    rows = "".join(json.dumps(relative(t)) + "\n" for t in out)
+    (HERE / "heldout57.jsonl").write_text(rows)
+
+
+if __name__ == "__main__":
+    main()
