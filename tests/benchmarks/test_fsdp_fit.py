@@ -1,7 +1,9 @@
-"""benchmarks/fsdp_fit.py's pure parts: parameter counts, the fit, the lower bound."""
+"""benchmarks/fsdp_fit.py: its pure parts (parameter counts, the fit, the lower bound) and its smoke run."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +64,15 @@ def test_the_lower_bound_is_the_counted_states(
     cells = rows["Qwen2.5-32B"].split(" | ")
     assert cells[2].startswith(f"≥ {8 * p / fit.GB:.1f} ")  # a replica: 8 B per parameter
     assert cells[3] == f"≥ {8 * p / 8 / fit.GB:.1f} (not on 24 GB)"  # sharded 8 ways
+
+
+@pytest.mark.parametrize("args", [[], ["--lower-bound", "bfloat16"]])
+def test_the_script_prints_a_row_for_every_shape(args: list[str], fit: Any) -> None:
+    """The smoke run: the script itself, on the committed measurement (it writes no file)."""
+    script = ROOT / "benchmarks" / "fsdp_fit.py"
+    out = subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| Qwen")]
+    assert [r.split("|")[1].strip() for r in rows] == list(fit.SHAPES)
