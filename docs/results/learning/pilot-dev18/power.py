@@ -10,6 +10,7 @@ difference within a template. Both are estimated from pilots 15 and 16 (RL - sta
 pilot 14's held-out 45, 3 instances of each template) and the larger is kept.
 """
 
+import importlib.util
 import json
 import statistics
 from collections import Counter
@@ -20,20 +21,20 @@ L = HERE.parent
 Z = 1.645 + 0.842  # one-sided 5 %, power 0.8
 
 
-def per_instance(path: Path) -> dict[str, tuple[str, float]]:
-    tasks = json.loads(path.read_text())["tasks"]
-    return {
-        t["instance_id"]: (t["group"], sum(s["resolved"] for s in t["samples"]) / len(t["samples"]))
-        for t in tasks
-    }
+def rates(path: Path) -> dict[str, tuple[float, str]]:
+    """Per instance (rate, template), as pilot 14's readout reads an eval (loaded by path)."""
+    spec = importlib.util.spec_from_file_location("compare14", L / "pilot-dev14/compare.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.rates(path)
 
 
 def components(rl: Path, start: Path) -> tuple[float, float]:
     """(tau^2, w) of RL - start, by the method of moments over templates."""
-    a, b = per_instance(rl), per_instance(start)
+    a, b = rates(rl), rates(start)
     by: dict[str, list[float]] = {}
-    for i, (group, p) in b.items():
-        by.setdefault(group, []).append(a[i][1] - p)
+    for i, (p, group) in b.items():
+        by.setdefault(group, []).append(a[i][0] - p)
     w = statistics.mean(statistics.variance(v) for v in by.values())
     m = statistics.mean(len(v) for v in by.values())
     between = statistics.variance([statistics.mean(v) for v in by.values()])

@@ -37,11 +37,11 @@ NEW = [
 PER_TEMPLATE = {"train": 20, "heldout-seeds": 3}
 
 
-def relative(task: Task) -> dict:
-    """`load_tasks` resolves seed paths; the committed file keeps them relative to it."""
+def relative(task: Task, base: Path = HERE) -> dict:
+    """`load_tasks` resolves seed paths; the committed file keeps them relative to its folder."""
     row = task.model_dump(mode="json")
     if (row.get("seed") or {}).get("path"):
-        row["seed"]["path"] = os.path.relpath(row["seed"]["path"], HERE)
+        row["seed"]["path"] = os.path.relpath(row["seed"]["path"], base)
     return row
 
 

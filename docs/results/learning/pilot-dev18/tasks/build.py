@@ -6,14 +6,12 @@ Up to 4 held-out-seed instances of each of the 15 templates of pilot 14's stream
 seeds, none of whose buggy modules is in an earlier pilot's task file (pilot 14's
 `heldout45.jsonl` included, which three pilots have now been read on). Held-out seeds are
 near-duplicate groups hashed away from the train part, so no demo or stream draw shares a
-site and operator with them. Drawn with pilot 14's `instances`, under another key.
+site and operator with them. Drawn as pilot 14's `instances` draws, under another key, and written by its `write`.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
 from pathlib import Path
 
 from shadowrl.tasks import build_env, env_python
@@ -34,14 +32,6 @@ def pilot14():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def relative(task: Task) -> dict:
-    """The committed file keeps seed paths relative to this folder, as the other task files."""
-    row = task.model_dump(mode="json")
-    if (row.get("seed") or {}).get("path"):
-        row["seed"]["path"] = os.path.relpath(row["seed"]["path"], HERE)
-    return row
 
 
 def earlier(templates: list[str]) -> list[Task]:
@@ -67,8 +57,7 @@ def main() -> None:
             used.add(inst.bug_key)
             out.append(inst.task)
         print(template.id, len(out), flush=True)
-    rows = "".join(json.dumps(relative(t)) + "\n" for t in out)
-    (HERE / "heldout57.jsonl").write_text(rows)
+    b14.write(HERE / "heldout57.jsonl", [b14.relative(t, HERE) for t in out])
 
 
 if __name__ == "__main__":
