@@ -8,7 +8,9 @@ share a group of n labeled members would show from the `reaction` judge's noise 
 when every member's verdict before noise is the same (flip, then follow-up after a
 reject: two reward values for a reject, a continuous one for an accept), at the users'
 flip and follow-up rates; G (tokens the continuations generated per cycle) and t (tokens
-per session); pass share and the preference's bite.
+per session); pass share and the preference's bite. A run without branching (the arms'
+whole-session arm) prints only the last three. A train stage stopped and redone judges its
+groups again: the last judgement of each member is the one that stands.
 """
 
 import json
@@ -35,10 +37,37 @@ def verdict_groups(labeled: list[dict]) -> dict[tuple[str, int], list[bool]]:
     return groups
 
 
+def last_judgements(path: Path) -> list[dict]:
+    """Each labeled member's last judgement (a redone train stage judges its groups again)."""
+    last = {}
+    for line in path.open():
+        j = json.loads(line)
+        last[j["session_id"], j["turn"], j["index"]] = j
+    return [j for j in last.values() if j["reward"] is not None]
+
+
 def main(run: Path) -> None:
     rows = [json.loads(line) for line in (run / "cycles.jsonl").open()]
     users = [json.loads(line) for line in (run / "users.jsonl").open()]
     users = [u for u in users if int(u["user"][1:4]) <= len(rows)]  # "c001-u000": cycle 1
+    g = branch_groups(run, rows) if all("branching" in r for r in rows) else None
+    t = sum(u["tokens"] for u in users) / len(users)
+    print(
+        f"t {t:.0f} tokens a session"
+        if g is None
+        else f"G {g:.0f} tokens a cycle, t {t:.0f} tokens a session, G/t {g / t:.1f}"
+    )
+    passed = [u for u in users if u["resolved"]]
+    bit = sum(r["preference"]["rejected_by_preference"] for r in rows)
+    print(
+        f"sessions {len(users)}, resolved {len(passed)} ({len(passed) / len(users):.2f}), "
+        f"rejected by the preference alone {bit} ({bit / max(1, len(passed)):.2f} of passing)"
+    )
+    print("minutes per cycle:", [round(r["cycle_s"] / 60, 1) for r in rows])
+
+
+def branch_groups(run: Path, rows: list[dict]) -> float:
+    """Prints the branch groups' contrast; returns G, continuation tokens a cycle."""
     b = [r["branching"] for r in rows]
     groups, contrast = sum(x["groups"] for x in b), sum(x["with_contrast"] for x in b)
     ci = wilson_interval(contrast, groups)
@@ -64,7 +93,7 @@ def main(run: Path) -> None:
     )
     judged = run / "branch_judged.jsonl"  # runs since 2026-12-06 04:40 UTC keep it
     if judged.exists():
-        labeled = [j for line in judged.open() if (j := json.loads(line))["reward"] is not None]
+        labeled = last_judgements(judged)
         by_group = verdict_groups(labeled)
         # a group of two or more labeled members: do their verdicts differ?
         clean = [len(set(v)) > 1 for v in by_group.values() if len(v) >= 2]
@@ -80,16 +109,7 @@ def main(run: Path) -> None:
             print(f"  judgements {key}: {n} of {len(labeled)}")
         turns = Counter(turn for _, turn in by_group)
         print(f"  groups by branch turn: {dict(sorted(turns.items()))}")
-    g = sum(x["generated"] for x in b) / len(b)
-    t = sum(u["tokens"] for u in users) / len(users)
-    print(f"G {g:.0f} tokens a cycle, t {t:.0f} tokens a session, G/t {g / t:.1f}")
-    passed = [u for u in users if u["resolved"]]
-    bit = sum(r["preference"]["rejected_by_preference"] for r in rows)
-    print(
-        f"sessions {len(users)}, resolved {len(passed)} ({len(passed) / len(users):.2f}), "
-        f"rejected by the preference alone {bit} ({bit / max(1, len(passed)):.2f} of passing)"
-    )
-    print("minutes per cycle:", [round(r["cycle_s"] / 60, 1) for r in rows])
+    return sum(x["generated"] for x in b) / len(b)
 
 
 if __name__ == "__main__":
