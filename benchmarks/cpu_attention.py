@@ -28,7 +28,11 @@ from shadowrl.inference.engine import Engine
 from shadowrl.models import ModelConfig, load_model, tiny_model
 
 RESULTS = Path(__file__).parent / "results" / "cpu_attention.json"
-MODES = ("native", "torch")
+# Each mode is an engine's settings; the first is the one the ratios divide by.
+MODES: dict[str, dict[str, str]] = {
+    "native": {"cpu_attention": "native"},
+    "torch": {"cpu_attention": "torch"},
+}
 
 
 def _prompts(rows: int, context: tuple[int, int], vocab: int) -> list[list[int]]:
@@ -44,15 +48,19 @@ def _time_steps(engine: Engine, steps: int) -> float:
     return (time.perf_counter() - start) / steps * 1e3
 
 
-def measure(model: Any, rows: int, dtype: str, args: argparse.Namespace) -> dict[str, Any]:
-    """Median ms per decode step of each mode at `rows` rows in `dtype`, and the floor."""
+def measure(
+    model: Any, rows: int, dtype: str, args: argparse.Namespace,
+    modes: dict[str, dict[str, str]] = MODES,
+) -> dict[str, Any]:  # fmt: skip
+    """Median ms per decode step of each mode's engine at `rows` rows in `dtype`, the
+    floor, and each mode's time over the first mode's."""
     engines = {
         mode: Engine(copy.deepcopy(model), None, EngineConfig(
-            max_batch=rows, dtype=dtype, cpu_attention=mode, prefix_cache_tokens=0))
-        for mode in MODES
+            max_batch=rows, dtype=dtype, prefix_cache_tokens=0, **settings))
+        for mode, settings in modes.items()
     }  # fmt: skip
     prompts = _prompts(rows, args.context, model.config.vocab_size)
-    times: dict[str, list[float]] = {mode: [] for mode in MODES}
+    times: dict[str, list[float]] = {mode: [] for mode in modes}
     with torch.inference_mode():
         for engine in engines.values():
             _running(engine, prompts)
@@ -60,14 +68,15 @@ def measure(model: Any, rows: int, dtype: str, args: argparse.Namespace) -> dict
         for _ in range(args.repeats):
             for mode, engine in engines.items():
                 times[mode].append(_time_steps(engine, args.steps))
-    floor = Floor(engines["native"].model).ms(rows)
+    first = next(iter(modes))
+    floor = Floor(engines[first].model).ms(rows)
     ms = {mode: statistics.median(t) for mode, t in times.items()}
     for engine in engines.values():
         engine._running.clear()
     return {
         "rows": rows, "dtype": dtype, "ms_per_step": ms, "floor_ms": floor,
         "multiple_of_floor": {mode: v / floor for mode, v in ms.items()},
-        "torch_over_native": ms["torch"] / ms["native"], "all_ms": times,
+        f"over_{first}": {mode: v / ms[first] for mode, v in ms.items()}, "all_ms": times,
     }  # fmt: skip
 
 
@@ -89,6 +98,7 @@ def main() -> None:
     for dtype in args.dtypes:
         for rows in args.rows:
             case = measure(model, rows, dtype, args)
+            case["torch_over_native"] = case["over_native"]["torch"]
             cases.append(case)
             print(f"{dtype:9s} {rows:3d} rows: native {case['ms_per_step']['native']:7.1f} ms, "
                   f"torch {case['ms_per_step']['torch']:7.1f} ms, floor {case['floor_ms']:6.1f} ms"

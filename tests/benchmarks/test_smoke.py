@@ -398,6 +398,14 @@ def test_cpu_attention(tmp_path: Path) -> None:
     assert case["floor_ms"] > 0 and case["torch_over_native"] > 0
 
 
+def test_cpu_decode(tmp_path: Path) -> None:
+    result = run_benchmark("cpu_decode.py", tmp_path, "--quick")
+    has_keys(result, "settings", "machine", "cases")
+    [case] = result["cases"]
+    assert case["rows"] == 2 and set(case["ms_per_step"]) == {"layers", "products", "torch"}
+    assert case["over_layers"]["layers"] == 1.0 and case["floor_ms"] > 0
+
+
 def test_cpu_linear(tmp_path: Path) -> None:
     result = run_benchmark("cpu_linear.py", tmp_path, "--quick")
     has_keys(result, "settings", "machine", "note", "stream_gbs", "cases", "native_over_1row")

@@ -127,15 +127,19 @@ def test_a_build_is_cached_and_reused(monkeypatch, tmp_path) -> None:
     assert built.stat().st_mtime_ns == stamp
 
 
-def test_loading_the_kernel_keeps_subnormal_floats(monkeypatch, tmp_path) -> None:
+@pytest.mark.parametrize(
+    "load", ["native.load(24)", "native.linear_kernel()", "native_layer.layer_kernel(24)"]
+)
+def test_loading_a_kernel_keeps_subnormal_floats(monkeypatch, tmp_path, load) -> None:
     """Linked with -ffast-math, gcc would add crtfastmath.o, whose constructor turns on
-    flush-to-zero for the whole process when the library loads (hypothesis caught it)."""
+    flush-to-zero for the whole process when the library loads (hypothesis caught it).
+    Every kernel is linked by `_kernels.build`, the decoder layer from three sources."""
     import subprocess
     import sys
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # a build of its own, loaded fresh
     probe = (
-        "import torch; from shadowrl.inference import native; native.load(24); "
+        f"import torch; from shadowrl.inference import native, native_layer; {load}; "
         "print((torch.tensor([1e-40]) * 2.0).item(), 2.5e-308 / 2 > 0)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)

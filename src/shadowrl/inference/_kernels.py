@@ -1,7 +1,8 @@
 """Builds, caches and loads the C kernels of `csrc/` (used by `native.py`).
 
 A kernel is compiled on first use with the C compiler (`$CC`, else `cc`) for this CPU
-(`-march=native`), once per source, flags and CPU: the library is cached under
+(`-march=native`), once per set of sources, flags and CPU (a kernel may link in
+another's sources to call its functions): the library is cached under
 `~/.cache/shadowrl/kernels` (`$XDG_CACHE_HOME`) and a later process loads the file.
 It is loaded after torch, so its OpenMP regions run on torch's own libgomp threads.
 """
@@ -31,20 +32,22 @@ class NativeUnavailable(RuntimeError):
     """A kernel could not be built or loaded here (no compiler, no OpenMP, ...)."""
 
 
-def build(source_name: str, label: str, flags: Sequence[str] = ()) -> ctypes.CDLL:
-    """`csrc/<source_name>.c` compiled with `flags` after `COMPILE` (`-DNAME=value`, or
-    `-mno-avx512f` to build a narrower path), cached as `<label>_<key>.so` and loaded
-    (NativeUnavailable if any step fails)."""
-    source = resources.files("shadowrl.inference").joinpath(f"csrc/{source_name}.c").read_text()
+def build(sources: Sequence[str], label: str, flags: Sequence[str] = ()) -> ctypes.CDLL:
+    """`csrc/<name>.c` for each name in `sources`, each compiled with `flags` after
+    `COMPILE` (`-DNAME=value`, or `-mno-avx512f` to build a narrower path) and linked into
+    one library (a kernel calls another's functions), cached as `<label>_<key>.so` and
+    loaded (NativeUnavailable if any step fails)."""
+    csrc = resources.files("shadowrl.inference").joinpath("csrc")
+    texts = {name: csrc.joinpath(f"{name}.c").read_text() for name in sources}
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         raise NativeUnavailable("no C compiler (set CC or install gcc)")
     compile_flags = [*COMPILE, *flags]
-    parts = [source, compiler, *compile_flags, *LINK, _cpu_id()]
+    parts = [*texts.values(), compiler, *compile_flags, *LINK, _cpu_id()]
     key = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     target = _cache_dir() / f"{label}_{key[:16]}.so"
     if not target.exists():
-        _compile(compiler, source, compile_flags, target)
+        _compile(compiler, texts, compile_flags, target)
     try:
         return ctypes.CDLL(str(target))
     except OSError as e:
@@ -68,15 +71,15 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "shadowrl/kernels"
 
 
-def _compile(compiler: str, source: str, flags: list[str], target: Path) -> None:
+def _compile(compiler: str, texts: dict[str, str], flags: list[str], target: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        src, obj, lib = (Path(tmp) / f"kernel{ext}" for ext in (".c", ".o", ".so"))
-        src.write_text(source)
-        for cmd in (
-            [compiler, *flags, str(src), "-o", str(obj)],
-            [compiler, *LINK, str(obj), "-o", str(lib), "-lm"],
-        ):
-            _run(cmd)
+        objects, lib = [], Path(tmp) / "kernel.so"
+        for name, text in texts.items():
+            src, obj = Path(tmp) / f"{name}.c", Path(tmp) / f"{name}.o"
+            src.write_text(text)
+            _run([compiler, *flags, str(src), "-o", str(obj)])
+            objects.append(str(obj))
+        _run([compiler, *LINK, *objects, "-o", str(lib), "-lm"])
         write_file(target, lib.read_bytes())  # concurrent builders each install a whole file
 
 

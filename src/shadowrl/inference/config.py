@@ -140,6 +140,21 @@ class EngineConfig(BaseModel):
         "dtypes, int8/fp8 weights and GPUs always use PyTorch. Agrees with torch to float "
         "tolerance, not bit for bit.",
     )
+    cpu_decode: Literal["auto", "native", "torch"] = Field(
+        default="torch",
+        description="How a CPU decode step runs the decoder's layers "
+        "(`inference/native_layer.py`). 'native': each layer (norms, products, rotary, the "
+        "KV write, attention over each row's own length, SiLU MLP, residuals) in one C "
+        "call for all rows, reusing cpu_products' and cpu_attention's kernels and "
+        "compiled on first use like them; an error if it cannot be built. 'torch': one "
+        "PyTorch op at a time (~1,200 calls a step for SmolLM2). 'auto': native, else "
+        "torch with a warning. Dense float32 Llama and Qwen2 models with the contiguous KV "
+        "cache only: other dtypes, int8/fp8 weights, Qwen3 and MoE layers, GPUs and the "
+        "paged cache use PyTorch's layers, as do steps of more than 16 rows and steps "
+        "that attend with a mask (cpu_attention 'torch' below 256 positions); its own steps "
+        "attend with cpu_attention's C kernel. Agrees with torch to float tolerance, not "
+        "bit for bit.",
+    )
     prefill_tokens_per_step: int = Field(
         default=4096,
         ge=1,

@@ -76,7 +76,7 @@ class Engine(Calls):
         self.model = model.eval()
         self.precision = build_precision(model, self.config.weights, self.config.cpu_products)
         self.tokenizer = tokenizer  # only needed for stop strings
-        self.decoder = Decoder(model, self.config.cpu_attention)
+        self.decoder = Decoder(model, self.config.cpu_attention, self.config.cpu_decode)
         self.routes = route_log(model)
         plain = self.routes.active  # MoE: no graphs, no speculation (route_log.py says why)
         self.version = version

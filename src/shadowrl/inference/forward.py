@@ -23,6 +23,7 @@ from torch import Tensor, nn
 
 from shadowrl.inference.kv import KVCache, Shape
 from shadowrl.inference.native import row_attention
+from shadowrl.inference.native_layer import decode_layers
 
 SUPPORTED = ("llama", "qwen2", "qwen3", "qwen3_moe")  # MoE: HF's own sparse MLP block
 
@@ -36,9 +37,12 @@ def _rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
 class Decoder:
     """Runs a Llama/Qwen (dense or Qwen3-MoE) causal LM step by step against a `KVCache`."""
 
-    def __init__(self, model: nn.Module, cpu_attention: str = "auto") -> None:
+    def __init__(
+        self, model: nn.Module, cpu_attention: str = "auto", cpu_decode: str = "torch"
+    ) -> None:
         """`cpu_attention`: how a CPU decode step attends row by row (`native.row_attention`:
-        'auto', 'native' or 'torch')."""
+        'auto', 'native' or 'torch'); `cpu_decode`: whether it runs each layer in one C
+        call (`native_layer.decode_layers`, the same choices)."""
         cfg: Any = model.config
         if cfg.model_type not in SUPPORTED:
             raise ValueError(f"unsupported architecture {cfg.model_type!r}; known: {SUPPORTED}")
@@ -58,6 +62,7 @@ class Decoder:
         self.qk_norm = hasattr(attn, "q_norm")  # Qwen3 normalises q and k per head
         device = self.embed.weight.device
         self.attend_rows = row_attention(cpu_attention, self.shape.head_dim, device)
+        self.decode_layers = decode_layers(cpu_decode, model, self.layers, self.shape)
 
     def _qkv(self, attn: Any, x: Tensor, cos: Tensor, sin: Tensor) -> tuple[Tensor, ...]:
         """Project x [B, T, hidden] to rotated q [B, H, T, D] and k, v [B, Hkv, T, D]."""
@@ -135,7 +140,8 @@ class Decoder:
         (a host-side number, so nothing here waits on the device: a CUDA graph captures it
         at a fixed span and the mask hides what lies beyond each row's length); on CPU,
         from the row attention's `min_span` (every span with the C kernel), each row reads
-        only its own length instead. Call it under `torch.inference_mode()`, as
+        only its own length instead, and `engine.cpu_decode` may run each layer of such a
+        step in one C call (`native_layer.py`). Call it under `torch.inference_mode()`, as
         `step.decode_and_sample` does: a decorator here would break `torch.compile` of this
         method, which cannot trace the mode switch.
         """
@@ -149,6 +155,8 @@ class Decoder:
         mask = None if per_row else (steps[None] <= lengths[:, None])[:, None, None]
         h = self.embed(tokens[:, None])
         cos, sin = self.rotary(h, lengths[:, None])
+        if ends and self.decode_layers.takes(h, cache):  # each layer in one C call
+            return self.lm_head(self.norm(self.decode_layers(h, cos, sin, ends, cache)))
         for i, layer in enumerate(self.layers):
             attn = layer.self_attn
             q, k, v = self._qkv(attn, layer.input_layernorm(h), cos, sin)

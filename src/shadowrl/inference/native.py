@@ -75,7 +75,7 @@ class SdpaRows:
 @functools.cache
 def load(head_dim: int) -> ctypes.CDLL:
     """The attention kernel for `head_dim`, built once per CPU (NativeUnavailable if not)."""
-    lib = build("decode_attention", f"decode_attention_d{head_dim}", [f"-DHEAD_DIM={head_dim}"])
+    lib = build(("decode_attention",), f"decode_attention_d{head_dim}", [f"-DHEAD_DIM={head_dim}"])
     fn = lib.decode_attention
     ptr, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
     fn.argtypes = [ptr] * 6 + [i64, ptr, i32, i32, i32, ctypes.c_float, i32, i32]
@@ -151,7 +151,7 @@ def row_attention(mode: str, head_dim: int, device: torch.device) -> RowAttentio
 def linear_kernel(flags: tuple[str, ...] = ()) -> Callable[..., None]:
     """The product kernel `linear_rows`, built once per CPU (NativeUnavailable if not);
     `flags` (e.g. `-mno-avx512f`) build a narrower vector path, for benchmarks and tests."""
-    fn = build("linear_rows", "linear_rows", flags).linear_rows
+    fn = build(("linear_rows",), "linear_rows", flags).linear_rows
     ptr, i64 = ctypes.c_void_p, ctypes.c_int64
     fn.argtypes = [ptr, ptr, ptr, ptr, i64, i64, i64, ctypes.c_int]
     fn.restype = None

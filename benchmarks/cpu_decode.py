@@ -1,0 +1,69 @@
+"""CPU decode steps with each layer in one C call vs PyTorch's layers, side by side (issue 34).
+
+Three engines over copies of one model hold the same batch of random prompts, all with
+the C attention kernel: `layers` runs each decoder layer in one C call
+(`engine.cpu_decode: native`, which uses the C products inside), `products` PyTorch's
+layers around the C products (`cpu_products: native`), `torch` PyTorch's layers and
+products (the default). Their fp32 decode steps are timed in alternation as
+`cpu_attention.py` times its two (`--steps` at a time, `--repeats` times, medians), and
+set against the floor of the model's matrix products at that batch (`_floor.py`). The
+fused layers take 1-16 rows; at more a step runs PyTorch's layers in every engine.
+
+    python benchmarks/cpu_decode.py --rows 1 8 16 --context 300 1500
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from _floor import cpu_flags
+from _machine import machine
+from cpu_attention import measure
+from shadowrl.models import ModelConfig, load_model, tiny_model
+
+RESULTS = Path(__file__).parent / "results" / "cpu_decode.json"
+MODES = {
+    "layers": {"cpu_decode": "native", "cpu_products": "native", "cpu_attention": "native"},
+    "products": {"cpu_products": "native", "cpu_attention": "native"},
+    "torch": {"cpu_attention": "native"},
+}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rows", type=int, nargs="+", default=[1, 8, 16])
+    p.add_argument("--context", type=int, nargs=2, default=[300, 1500], help="prompt lengths")
+    p.add_argument("--steps", type=int, default=4, help="decode steps per timing")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--quick", action="store_true", help="tiny random model, a smoke check")
+    p.add_argument("--out", type=Path, default=RESULTS)
+    args = p.parse_args()
+    if args.quick:
+        args.rows, args.context, args.steps, args.repeats = [2], [20, 300], 1, 1
+    model, _ = tiny_model(seed=0) if args.quick else load_model(ModelConfig())
+    started = machine() | cpu_flags()
+    cases = []
+    for rows in args.rows:
+        case = measure(model, rows, "float32", args, MODES)
+        cases.append(case)
+        ms, over = case["ms_per_step"], case["over_layers"]
+        print(
+            f"{rows:3d} rows: layers {ms['layers']:7.1f} ms, products {ms['products']:7.1f} ms, "
+            f"torch {ms['torch']:7.1f} ms, floor {case['floor_ms']:6.1f} ms; products/layers "
+            f"{over['products']:.2f}, torch/layers {over['torch']:.2f}",
+            flush=True,
+        )
+    result = {
+        "settings": {k: v for k, v in vars(args).items() if k != "out"},
+        "machine": started, "load_avg_1m_end": machine()["load_avg_1m"], "cases": cases,
+    }  # fmt: skip
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    print(" ".join(f"products_over_layers_{c['rows']}rows={c['over_layers']['products']:.2f}"
+                   for c in cases))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+/* One decoder layer of a CPU decode step, every row in one call (a Llama or Qwen2 layer).
+ *
+ * Built and loaded by `shadowrl/inference/native_layer.py`, linked with linear_rows.c and
+ * decode_attention.c, whose functions do the products and the attention here. In PyTorch
+ * a decode step of SmolLM2 at 8 rows spent ~22 ms in ~40 small elementwise ops a layer
+ * (norms, rotary, residual adds, SiLU, the KV write) and ~22 ms in Python and dispatch
+ * (~1,200 ATen calls a step; issue 34). Here those ops are plain loops over a few rows on
+ * the calling thread, between the products' and the attention's OpenMP regions.
+ *
+ * h: [rows, hidden] float32, updated in place. For each row r:
+ *   x = rmsnorm(h) * norm_in;  q, k, v = x·Wqᵀ (+ bq), x·Wkᵀ (+ bk), x·Wvᵀ (+ bv)
+ *   q, k rotated (cos, sin: [rows, HEAD_DIM], from the model's own rotary embedding)
+ *   k, v stored at position ends[r] - 1 of slot r of the layer's cache
+ *     ([slots, kv_heads, capacity, HEAD_DIM] float32, slot_stride and head_stride apart)
+ *   a = attention of q over the slot's positions 0 .. ends[r] - 1 (GQA: each kv head's
+ *     query group), scaled by HEAD_DIM^-1/2 as SDPA does
+ *   h += a·Woᵀ (+ bo);  x = rmsnorm(h) * norm_post;  h += (silu(x·Wgᵀ) * x·Wuᵀ)·Wdᵀ
+ * (each product + its bias where the model has one). The same maths as the PyTorch path
+ * of `forward.Decoder.decode`, to float tolerance: sums run in another order.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_ROWS 64 /* the Python side sends at most native.MAX_ROWS */
+
+void linear_rows(const float *x, const float *w, const float *bias, float *y, int64_t m_len,
+                 int64_t k_len, int64_t n_len, int threads);
+int decode_attention(const float *q, float *out, const int64_t *keys, const int64_t *values,
+                     const int64_t *key_head_stride, const int64_t *value_head_stride,
+                     int64_t pos_stride, const int32_t *ends, int rows, int kv_heads,
+                     int group, float scale, int bf16, int threads);
+
+/* What every layer of a step shares (native_layer.Step). `work` holds
+ * rows * 2 * (hidden + heads * HEAD_DIM + kv_heads * HEAD_DIM + inter) floats. */
+struct step {
+  float *h;
+  const float *cos, *sin;
+  const int32_t *ends;
+  float *work;
+  int64_t rows, hidden, heads, kv_heads, inter, slot_stride, head_stride;
+  float eps;
+  int threads;
+};
+
+/* One layer's weights (native_layer.LAYER_TENSORS, in this order); a bias may be NULL. */
+struct layer {
+  const float *norm_in, *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *o_w, *o_b;
+  const float *norm_post, *gate_w, *gate_b, *up_w, *up_b, *down_w, *down_b;
+};
+
+/* y = x / rms(x) * w, row by row, as HF's RMSNorm computes it in float32. */
+static void rmsnorm(const float *restrict x, const float *restrict w, float *restrict y,
+                    int64_t rows, int64_t n, float eps) {
+  for (int64_t r = 0; r < rows; r++, x += n, y += n) {
+    float squares = 0.f;
+    for (int64_t i = 0; i < n; i++) squares += x[i] * x[i];
+    const float scale = 1.f / sqrtf(squares / (float)n + eps);
+    for (int64_t i = 0; i < n; i++) y[i] = w[i] * (x[i] * scale);
+  }
+}
+
+/* Rotary embedding of each head of one row: x·cos + rotate_half(x)·sin. */
+static void rotate(float *restrict x, const float *restrict cos, const float *restrict sin,
+                   int64_t heads) {
+  enum { HALF = HEAD_DIM / 2 };
+  for (int64_t h = 0; h < heads; h++, x += HEAD_DIM) {
+    float t[HEAD_DIM];
+    memcpy(t, x, sizeof t);
+    for (int i = 0; i < HALF; i++) x[i] = t[i] * cos[i] - t[i + HALF] * sin[i];
+    for (int i = HALF; i < HEAD_DIM; i++) x[i] = t[i] * cos[i] + t[i - HALF] * sin[i];
+  }
+}
+
+static void add(float *restrict h, const float *restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; i++) h[i] += y[i];
+}
+
+/* Returns 0, or 1 where the attention failed (out of memory) or rows is out of range. */
+int decoder_layer(const struct step *s, const struct layer *w, float *keys, float *values) {
+  const int64_t rows = s->rows, hidden = s->hidden, kv = s->kv_heads * HEAD_DIM;
+  const int64_t qd = s->heads * HEAD_DIM;
+  if (rows < 1 || rows > MAX_ROWS || s->heads % s->kv_heads) return 1;
+  float *x = s->work, *q = x + rows * hidden, *k = q + rows * qd, *v = k + rows * kv;
+  float *a = v + rows * kv, *y = a + rows * qd, *gate = y + rows * hidden;
+  float *up = gate + rows * s->inter;
+
+  rmsnorm(s->h, w->norm_in, x, rows, hidden, s->eps);
+  linear_rows(x, w->q_w, w->q_b, q, rows, hidden, qd, s->threads);
+  linear_rows(x, w->k_w, w->k_b, k, rows, hidden, kv, s->threads);
+  linear_rows(x, w->v_w, w->v_b, v, rows, hidden, kv, s->threads);
+  int64_t key_rows[MAX_ROWS], value_rows[MAX_ROWS], strides[MAX_ROWS];
+  for (int64_t r = 0; r < rows; r++) {
+    rotate(q + r * qd, s->cos + r * HEAD_DIM, s->sin + r * HEAD_DIM, s->heads);
+    rotate(k + r * kv, s->cos + r * HEAD_DIM, s->sin + r * HEAD_DIM, s->kv_heads);
+    float *kr = keys + r * s->slot_stride, *vr = values + r * s->slot_stride;
+    const int64_t at = (int64_t)(s->ends[r] - 1) * HEAD_DIM;
+    for (int64_t h = 0; h < s->kv_heads; h++) {
+      memcpy(kr + h * s->head_stride + at, k + r * kv + h * HEAD_DIM, sizeof(float) * HEAD_DIM);
+      memcpy(vr + h * s->head_stride + at, v + r * kv + h * HEAD_DIM, sizeof(float) * HEAD_DIM);
+    }
+    key_rows[r] = (int64_t)kr;
+    value_rows[r] = (int64_t)vr;
+    strides[r] = s->head_stride;
+  }
+  if (decode_attention(q, a, key_rows, value_rows, strides, strides, HEAD_DIM, s->ends,
+                       (int)rows, (int)s->kv_heads, (int)(s->heads / s->kv_heads),
+                       1.f / sqrtf((float)HEAD_DIM), 0, s->threads))
+    return 1;
+  linear_rows(a, w->o_w, w->o_b, y, rows, qd, hidden, s->threads);
+  add(s->h, y, rows * hidden);
+
+  rmsnorm(s->h, w->norm_post, x, rows, hidden, s->eps);
+  linear_rows(x, w->gate_w, w->gate_b, gate, rows, hidden, s->inter, s->threads);
+  linear_rows(x, w->up_w, w->up_b, up, rows, hidden, s->inter, s->threads);
+  for (int64_t i = 0; i < rows * s->inter; i++) gate[i] = gate[i] / (1.f + expf(-gate[i])) * up[i];
+  linear_rows(gate, w->down_w, w->down_b, y, rows, s->inter, hidden, s->threads);
+  add(s->h, y, rows * hidden);
+  return 0;
+}
