@@ -9,11 +9,16 @@
 # makes it, ~37 min of SFT, and is stopped once RL begins). The first session prepares
 # runs/pilot18 and seeds its stream log; every session then runs (or resumes) RL until the
 # step-60 look or until HHMM UTC, logging the 1-min load and the steps every minute to
-# pilot-dev18/sessions.log. Refuses to start with the 1-min load at 2 or above.
+# pilot-dev18/sessions.log. Refuses to start with the 1-min load at 2 or above. Since pilot
+# 18 broke (plan.md, 14:00 UTC), it also stops the run when the policy has broken:
+# BREAK (60) stream instances drawn in a row after the last solved one (`broken.py`).
+# A later pilot runs it with HERE (its folder, holding config.yaml and sessions.log) and
+# RUN (its run directory) set; the defaults are pilot 18's.
 set -euo pipefail
 BOX=${1:?usage: START=... session.sh HHMM (the UTC time box)}
-HERE=docs/results/learning/pilot-dev18
-RUN=runs/pilot18
+HERE=${HERE:-docs/results/learning/pilot-dev18}
+RUN=${RUN:-runs/pilot18}
+BREAK=${BREAK:-60}
 LOG=$HERE/sessions.log
 SHADOWRL=${SHADOWRL:-shadowrl}
 PYTHON=${PYTHON:-python}
@@ -29,13 +34,21 @@ fi
 echo "$(date -u +%F' '%T) session start, box $BOX UTC, $(git rev-parse --short HEAD), load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -o 'avx512_bf16\|avx512_vnni\|amx_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')" >> $LOG
 PYTHONPATH=src $SHADOWRL train --config $HERE/config.yaml > $RUN/train.log 2>&1 &
 PID=$!
+stop_run() {
+  pkill -TERM -P $PID || true; kill -TERM $PID || true; sleep 20
+  kill -KILL $PID 2>/dev/null || true; pkill -KILL -P $PID 2>/dev/null || true
+}
 steps() { grep -c '"kind": "rl"' $RUN/metrics.jsonl 2>/dev/null || true; }
 while kill -0 $PID 2>/dev/null; do
   echo "$(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg) step rows $(steps)" >> $LOG
+  if [ -e $RUN/rl_stream.jsonl ] && unsolved=$($PYTHON docs/results/learning/pilot-dev18/broken.py $RUN $BREAK); then
+    echo "$(date -u +%T) the policy broke: $unsolved instances drawn since the last solved one; stopping" >> $LOG
+    stop_run
+    break
+  fi
   if [ "$(date -u +%H%M)" -ge "$BOX" ]; then
     echo "$(date -u +%T) time box: stopping" >> $LOG
-    pkill -TERM -P $PID || true; kill -TERM $PID || true; sleep 20
-    kill -KILL $PID 2>/dev/null || true; pkill -KILL -P $PID 2>/dev/null || true
+    stop_run
     break
   fi
   sleep 60
