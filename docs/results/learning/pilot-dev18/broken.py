@@ -1,5 +1,5 @@
 """Has the policy broken? The stop rule a stream run with `informative_only` can apply
-(plan.md, 2026-12-06 14:00 and 14:05 UTC addenda): a policy that solves nothing makes no
+(plan.md, 2026-12-06 14:00 and 14:02 UTC addenda): a policy that solves nothing makes no
 step, so a rule over steps never fires; this one counts the stream instances drawn after
 the last one any attempt solved.
 
