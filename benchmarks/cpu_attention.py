@@ -80,19 +80,33 @@ def measure(
     }  # fmt: skip
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--rows", type=int, nargs="+", default=[1, 8, 32])
+def parser(doc: str, rows: list[int], out: Path) -> argparse.ArgumentParser:
+    """The options of a decode-step benchmark (this one's and `cpu_decode.py`'s)."""
+    p = argparse.ArgumentParser(description=doc.split("\n")[0])
+    p.add_argument("--rows", type=int, nargs="+", default=rows)
     p.add_argument("--context", type=int, nargs=2, default=[300, 1500], help="prompt lengths")
-    p.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"])
     p.add_argument("--steps", type=int, default=4, help="decode steps per timing")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--quick", action="store_true", help="tiny random model, a smoke check")
-    p.add_argument("--out", type=Path, default=RESULTS)
+    p.add_argument("--out", type=Path, default=out)
+    return p
+
+
+def quick(args: argparse.Namespace) -> Any:
+    """The model to time: SmolLM2, or with `--quick` a tiny random one at 2 short rows."""
+    if not args.quick:
+        return load_model(ModelConfig())[0]
+    args.rows, args.context, args.steps, args.repeats = [2], [20, 300], 1, 1
+    return tiny_model(seed=0)[0]
+
+
+def main() -> None:
+    p = parser(__doc__, [1, 8, 32], RESULTS)
+    p.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"])
     args = p.parse_args()
+    model = quick(args)
     if args.quick:
-        args.rows, args.context, args.dtypes, args.steps, args.repeats = [2], [20, 300], ["float32"], 1, 1  # fmt: skip
-    model, _ = tiny_model(seed=0) if args.quick else load_model(ModelConfig())
+        args.dtypes = ["float32"]
     started = machine() | cpu_flags()
     cases = []
     for dtype in args.dtypes:

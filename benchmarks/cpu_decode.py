@@ -14,14 +14,12 @@ fused layers take 1-16 rows; at more a step runs PyTorch's layers in every engin
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 from _floor import cpu_flags
 from _machine import machine
-from cpu_attention import measure
-from shadowrl.models import ModelConfig, load_model, tiny_model
+from cpu_attention import measure, parser, quick
 
 RESULTS = Path(__file__).parent / "results" / "cpu_decode.json"
 MODES = {
@@ -32,17 +30,8 @@ MODES = {
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--rows", type=int, nargs="+", default=[1, 8, 16])
-    p.add_argument("--context", type=int, nargs=2, default=[300, 1500], help="prompt lengths")
-    p.add_argument("--steps", type=int, default=4, help="decode steps per timing")
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--quick", action="store_true", help="tiny random model, a smoke check")
-    p.add_argument("--out", type=Path, default=RESULTS)
-    args = p.parse_args()
-    if args.quick:
-        args.rows, args.context, args.steps, args.repeats = [2], [20, 300], 1, 1
-    model, _ = tiny_model(seed=0) if args.quick else load_model(ModelConfig())
+    args = parser(__doc__, [1, 8, 16], RESULTS).parse_args()
+    model = quick(args)
     started = machine() | cpu_flags()
     cases = []
     for rows in args.rows:
