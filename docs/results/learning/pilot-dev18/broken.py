@@ -7,20 +7,21 @@ the last one any attempt solved.
 
 Prints that count and exits 0 when it is at least N (default 60: at pilot 18's solve
 rate before its break, 0.18 of instances, 60 unsolved in a row has probability 7e-6),
-1 otherwise. The stream log's first rows are the seeded skips (`seed_stream.py`); they
-never count as drawn.
+1 otherwise. The stream log's first rows are the seeded skips (`seed_stream.py`, one per
+row of its task file); they never count as drawn.
 """
 
 import json
 import sys
 from pathlib import Path
 
-SEEDED = 344  # rows pilot 14's seed_stream.py writes before the first draw
+# What pilot 14's seed_stream.py writes first into a stream log: skips, never drawn.
+SEEDED = Path(__file__).parents[1] / "pilot-dev14/tasks/stream_used.jsonl"
 
 
 def unsolved_since_last_solved(run: Path) -> int:
     ids = [json.loads(line)["instance_id"] for line in (run / "rl_stream.jsonl").open()]
-    drawn = ids[SEEDED:]
+    drawn = ids[sum(1 for _ in SEEDED.open()) :]
     successes = run / "successes.jsonl"
     solved = (
         {json.loads(line)["task_id"] for line in successes.open()} if successes.exists() else set()
