@@ -2,7 +2,7 @@
 # One session of the branching experiment's two arms (issue 35 §6; README.md, "Arms"), from
 # the repository root of a clone:
 #
-#   [START=/path/to/pilot14/run_dir] [SHADOWRL=.venv/bin/shadowrl] bash docs/results/realtime-branching/arms.sh HHMM
+#   [START=/path/to/pilot14/run_dir] [SHADOWRL=.venv/bin/shadowrl PYTHON=.venv/bin/python] bash docs/results/realtime-branching/arms.sh HHMM
 #
 # runs/pilot14 must link pilot 14's run directory (its sft/step_00000160 is both arms' start,
 # read and never written); with START set, a session that finds no runs/pilot14 makes the
@@ -22,6 +22,7 @@ BOX=${1:?usage: [START=...] arms.sh HHMM (the UTC time box)}
 HERE=docs/results/realtime-branching
 LOG=$HERE/arms/sessions.log
 SHADOWRL=${SHADOWRL:-shadowrl}
+PYTHON=${PYTHON:-python}
 CYCLES=$(awk '$1 == "cycles:" {print $2}' $HERE/arms.yaml)  # realtime.cycles, both arms
 FIRST=1800  # seconds allowed for an arm's first cycle (pilot 2: 15-17 min with branching)
 MARGIN=180  # a call's start (imports, the server loading the live checkpoint) and slack
@@ -60,11 +61,8 @@ stop() {  # $1 run dir, $2 the call's pid (setsid: its own process group)
   kill -KILL -- -"$2" 2>/dev/null || true
   [ -n "$server" ] && kill -KILL -- -"$server" 2>/dev/null || true
 }
-unmount_dead() {  # sandbox mounts (shadowrl-sb-<owner pid>-...) whose owner is gone; others' stay
-  awk '$2 ~ /shadowrl-sb-[0-9]+-/ {print $2}' /proc/mounts | sort -r | while read -r m; do
-    pid=$(sed -E 's/.*shadowrl-sb-([0-9]+)-.*/\1/' <<< "$m")
-    kill -0 "$pid" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-  done
+unmount_dead() {  # the sandbox stores of processes that died (a live job's stay)
+  PYTHONPATH=src $PYTHON -c 'from shadowrl.sandbox import sweep_orphans; sweep_orphans()' || true
 }
 PID= RUN=
 trap 'echo "$(date -u +%T) signal: stopping" >> $LOG; [ -n "$PID" ] && stop $RUN $PID; unmount_dead; exit 130' INT TERM

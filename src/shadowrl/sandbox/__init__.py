@@ -9,7 +9,9 @@
 This module is the package's one entry: code outside `sandbox/` imports only from here
 (`tests/test_entry_modules.py`). Besides the factory it gives the configs (`SandboxConfig`,
 `Limits`, `PoolConfig`), the protocols (`Sandbox`, `Snapshot`), the warm pool of started
-forks (`WarmPool`) and `list_files`, the host-side listing that never follows a symlink.
+forks (`WarmPool`), `list_files`, the host-side listing that never follows a symlink, and
+`sweep_orphans`, which unmounts the stores of processes that died (scripts call it after
+killing a run).
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ from shadowrl.sandbox.base import (
     Snapshot,
 )
 from shadowrl.sandbox.fsview import list_files
+from shadowrl.sandbox.layers import sweep_orphans
 from shadowrl.sandbox.pool import WarmPool
 
 __all__ = [
     "BACKENDS", "ExecResult", "Limits", "PoolConfig", "Sandbox", "SandboxConfig", "Snapshot",
-    "WarmPool", "create_sandbox", "list_files",
+    "WarmPool", "create_sandbox", "list_files", "sweep_orphans",
 ]  # fmt: skip
 
 log = logging.getLogger(__name__)

@@ -55,8 +55,5 @@ while kill -0 $PID 2>/dev/null; do
 done
 wait $PID 2>/dev/null && rc=0 || rc=$?
 echo "$(date -u +%F' '%T) session end rc=$rc, step rows $(steps), checkpoints: $(ls $RUN/checkpoints 2>/dev/null | tr '\n' ' ')" >> $LOG
-# sandbox mounts (shadowrl-sb-<owner pid>-...) whose owner is gone; a live job's stay
-awk '$2 ~ /shadowrl-sb-[0-9]+-/ {print $2}' /proc/mounts | sort -r | while read -r m; do
-  pid=$(sed -E 's/.*shadowrl-sb-([0-9]+)-.*/\1/' <<< "$m")
-  kill -0 "$pid" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-done
+# the sandbox stores of processes that died (a live job's stay)
+PYTHONPATH=src $PYTHON -c 'from shadowrl.sandbox import sweep_orphans; sweep_orphans()' || true
