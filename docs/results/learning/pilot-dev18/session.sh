@@ -41,7 +41,7 @@ stop_run() {
 steps() { grep -c '"kind": "rl"' $RUN/metrics.jsonl 2>/dev/null || true; }
 while kill -0 $PID 2>/dev/null; do
   echo "$(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg) step rows $(steps)" >> $LOG
-  if [ -e $RUN/rl_stream.jsonl ] && unsolved=$($PYTHON docs/results/learning/pilot-dev18/broken.py $RUN $BREAK); then
+  if unsolved=$($PYTHON docs/results/learning/pilot-dev18/broken.py $RUN $BREAK); then
     echo "$(date -u +%T) the policy broke: $unsolved instances drawn since the last solved one; stopping" >> $LOG
     stop_run
     break
