@@ -14,11 +14,19 @@ this CPU (`_floor.py`). It reports
 * the whole eval as a multiple of its floor: how far agent rollouts here are from what
   the CPU's matrix products alone would allow.
 
+With `--against KEY=VALUE ...` it measures a candidate setting beside the baseline in the
+same run: the two evals alternate (baseline, candidate, then candidate, baseline for
+`--rounds 2`, so a drift of the box's speed falls on both), and it prints baseline /
+candidate ratios. Sampled episodes differ between the arms (other numerics, other
+tokens), so the ratios that compare like with like are the decode and prefill multiples
+of each arm's own floor; wall time per generated token is printed beside them.
+
 The tasks are prepared (their environments built) before the clock starts.
 
     .venv/bin/python benchmarks/agent_rollouts.py [--policy smollm2 | <checkpoint dir>]
         [--suite family:heldout-templates@16] [--samples 1] [--concurrency 16]
         [--set agent.max_turns=4 ...] [--out benchmarks/results/agent_rollouts.json]
+        [--against engine.cpu_decode=native ...] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -37,14 +45,14 @@ from _phases import Phases
 RESULTS = Path(__file__).parent / "results" / "agent_rollouts.json"
 
 
-def rollout_eval(args: argparse.Namespace) -> dict[str, Any]:
+def rollout_eval(args: argparse.Namespace, overrides: list[str]) -> dict[str, Any]:
     from shadowrl.commands.config import episode_spec, load_config
     from shadowrl.commands.policies import open_engine
     from shadowrl.episode import SharedPolicy
     from shadowrl.eval import config_pins, evaluate
     from shadowrl.tasks import load_suite, prepare
 
-    config = load_config((), args.set)
+    config = load_config((), overrides)
     settings = config.eval.model_copy(
         update={"samples": args.samples, "concurrency": args.concurrency}
     )
@@ -85,6 +93,64 @@ def summary(result: Any, phases: Phases, wall: float) -> dict[str, Any]:
     }
 
 
+def side_by_side(args: argparse.Namespace, candidate: list[str]) -> dict[str, Any]:
+    """Baseline and candidate evals in alternation; per arm the sums over its rounds."""
+    runs: dict[str, list[dict[str, Any]]] = {"baseline": [], "candidate": []}
+    for i in range(args.rounds):
+        order = ("baseline", "candidate") if i % 2 == 0 else ("candidate", "baseline")
+        for arm in order:
+            sets = args.set + candidate if arm == "candidate" else args.set
+            runs[arm].append(rollout_eval(args, sets))
+            print(f"round {i + 1} {arm}: {headline(runs[arm][-1])}", flush=True)
+    arms = {arm: pooled(rs) for arm, rs in runs.items()}
+    b, c = arms["baseline"], arms["candidate"]
+    ratios = {
+        key: b[key] / c[key]
+        for key in (
+            "decode_multiple",
+            "prefill_multiple",
+            "wall_ms_per_token",
+            "ms_per_decode_step",
+        )
+    }
+    return {"runs": runs, "arms": arms, "baseline_over_candidate": ratios}
+
+
+def pooled(runs: list[dict[str, Any]]) -> dict[str, float]:
+    """One arm's rounds summed, and its engine time as multiples of their summed floors."""
+    total = {
+        "wall_s": sum(r["wall_s"] for r in runs),
+        "generated_tokens": sum(r["generated_tokens"] for r in runs),
+        "resolved": sum(r["resolved"] for r in runs),
+        "episodes": sum(r["episodes"] for r in runs),
+        "decode_s": sum(r["engine"]["decode_s"] for r in runs),
+        "decode_steps": sum(r["engine"]["decode_steps"] for r in runs),
+        "prefill_s": sum(r["engine"]["prefill_s"] for r in runs),
+        "decode_floor_s": sum(r["floor"]["decode_floor_s"] for r in runs),
+        "prefill_floor_s": sum(r["floor"]["prefill_floor_s"] for r in runs),
+    }
+    return total | {
+        "decode_multiple": total["decode_s"] / total["decode_floor_s"],
+        "prefill_multiple": total["prefill_s"] / total["prefill_floor_s"],
+        "wall_ms_per_token": 1000 * total["wall_s"] / max(total["generated_tokens"], 1),
+        "ms_per_decode_step": 1000 * total["decode_s"] / max(total["decode_steps"], 1),
+    }
+
+
+def headline(out: dict[str, Any]) -> str:
+    e, f = out["engine"], out["floor"]
+    return (
+        f"{out['episodes']} episodes, {out['generated_tokens']} tokens in {out['wall_s']:.1f} s: "
+        f"engine busy {e['busy_share']:.0%} (prefill {e['prefill_s']:.1f} s = "
+        f"{f['prefill_multiple']:.2f}x floor, decode {e['decode_s']:.1f} s = "
+        f"{f['decode_multiple']:.2f}x floor), idle {out['idle_s']:.1f} s"
+    )
+
+
+def flags(pairs: list[str]) -> list[str]:
+    return [s if s.startswith("--") else f"--{s}" for s in pairs]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--policy", default="smollm2", help="local weights: a name or a directory")
@@ -92,24 +158,30 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=1, help="episodes per task")
     ap.add_argument("--concurrency", type=int, default=16, help="episodes at once")
     ap.add_argument("--set", nargs="*", default=[], help="config overrides, key=value")
+    ap.add_argument(
+        "--against", nargs="*", default=[], help="a candidate's overrides, run beside the baseline"
+    )
+    ap.add_argument("--rounds", type=int, default=2, help="with --against: evals per arm")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
-    args.set = [s if s.startswith("--") else f"--{s}" for s in args.set]
-    out = {"settings": {k: str(v) for k, v in vars(args).items() if k != "out"}}
-    out |= rollout_eval(args) | {"machine": machine() | cpu_flags()}
+    args.set = flags(args.set)
+    out: dict[str, Any] = {"settings": {k: str(v) for k, v in vars(args).items() if k != "out"}}
+    if args.against:
+        out |= side_by_side(args, flags(args.against))
+    else:
+        out |= rollout_eval(args, args.set)
+    out["machine"] = machine() | cpu_flags()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1) + "\n")
-    e, f = out["engine"], out["floor"]
-    print(
-        f"{out['episodes']} episodes, {out['generated_tokens']} tokens in {out['wall_s']:.1f} s: "
-        f"engine busy {e['busy_share']:.0%} (prefill {e['prefill_s']:.1f} s = "
-        f"{f['prefill_multiple']:.2f}x floor, decode {e['decode_s']:.1f} s = "
-        f"{f['decode_multiple']:.2f}x floor), idle {out['idle_s']:.1f} s"
-    )
-    print(
-        f"wall_multiple_of_floor={out['wall_multiple_of_floor']:.2f} "
-        f"busy_multiple_of_floor={out['busy_multiple_of_floor']:.2f}"
-    )
+    if args.against:
+        ratios = " ".join(f"{k}={v:.2f}" for k, v in out["baseline_over_candidate"].items())
+        print(f"baseline/candidate {ratios}")
+    else:
+        print(headline(out))
+        print(
+            f"wall_multiple_of_floor={out['wall_multiple_of_floor']:.2f} "
+            f"busy_multiple_of_floor={out['busy_multiple_of_floor']:.2f}"
+        )
     print(f"wrote {args.out}")
 
 

@@ -142,6 +142,24 @@ def test_agent_rollouts(tmp_path: Path) -> None:
     assert result["engine"]["busy_s"] + result["idle_s"] == pytest.approx(result["wall_s"])
 
 
+def test_agent_rollouts_against(tmp_path: Path) -> None:
+    """Side by side: the arms alternate, each pools its rounds, the ratios are of the pools."""
+    result = run_benchmark(
+        "agent_rollouts.py", tmp_path, "--policy", "tiny", "--suite",
+        "family:heldout-templates@1", "--concurrency", "1", "--set", "agent.max_turns=1",
+        "agent.max_new_tokens=4", "--against", "engine.cpu_decode=native", "--rounds", "2",
+    )  # fmt: skip
+    has_keys(result, "runs", "arms", "baseline_over_candidate", "machine")
+    assert [len(result["runs"][arm]) for arm in ("baseline", "candidate")] == [2, 2]
+    base, cand = result["arms"]["baseline"], result["arms"]["candidate"]
+    assert base["episodes"] == cand["episodes"] == 2
+    assert base["decode_s"] == pytest.approx(
+        sum(r["engine"]["decode_s"] for r in result["runs"]["baseline"])
+    )
+    ratio = result["baseline_over_candidate"]["decode_multiple"]
+    assert ratio == pytest.approx(base["decode_multiple"] / cand["decode_multiple"])
+
+
 def test_sandbox_fork(tmp_path: Path) -> None:
     require(unavailable_reason(), "overlay sandbox")
     result = run_benchmark("sandbox_fork.py", tmp_path, "--quick")
