@@ -126,3 +126,17 @@ def test_task_test_ids_dedupe() -> None:
         {**RECORD, "PASS_TO_PASS": ["tests/test_a.py::test_b[1 2]", "t.py::c"]}
     )
     assert task.test_ids == ("tests/test_a.py::test_b[1 2]", "t.py::c")
+
+
+def test_a_missing_seed_directory_is_named_with_how_to_move_a_task_file(tmp_path: Path) -> None:
+    from shadowrl.tasks.prepare import seed_dir
+
+    path = tmp_path / "moved" / "t.jsonl"
+    path.parent.mkdir()
+    path.write_text(json.dumps(RECORD) + "\n")  # its seed, "seed", is not beside it
+    (task,) = load_tasks(path)
+    with pytest.raises(FileNotFoundError, match=r"moved/seed does not exist.*tasks export"):
+        seed_dir(task.seed, tmp_path / "cache")
+    (path.parent / "seed").mkdir()
+    (path.parent / "seed" / "m.py").write_text("x = 1\n")
+    assert (seed_dir(task.seed, tmp_path / "cache") / "m.py").read_text() == "x = 1\n"

@@ -141,6 +141,12 @@ def _build_atomically(final: Path, build: Callable[[Path], None]) -> Path:
 
 def seed_dir(seed: Seed, cache_dir: Path) -> Path:
     """The pristine seed tree (unpacked sdist or copied directory), built once."""
+    if seed.path is not None and not Path(seed.path).is_dir():
+        raise FileNotFoundError(
+            f"the task's seed directory {seed.path} does not exist (a relative seed path is "
+            "relative to its task file: keep the file beside its seeds, or copy it with "
+            "`shadowrl tasks export --suite FILE --out NEW`, which copies them beside NEW)"
+        )
     h = hashlib.sha256(json.dumps(seed.model_dump(), sort_keys=True).encode())
     if seed.path is not None and not seed.base_commit:  # a plain directory can change
         for f in sorted(Path(seed.path).rglob("*")):
