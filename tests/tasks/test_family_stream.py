@@ -106,3 +106,48 @@ def test_rl_templates_name_train_templates_of_a_stream() -> None:
     assert str(sorted([dev, "no_such"])) in str(bad.value) and train[0] not in str(bad.value)
     with pytest.raises(ValidationError, match="needs rl_stream"):
         PipelineConfig(rl_templates=[train[0]])
+
+
+def test_the_stream_draws_only_the_named_operators(cache_dir: Path, tmp_path: Path) -> None:
+    import random
+
+    from shadowrl.tasks.mutate import ALL_OPERATORS, candidate_mutations
+
+    python = env_python(build_env(("pytest",), cache_dir))
+    part = template_part(SIGN.id)
+    module = SIGN.render(random.Random(0)).source
+
+    def kinds(log: str, operators: tuple[str, ...] = ()) -> list[str]:
+        stream = FamilyStream(
+            python, cache_dir, tmp_path / log, part=part, pool=(SIGN,), attempts=40,
+            operators=operators,
+        )  # fmt: skip
+        out = []
+        with pytest.raises(RuntimeError, match="no unseen bug"):
+            while True:
+                out.append(next(stream)[0].source.split("ast:", 1)[1].split("@", 1)[0])
+        stream.close()
+        return out
+
+    def names(group: str) -> set[str]:
+        return {m.operator.replace(" ", "_") for m in candidate_mutations(module, (group,))}
+
+    every = set(kinds("all.jsonl"))
+    # an operator whose bugs this part has beside others', so a filter doing nothing is caught
+    group = next(g for g in ALL_OPERATORS if names(g) & every and every - names(g))
+    only = kinds("one.jsonl", (group,))
+    assert only and set(only) <= names(group)
+    with pytest.raises(ValueError, match="unknown mutation operators"):
+        FamilyStream(python, cache_dir, tmp_path / "t.jsonl", pool=(SIGN,), operators=("nope",))
+
+
+def test_rl_operators_name_known_operators_of_a_stream() -> None:
+    from pydantic import ValidationError
+
+    from shadowrl.pipeline.config import PipelineConfig
+
+    assert PipelineConfig(rl_stream=True, rl_operators=["binary"]).rl_operators == ["binary"]
+    with pytest.raises(ValidationError, match=r"unknown rl_operators \['nope'\]"):
+        PipelineConfig(rl_stream=True, rl_operators=["binary", "nope"])
+    with pytest.raises(ValidationError, match="needs rl_stream"):
+        PipelineConfig(rl_operators=["binary"])

@@ -17,6 +17,7 @@ from shadowrl.rl import OrchestratorConfig
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
 from shadowrl.tasks.config import TasksConfig
+from shadowrl.tasks.mutate import ALL_OPERATORS
 
 
 class PipelineConfig(BaseModel):
@@ -122,6 +123,14 @@ class PipelineConfig(BaseModel):
         "held-out outcomes would leak).",
     )
 
+    rl_operators: list[str] = Field(
+        default_factory=list,
+        description="With rl_stream: the mutation operators (`tasks/mutate.py`: comparison, "
+        "binary, boolean, constant, slice, call_args, return_none, guard) the stream's bugs "
+        "come from; empty = all. Keeps one easy edit shape from dominating RL's successes "
+        "(dev pilots 19-20: return_none fixes spread to other kinds of held-out bugs).",
+    )
+
     @property
     def needs_rl_share(self) -> bool:
         """Whether RL's share of the train suite is used: not when RL draws from the stream,
@@ -158,6 +167,10 @@ class PipelineConfig(BaseModel):
             raise ValueError("rl_stream draws fresh tasks: there is no fixed list to screen")
         if self.rl_templates and not self.rl_stream:
             raise ValueError("rl_templates picks the stream's templates: it needs rl_stream")
+        if self.rl_operators and not self.rl_stream:
+            raise ValueError("rl_operators picks the stream's bugs: it needs rl_stream")
+        if unknown := sorted(set(self.rl_operators) - set(ALL_OPERATORS)):
+            raise ValueError(f"unknown rl_operators {unknown}; known: {list(ALL_OPERATORS)}")
         if self.rl_templates:
             from shadowrl.tasks.family.catalog import pick  # loads the family: only when named
 

@@ -4,7 +4,8 @@
 (`tasks/family/stream.py`): every draw a new instance of the family's train part,
 whatever the configured suites, never the same bug twice, logged to
 run_dir/rl_stream.jsonl (what training saw, and what a resumed run reads back so
-nothing it drew comes again). `pipeline.rl_templates` narrows it to some train templates.
+nothing it drew comes again). `pipeline.rl_templates` narrows it to some train templates,
+`pipeline.rl_operators` to some kinds of bug.
 """
 
 from __future__ import annotations
@@ -25,4 +26,7 @@ def family_stream(run: TrainRun) -> TaskSource:
     python = env_python(build_env(("pytest",), Path(run.tasks.cache_dir).expanduser()))
     pool = pick("train", run.pipeline.rl_templates)
     log = run.run_dir / STREAM_LOG
-    return FamilyStream(python, run.tasks.cache_dir, log, seed=run.seed, pool=pool)
+    return FamilyStream(
+        python, run.tasks.cache_dir, log, seed=run.seed, pool=pool,
+        operators=run.pipeline.rl_operators,
+    )  # fmt: skip

@@ -37,7 +37,7 @@ from shadowrl.tasks.family.report import statement
 from shadowrl.tasks.family.splits import Part, group_part, site
 from shadowrl.tasks.family.template import Call, Case, Outcome, Template, literal, run_calls
 from shadowrl.tasks.make import Job, MakeSpec, holds
-from shadowrl.tasks.mutate import Mutation, mutants
+from shadowrl.tasks.mutate import ALL_OPERATORS, Mutation, mutants
 from shadowrl.tasks.patch import make_patch
 from shadowrl.tasks.prepare import apply_patch_to_dir
 from shadowrl.tasks.task import SUITES_DIR, Seed, Task
@@ -144,11 +144,15 @@ def test_name(case: Case, prefix: str, i: int) -> str:
 
 
 def _bug(
-    template: Template, source: str, part: Part, rng: random.Random
+    template: Template,
+    source: str,
+    part: Part,
+    rng: random.Random,
+    operators: Sequence[str] = ALL_OPERATORS,
 ) -> tuple[Mutation, str, str] | None:
-    """(mutation, buggy module, site) of one bug of `part`, drawn uniformly."""
+    """(mutation, buggy module, site) of one bug of `part` by `operators`, drawn uniformly."""
     eligible = []
-    for m, mutated in mutants(source):
+    for m, mutated in mutants(source, operators):
         where = site(source, m)
         if group_part(template.id, where, m.operator) == part:
             eligible.append((m, mutated, where))
@@ -181,11 +185,12 @@ def attempt(
     rng: random.Random,
     python: Path,
     seen: Collection[str] = (),
+    operators: Sequence[str] = ALL_OPERATORS,
 ) -> Instance | None:
-    """One try at an instance of `template` in `part` (None: this draw made no valid task,
-    or its bug's key is in `seen`)."""
+    """One try at an instance of `template` in `part` whose bug one of `operators` makes
+    (None: this draw made no valid task, or its bug's key is in `seen`)."""
     source = template.render(rng).source
-    bug = _bug(template, source, part, rng)
+    bug = _bug(template, source, part, rng, operators)
     if bug is None:
         return None
     mutation, mutated, where = bug

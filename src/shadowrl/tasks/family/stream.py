@@ -25,6 +25,7 @@ from shadowrl.tasks.family.generate import Instance, module_key
 from shadowrl.tasks.family.splits import Part
 from shadowrl.tasks.family.suite import draw
 from shadowrl.tasks.family.template import Template
+from shadowrl.tasks.mutate import ALL_OPERATORS
 from shadowrl.tasks.patch import apply_patch
 from shadowrl.tasks.prepare import PreparedTask, prepare
 from shadowrl.tasks.task import Task, load_tasks
@@ -53,9 +54,11 @@ class FamilyStream:
         prefetch: int = 2,
         pool: Sequence[Template] = (),
         attempts: int = ATTEMPTS,
+        operators: Sequence[str] = (),
     ) -> None:
         """`pool`: the templates to draw from (default: every template of `part`);
-        `attempts`: tries per draw before a template counts as used up."""
+        `attempts`: tries per draw before a template counts as used up; `operators`: the
+        mutation operators (`tasks/mutate.py`'s names) its bugs come from (default: all)."""
         self.python, self.cache_dir, self.log = python, cache_dir, log
         self.part, self.seed = part, seed
         self.pool = tuple(pool) or templates(part)
@@ -71,6 +74,9 @@ class FamilyStream:
         self._ahead: deque[Future[Instance]] = deque()
         self.prefetch = max(1, prefetch)
         self.attempts = attempts
+        self.operators = tuple(operators) or ALL_OPERATORS
+        if unknown := sorted(set(self.operators) - set(ALL_OPERATORS)):
+            raise ValueError(f"unknown mutation operators {unknown}; known: {ALL_OPERATORS}")
 
     def __iter__(self) -> Iterator[tuple[Task, PreparedTask]]:
         return self
@@ -92,8 +98,9 @@ class FamilyStream:
             self._next_draw += 1
         key = f"stream:{self.seed}:{self.part}"
         found = draw(
-            self.pool, self.part, k, key, self.attempts, self.python, self.seen, self.spent
-        )
+            self.pool, self.part, k, key, self.attempts, self.python, self.seen, self.spent,
+            operators=self.operators,
+        )  # fmt: skip
         self.seen.add(found.bug_key)
         return found
 

@@ -21,6 +21,7 @@ from shadowrl.tasks.family.catalog import templates
 from shadowrl.tasks.family.generate import SEED_DIR, Instance, attempt
 from shadowrl.tasks.family.splits import PARTS, Part
 from shadowrl.tasks.family.template import Template
+from shadowrl.tasks.mutate import ALL_OPERATORS
 from shadowrl.tasks.task import Seed, Task, load_tasks, save_tasks
 
 TRIES = 120  # attempts per instance before the suite gives up on it
@@ -65,12 +66,13 @@ def tries(
     n: int,
     python: Path,
     seen: Collection[str],
+    operators: Sequence[str] = ALL_OPERATORS,
 ) -> Iterator[Instance]:
     """The valid ones of `n` seeded attempts at `template`; attempt j's seed is
     `key:j`, suffixed with the shift that moved the draw onto this template."""
     for j in range(n):
         rng = random.Random(f"{key}:{j}" + (f":{shift}" if shift else ""))
-        found = attempt(template, part, rng, python, seen)
+        found = attempt(template, part, rng, python, seen, operators)
         if found is not None:
             yield found
 
@@ -84,14 +86,17 @@ def draw(
     python: Path,
     seen: Collection[str],
     spent: set[str],
+    operators: Sequence[str] = ALL_OPERATORS,
 ) -> Instance:
-    """Draw `index` with an unseen bug: its own template first (round-robin over `pool`),
-    then the next ones; a template without one in `n` attempts joins `spent` for good."""
+    """Draw `index` with an unseen bug by `operators`: its own template first (round-robin
+    over `pool`), then the next ones; a template without one in `n` attempts joins `spent`
+    for good."""
     for shift in range(len(pool)):
         template = pool[(index + shift) % len(pool)]
         if template.id in spent:
             continue
-        inst = next(tries(template, part, f"{key}:{index}", shift, n, python, seen), None)
+        found = tries(template, part, f"{key}:{index}", shift, n, python, seen, operators)
+        inst = next(found, None)
         if inst is not None:
             return inst
         spent.add(template.id)
