@@ -17,7 +17,6 @@ from shadowrl.rl import OrchestratorConfig
 from shadowrl.rl.cluster.config import RayConfig
 from shadowrl.rl.config import TrainConfig
 from shadowrl.tasks.config import TasksConfig
-from shadowrl.tasks.mutate import ALL_OPERATORS
 
 
 class PipelineConfig(BaseModel):
@@ -169,8 +168,12 @@ class PipelineConfig(BaseModel):
             raise ValueError("rl_templates picks the stream's templates: it needs rl_stream")
         if self.rl_operators and not self.rl_stream:
             raise ValueError("rl_operators picks the stream's bugs: it needs rl_stream")
-        if unknown := sorted(set(self.rl_operators) - set(ALL_OPERATORS)):
-            raise ValueError(f"unknown rl_operators {unknown}; known: {list(ALL_OPERATORS)}")
+        if self.rl_operators:
+            from shadowrl.tasks import MUTATION_OPERATORS  # the tasks package: only when named
+
+            if unknown := sorted(set(self.rl_operators) - set(MUTATION_OPERATORS)):
+                known = list(MUTATION_OPERATORS)
+                raise ValueError(f"unknown rl_operators {unknown}; known: {known}")
         if self.rl_templates:
             from shadowrl.tasks.family.catalog import pick  # loads the family: only when named
 
