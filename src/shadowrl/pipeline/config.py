@@ -168,12 +168,10 @@ class PipelineConfig(BaseModel):
             raise ValueError("rl_templates picks the stream's templates: it needs rl_stream")
         if self.rl_operators and not self.rl_stream:
             raise ValueError("rl_operators picks the stream's bugs: it needs rl_stream")
-        if self.rl_operators:
-            from shadowrl.tasks import MUTATION_OPERATORS  # the tasks package: only when named
+        if self.rl_operators:  # the tasks package is imported only when operators are named
+            from shadowrl.tasks import check_mutation_operators
 
-            if unknown := sorted(set(self.rl_operators) - set(MUTATION_OPERATORS)):
-                known = list(MUTATION_OPERATORS)
-                raise ValueError(f"unknown rl_operators {unknown}; known: {known}")
+            check_mutation_operators(self.rl_operators, "rl_operators")
         if self.rl_templates:
             from shadowrl.tasks.family.catalog import pick  # loads the family: only when named
 

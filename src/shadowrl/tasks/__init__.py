@@ -32,7 +32,7 @@ from shadowrl.tasks.humaneval import build_easy, build_wider
 from shadowrl.tasks.load import load_suite
 from shadowrl.tasks.long import SEEDS_DIR, build_long
 from shadowrl.tasks.make import MakeSpec, make_tasks
-from shadowrl.tasks.mutate import ALL_OPERATORS as MUTATION_OPERATORS
+from shadowrl.tasks.mutate import check_operators as check_mutation_operators
 from shadowrl.tasks.patch import apply_patch, make_patch, touched_paths
 from shadowrl.tasks.prepare import PreparedTask, pin_sdist, prepare, seed_dir, task_prompt
 from shadowrl.tasks.releases import SUITE as RELEASES_SUITE
@@ -55,7 +55,6 @@ from shadowrl.tasks.testrun import run_graded_tests
 from shadowrl.tasks.verify import Verdict, gold_violations, verify
 
 __all__ = [
-    "MUTATION_OPERATORS",
     "RELEASES_SUITE",
     "SEEDS_DIR",
     "SUITES_DIR",
@@ -74,6 +73,7 @@ __all__ = [
     "build_releases",
     "build_suite",
     "build_wider",
+    "check_mutation_operators",
     "env_python",
     "export_swebench",
     "gold_violations",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from shadowrl import pyast
@@ -179,10 +179,15 @@ def _guards(fn: ast.FunctionDef | ast.AsyncFunctionDef, src: _Source) -> Iterato
 ALL_OPERATORS = (*OPERATORS, "guard")
 
 
+def check_operators(operators: Iterable[str], what: str = "mutation operators") -> None:
+    """A ValueError naming those of `operators` that are not in `ALL_OPERATORS`."""
+    if unknown := sorted(set(operators) - set(ALL_OPERATORS)):
+        raise ValueError(f"unknown {what} {unknown}; known: {ALL_OPERATORS}")
+
+
 def candidate_mutations(source: str, operators: Sequence[str] = ALL_OPERATORS) -> list[Mutation]:
     """Every single-site mutation of every function in `source`, in source order."""
-    if unknown := set(operators) - set(ALL_OPERATORS):
-        raise ValueError(f"unknown mutation operators {sorted(unknown)}; known: {ALL_OPERATORS}")
+    check_operators(operators)
     node_ops = [OPERATORS[name] for name in operators if name in OPERATORS]
     tree = pyast.parse(source)
     src = _Source(source)

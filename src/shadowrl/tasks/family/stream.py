@@ -25,7 +25,7 @@ from shadowrl.tasks.family.generate import Instance, module_key
 from shadowrl.tasks.family.splits import Part
 from shadowrl.tasks.family.suite import draw
 from shadowrl.tasks.family.template import Template
-from shadowrl.tasks.mutate import ALL_OPERATORS
+from shadowrl.tasks.mutate import ALL_OPERATORS, check_operators
 from shadowrl.tasks.patch import apply_patch
 from shadowrl.tasks.prepare import PreparedTask, prepare
 from shadowrl.tasks.task import Task, load_tasks
@@ -75,8 +75,7 @@ class FamilyStream:
         self.prefetch = max(1, prefetch)
         self.attempts = attempts
         self.operators = tuple(operators) or ALL_OPERATORS
-        if unknown := sorted(set(self.operators) - set(ALL_OPERATORS)):
-            raise ValueError(f"unknown mutation operators {unknown}; known: {ALL_OPERATORS}")
+        check_operators(self.operators)
 
     def __iter__(self) -> Iterator[tuple[Task, PreparedTask]]:
         return self
