@@ -79,3 +79,16 @@ def test_prefix_hit_and_group_members_carry_the_prompt_routes(moe) -> None:
     assert same_experts(routes_of(second, moe), routes)
     for out in group:  # prefilled once, the prompt's routes copied to every member
         assert same_experts(routes_of(out, moe), hf_truth(moe, p, out)[1])
+
+
+def test_prompts_sharing_a_head_carry_its_routes(moe) -> None:
+    least = EngineConfig().shared_head_tokens
+    head, (a, b) = prompts(least + 6, seed=3)[0], prompts(5, 9, seed=4)
+    ps = [head + a, head + b]  # admitted together: the second restores the first's head
+    engine = Engine(moe, None, EngineConfig(max_batch=2, initial_kv_len=16))
+    outs = engine.generate_batch(ps, SamplingParams(max_new_tokens=4, temperature=0.0))
+    assert engine.prefix.hit_tokens >= len(head)
+    for p, out in zip(ps, outs, strict=True):
+        lp, routes = hf_truth(moe, p, out)
+        assert torch.allclose(torch.tensor(out.logprobs), lp, atol=1e-4)
+        assert same_experts(routes_of(out, moe), routes)

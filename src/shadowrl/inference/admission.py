@@ -2,15 +2,19 @@
 
 Identical prompts (a GRPO group) are taken together, so they take adjacent slots and
 share one prefill; a prompt a running request already holds under the current weights
-needs no prefill at all. New prompts are admitted while the padded prefill (new prompts x
-the longest new part) fits `engine.prefill_tokens_per_step`; the first always fits.
+needs no prefill at all; a new prompt sharing a long head with another admitted with it
+waits for that one's KV (`leads`). New prompts are admitted while the padded prefill (new
+prompts x the longest new part) fits `engine.prefill_tokens_per_step`; the first always
+fits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from shadowrl.inference.prefix import PrefixCache
+import torch
+
+from shadowrl.inference.prefix import PrefixCache, common_prefix
 from shadowrl.inference.requests import Request
 
 
@@ -42,3 +46,26 @@ def take_groups(
         groups.append(group)
         free -= len(group)
     return groups
+
+
+def leads(prompts: Sequence[tuple[int, ...]], cached: Sequence[int], least: int) -> list[int]:
+    """For each new prompt of one admission, the earlier prompt it should wait for, or -1.
+
+    Distinct prompts admitted together often share a long head (the system prompt and tool
+    schemas of every agent task), which the prefix cache only serves once a request holding
+    it has finished. A prompt that shares at least `least` more tokens with an earlier
+    prompt that prefills now than the cache already gives it (`cached[i]`) waits: the
+    earlier one is prefilled and parked first, and it restores that head (SGLang's
+    in-batch prefix caching). At most len(prompt) - 1 positions are usable, as in the cache.
+    """
+    ids = [torch.tensor(p, dtype=torch.int64) for p in prompts]
+    waiting_for: list[int] = []
+    for i, prompt in enumerate(ids):
+        usable = [
+            (min(common_prefix(ids[j], prompt), len(prompt) - 1), j)
+            for j in range(i)
+            if waiting_for[j] < 0
+        ]
+        shared, lead = max(usable, default=(0, -1))
+        waiting_for.append(lead if shared >= cached[i] + least else -1)
+    return waiting_for

@@ -170,6 +170,15 @@ class EngineConfig(BaseModel):
         "prompts sharing a system prompt share its KV. Costs ~46 KB per token for SmolLM2 "
         "fp32 (32k tokens ~1.5 GB). Cleared at each weight swap, so reuse is exact.",
     )
+    shared_head_tokens: int = Field(
+        default=64,
+        ge=0,
+        description="Distinct prompts admitted together that share at least this many more "
+        "leading tokens than the prefix cache holds (the system prompt and tool schemas of "
+        "agent tasks starting at once) prefill that head once: the first is prefilled and "
+        "parked, the others restore it (`admission.leads`). 0 = off. Below ~64 the second "
+        "prefill call costs more than it saves.",
+    )
     recompute_kv_on_swap: bool = Field(
         default=False,
         description="After a weight swap, re-run the prefill of every running request so its "

@@ -12,7 +12,8 @@ logprob and entropy (of the distribution it was drawn from) and the weights vers
 made it; a swap lands between two steps, so versions change exactly where it happened and
 no request is dropped or restarted. Identical prompts (a GRPO group) are prefilled once and
 their KV is copied; a finished request's KV is parked in a prefix cache (`prefix.py`), so
-an agent's next turn prefills only its new tokens. A paged KV pool that the batch
+an agent's next turn prefills only its new tokens, and distinct prompts admitted together
+prefill a long shared head (the system prompt) once. A paged KV pool that the batch
 outgrows preempts its newest request and recomputes its KV later (`preemption.py`). With
 `speculative.k`, drafts are verified k per row in one forward, exactly (`speculation.py`);
 `engine.weights` may run Linears in int8/FP8 (`precision.py`). A mixture of experts also
@@ -34,7 +35,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from shadowrl.inference.admission import shared_prompt, take_groups
+from shadowrl.inference.admission import leads, shared_prompt, take_groups
 from shadowrl.inference.caches import build_kv
 from shadowrl.inference.calls import Calls, Spec
 from shadowrl.inference.config import EngineConfig
@@ -267,22 +268,10 @@ class Engine(Calls):
         sources = [shared_prompt(self._running, g[0].prompt, self.version) for g in groups]
         self._running += [r for g in groups for r in g]
         fresh = [i for i, source in enumerate(sources) if source < 0]
-        if fresh:
-            hits = [self.prefix.restore_longest(groups[i][0].prompt, starts[i]) for i in fresh]
-            cached = [hit.length for hit in hits]
-            prompts = [groups[i][0].prompt[n:] for i, n in zip(fresh, cached, strict=True)]
-            slots = [starts[i] for i in fresh]
-            try:
-                logits = self.decoder.prefill(
-                    prompts, slots, self.cache, cached if any(cached) else None
-                )
-            except PoolExhausted as error:  # a prompt longer than the whole pool holds
-                self._refuse(first, error)
-                return
-            leads = [groups[i][0] for i in fresh]
-            self.routes.prefilled(leads, [hit.routes for hit in hits], [len(p) for p in prompts])
-            for row, i in enumerate(fresh):
-                sources[i], groups[i][0].prompt_logits = starts[i], logits[row]
+        if fresh and not self._prefill_fresh(groups, starts, fresh, first):
+            return
+        for i in fresh:
+            sources[i] = starts[i]
         rows: list[Tensor] = []
         for group, start, source in zip(groups, starts, sources, strict=True):
             lead, length = group[0], len(group[0].prompt)
@@ -298,6 +287,45 @@ class Engine(Calls):
         admitted = self._running[first:]
         self._append(admitted, self.stepper.sample(admitted, torch.stack(rows)))
         self._retire_done(range(first, len(self._running)))
+
+    def _prefill_fresh(
+        self, groups: list[list[Request]], starts: list[int], fresh: list[int], first: int
+    ) -> bool:
+        """Prefill the new prompts (`groups[i]` for i in `fresh`) into their slots.
+
+        One that shares a long head with another waits for that one to be prefilled and
+        parked, then restores the head (`admission.leads`). False when the pool cannot
+        hold them: the requests admitted from slot `first` on have failed.
+        """
+        prompts = [groups[i][0].prompt for i in fresh]
+        waits = [-1] * len(fresh)
+        least = self.config.shared_head_tokens
+        if least and self.prefix.max_tokens > 0 and len(fresh) > 1:
+            waits = leads(prompts, [self.prefix.match(p)[1] for p in prompts], least)
+        try:
+            self._prefill(groups, starts, [i for i, w in zip(fresh, waits, strict=True) if w < 0])
+            if later := [i for i, w in zip(fresh, waits, strict=True) if w >= 0]:
+                for lead in sorted({fresh[w] for w in waits if w >= 0}):
+                    request = groups[lead][0]
+                    self.prefix.park(starts[lead], request.prompt, self.routes.of(request))
+                self._prefill(groups, starts, later)
+        except PoolExhausted as error:  # a prompt longer than the whole pool holds
+            self._refuse(first, error)
+            return False
+        return True
+
+    def _prefill(self, groups: list[list[Request]], starts: list[int], which: list[int]) -> None:
+        """One prefill of `groups[i]`'s prompt into slot `starts[i]`, each after its longest
+        cached prefix; sets each lead's `prompt_logits`."""
+        hits = [self.prefix.restore_longest(groups[i][0].prompt, starts[i]) for i in which]
+        cached = [hit.length for hit in hits]
+        prompts = [groups[i][0].prompt[n:] for i, n in zip(which, cached, strict=True)]
+        slots = [starts[i] for i in which]
+        logits = self.decoder.prefill(prompts, slots, self.cache, cached if any(cached) else None)
+        heads = [groups[i][0] for i in which]
+        self.routes.prefilled(heads, [hit.routes for hit in hits], [len(p) for p in prompts])
+        for row, head in enumerate(heads):
+            head.prompt_logits = logits[row]
 
     def _refuse(self, first: int, error: Exception) -> None:
         """Fail the requests admitted from slot `first` on, freeing their slots."""

@@ -115,7 +115,10 @@ class Decoder:
         span = max(ends)
         mask = None  # fresh prompts attend causally among their own tokens (no mask to build)
         if starts is not None:  # after a cache hit: every cached or new position up to one's own
-            mask = (torch.arange(span, device=device)[None, None] <= positions[:, :, None])[:, None]
+            seen = (torch.arange(span, device=device)[None, None] <= positions[:, :, None])[:, None]
+            # additive, built once: SDPA would turn a boolean mask into this in every layer
+            mask = torch.zeros(seen.shape, dtype=self.embed.weight.dtype, device=device)
+            mask.masked_fill_(~seen, float("-inf"))
         h = self.embed(ids)
         cos, sin = self.rotary(h, positions)
         for i, layer in enumerate(self.layers):
