@@ -110,9 +110,13 @@ def test_prefix_cache(tmp_path: Path) -> None:
         "prefix_cache.py", tmp_path, "--quick", "--episodes", "2", "--turns", "2",
         "--system", "64", "--task", "16", "--new", "8", "--tool", "16",
     )  # fmt: skip
-    has_keys(result, "model", "workload", "cached_s", "uncached_s", "speedup", "machine")
+    has_keys(result, "model", "workload", "seconds", "median_s", "ratios", "machine")
     assert result["model"] == "tiny"
-    assert result["prefix_hit_tokens"] > 0  # turn 2 extends turn 1's prompt
+    hits = result["prefix_hit_tokens"]
+    assert hits["uncached"] == 0
+    assert hits["cached_no_head"] > 0  # turn 2 extends turn 1's prompt
+    assert hits["cached"] >= hits["cached_no_head"] + 64  # episode 2 restored episode 1's head
+    assert set(result["ratios"]) == {"uncached_over_cached", "cached_no_head_over_cached"}
 
 
 def test_entropy(tmp_path: Path) -> None:

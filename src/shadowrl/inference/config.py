@@ -173,11 +173,12 @@ class EngineConfig(BaseModel):
     shared_head_tokens: int = Field(
         default=64,
         ge=0,
-        description="Distinct prompts admitted together that share at least this many more "
-        "leading tokens than the prefix cache holds (the system prompt and tool schemas of "
-        "agent tasks starting at once) prefill that head once: the first is prefilled and "
-        "parked, the others restore it (`admission.leads`). 0 = off. Below ~64 the second "
-        "prefill call costs more than it saves.",
+        description="A new prompt that shares at least this many more leading tokens than the "
+        "prefix cache holds with a running prompt or with another admitted with it (the system "
+        "prompt and tool schemas of agent tasks starting at once) borrows that head: the "
+        "lender's prompt is parked (after its prefill) and the borrower restores it "
+        "(`admission.borrowed_heads`). 0 = off. Below ~64 tokens the second prefill call "
+        "costs more than it saves.",
     )
     recompute_kv_on_swap: bool = Field(
         default=False,

@@ -35,7 +35,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from shadowrl.inference.admission import leads, shared_prompt, take_groups
+from shadowrl.inference.admission import borrowed_heads, shared_prompt, take_groups
 from shadowrl.inference.caches import build_kv
 from shadowrl.inference.calls import Calls, Spec
 from shadowrl.inference.config import EngineConfig
@@ -293,36 +293,35 @@ class Engine(Calls):
     ) -> bool:
         """Prefill the new prompts (`groups[i]` for i in `fresh`) into their slots.
 
-        One that shares a long head with another waits for that one to be prefilled and
-        parked, then restores the head (`admission.leads`). False when the pool cannot
-        hold them: the requests admitted from slot `first` on have failed.
+        One that shares a long head with a running prompt or another new one borrows it:
+        the lender's prompt is parked (a new one's after its prefill) and the borrower
+        restores it (`admission.borrowed_heads`). False when the pool cannot hold them:
+        the requests admitted from slot `first` on have failed.
         """
-        prompts = [groups[i][0].prompt for i in fresh]
-        waits = [-1] * len(fresh)
-        least = self.config.shared_head_tokens
-        if least and self.prefix.max_tokens > 0 and len(fresh) > 1:
-            waits = leads(prompts, [self.prefix.match(p)[1] for p in prompts], least)
+        new, least = [(starts[i], groups[i][0]) for i in fresh], self.config.shared_head_tokens
+        borrow = borrowed_heads(self._running[:first], self.version, new, self.prefix, least)
         try:
-            self._prefill(groups, starts, [i for i, w in zip(fresh, waits, strict=True) if w < 0])
-            if later := [i for i, w in zip(fresh, waits, strict=True) if w >= 0]:
-                for lead in sorted({fresh[w] for w in waits if w >= 0}):
-                    request = groups[lead][0]
-                    self.prefix.park(starts[lead], request.prompt, self.routes.of(request))
-                self._prefill(groups, starts, later)
+            self._prefill(groups, starts, [i for k, i in enumerate(fresh) if k not in borrow])
+            for slot, lender in {id(r): (s, r) for s, r in borrow.values()}.values():
+                routes, n = self.routes.of(lender), len(lender.prompt)
+                self.prefix.park(slot, lender.prompt, None if routes is None else routes[:n])
+            if borrow:
+                self._prefill(groups, starts, [fresh[k] for k in sorted(borrow)])
         except PoolExhausted as error:  # a prompt longer than the whole pool holds
             self._refuse(first, error)
             return False
         return True
 
     def _prefill(self, groups: list[list[Request]], starts: list[int], which: list[int]) -> None:
-        """One prefill of `groups[i]`'s prompt into slot `starts[i]`, each after its longest
-        cached prefix; sets each lead's `prompt_logits`."""
-        hits = [self.prefix.restore_longest(groups[i][0].prompt, starts[i]) for i in which]
+        """Prefill `groups[i]`'s prompt into slot `starts[i]` for i in `which`, each after its
+        longest cached prefix; sets each lead's `prompt_logits`."""
+        heads, slots = [groups[i][0] for i in which], [starts[i] for i in which]
+        hits = [self.prefix.restore_longest(h.prompt, s) for h, s in zip(heads, slots, strict=True)]
         cached = [hit.length for hit in hits]
-        prompts = [groups[i][0].prompt[n:] for i, n in zip(which, cached, strict=True)]
-        slots = [starts[i] for i in which]
+        prompts = [h.prompt[n:] for h, n in zip(heads, cached, strict=True)]
+        if not heads:  # every new prompt borrowed a head from a running one
+            return
         logits = self.decoder.prefill(prompts, slots, self.cache, cached if any(cached) else None)
-        heads = [groups[i][0] for i in which]
         self.routes.prefilled(heads, [hit.routes for hit in hits], [len(p) for p in prompts])
         for row, head in enumerate(heads):
             head.prompt_logits = logits[row]
