@@ -9,9 +9,9 @@ soon as the first episode's prompt is prefilled. Three arms (`--arms`): `uncache
 `cached_no_head` (the cache alone) and `cached` (the engine's default); `--rounds N` runs
 each N times in alternating order and reports medians. Workload: `--episodes` concurrent
 chains of `--turns` turns on SmolLM2, a shared system prompt (the harness's is ~560
-tokens), a per-task statement, sampled completions and random "tool results". Both
-engines see identical requests (same seeds), so the outputs are the same; only the
-prefill work differs.
+tokens), a per-task statement, sampled completions and random "tool results". Every
+arm sees identical requests (same seeds), so the outputs are the same; only the prefill
+work differs.
 
     python benchmarks/prefix_cache.py            # SmolLM2, 8 episodes x 4 turns
     python benchmarks/prefix_cache.py --arms cached_no_head cached --rounds 2

@@ -3,9 +3,9 @@
 Identical prompts (a GRPO group) are taken together, so they take adjacent slots and
 share one prefill; a prompt a running request already holds under the current weights
 needs no prefill at all; a new prompt sharing a long head with a running one or another
-admitted with it borrows that one's KV (`leads`). New prompts are admitted while the padded prefill (new
-prompts x the longest new part) fits `engine.prefill_tokens_per_step`; the first always
-fits.
+admitted with it borrows that one's KV (`leads`). New prompts are admitted while the
+padded prefill (new prompts x the longest new part) fits `engine.prefill_tokens_per_step`;
+the first always fits.
 """
 
 from __future__ import annotations

@@ -12,9 +12,10 @@ logprob and entropy (of the distribution it was drawn from) and the weights vers
 made it; a swap lands between two steps, so versions change exactly where it happened and
 no request is dropped or restarted. Identical prompts (a GRPO group) are prefilled once and
 their KV is copied; a finished request's KV is parked in a prefix cache (`prefix.py`), so
-an agent's next turn prefills only its new tokens, and distinct prompts admitted together
-prefill a long shared head (the system prompt) once. A paged KV pool that the batch
-outgrows preempts its newest request and recomputes its KV later (`preemption.py`). With
+an agent's next turn prefills only its new tokens, and a new prompt borrows a long head (the
+system prompt) from a running prompt or one admitted with it instead of prefilling it
+again. A paged KV pool that the batch outgrows preempts its newest request and recomputes
+its KV later (`preemption.py`). With
 `speculative.k`, drafts are verified k per row in one forward, exactly (`speculation.py`);
 `engine.weights` may run Linears in int8/FP8 (`precision.py`). A mixture of experts also
 records each position's experts (`route_log.py`), for replay.
@@ -302,7 +303,7 @@ class Engine(Calls):
         borrow = borrowed_heads(self._running[:first], self.version, new, self.prefix, least)
         try:
             self._prefill(groups, starts, [i for k, i in enumerate(fresh) if k not in borrow])
-            for slot, lender in {id(r): (s, r) for s, r in borrow.values()}.values():
+            for slot, lender in dict(borrow.values()).items():  # each lender once, by its slot
                 routes, n = self.routes.of(lender), len(lender.prompt)
                 self.prefix.park(slot, lender.prompt, None if routes is None else routes[:n])
             if borrow:
@@ -315,12 +316,12 @@ class Engine(Calls):
     def _prefill(self, groups: list[list[Request]], starts: list[int], which: list[int]) -> None:
         """Prefill `groups[i]`'s prompt into slot `starts[i]` for i in `which`, each after its
         longest cached prefix; sets each lead's `prompt_logits`."""
+        if not which:  # every new prompt borrowed a head from a running one
+            return
         heads, slots = [groups[i][0] for i in which], [starts[i] for i in which]
         hits = [self.prefix.restore_longest(h.prompt, s) for h, s in zip(heads, slots, strict=True)]
         cached = [hit.length for hit in hits]
         prompts = [h.prompt[n:] for h, n in zip(heads, cached, strict=True)]
-        if not heads:  # every new prompt borrowed a head from a running one
-            return
         logits = self.decoder.prefill(prompts, slots, self.cache, cached if any(cached) else None)
         self.routes.prefilled(heads, [hit.routes for hit in hits], [len(p) for p in prompts])
         for row, head in enumerate(heads):
