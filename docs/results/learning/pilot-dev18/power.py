@@ -35,7 +35,7 @@ def components(rl: Path, start: Path) -> tuple[float, float]:
     by: dict[str, list[float]] = {}
     for i, (p, group) in b.items():
         by.setdefault(group, []).append(a[i][0] - p)
-    w = statistics.mean(statistics.variance(v) for v in by.values())
+    w = statistics.mean(statistics.variance(v) for v in by.values() if len(v) > 1)
     m = statistics.mean(len(v) for v in by.values())
     between = statistics.variance([statistics.mean(v) for v in by.values()])
     return max(between - w / m, 0.0), w
