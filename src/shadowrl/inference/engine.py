@@ -15,10 +15,10 @@ their KV is copied; a finished request's KV is parked in a prefix cache (`prefix
 an agent's next turn prefills only its new tokens, and a new prompt borrows a long head (the
 system prompt) from a running prompt or one admitted with it instead of prefilling it
 again. A paged KV pool that the batch outgrows preempts its newest request and recomputes
-its KV later (`preemption.py`). With
-`speculative.k`, drafts are verified k per row in one forward, exactly (`speculation.py`);
-`engine.weights` may run Linears in int8/FP8 (`precision.py`). A mixture of experts also
-records each position's experts (`route_log.py`), for replay.
+its KV later (`preemption.py`). With `speculative.k`, drafts are verified k per row in one
+forward, exactly (`speculation.py`); `engine.weights` may run Linears in int8/FP8
+(`precision.py`). A mixture of experts also records each position's experts
+(`route_log.py`), for replay.
 
 Callers: `await engine.generate(ids, sampling)` (the `Policy` protocol, safe from many
 asyncio tasks), `engine.generate_stream(...)`, or the blocking `engine.generate_batch`

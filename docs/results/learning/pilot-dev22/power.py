@@ -34,6 +34,11 @@ def _power18():
     return module
 
 
+def clustered_se(tau2: float, w: float, sizes: Counter[str]) -> float:
+    """SE of the template-clustered mean difference, templates of `sizes` instances each."""
+    return (sum(tau2 + w / m for m in sizes.values()) / len(sizes) ** 2) ** 0.5
+
+
 def power(effect: float, se: float) -> float:
     """One-sided power of 'the 90 % interval lies above 0' for a true `effect`."""
     return 1 - statistics.NormalDist().cdf(Z90 - effect / se)
@@ -42,15 +47,13 @@ def power(effect: float, se: float) -> float:
 if __name__ == "__main__":
     start = L / "pilot-dev18/eval_start57.json"
     sizes = Counter(json.loads(r)["repo"] for r in (L / "pilot-dev18/tasks/heldout57.jsonl").open())
-    c = len(sizes)
     components = _power18().components
     est = {n: components(L / f"pilot-dev{n}" / f, start) for n, f in LOOKS.items()}
     for n, (tau2, w) in est.items():
-        se = (sum(tau2 + w / m for m in sizes.values()) / c**2) ** 0.5
-        print(f"pilot {n}: tau^2 {tau2:.4f}, w {w:.4f}, SE {se:.4f}")
+        print(f"pilot {n}: tau^2 {tau2:.4f}, w {w:.4f}, SE {clustered_se(tau2, w, sizes):.4f}")
     tau2, w = max(t for t, _ in est.values()), max(v for _, v in est.values())
-    se = (sum(tau2 + w / m for m in sizes.values()) / c**2) ** 0.5
-    print(f"heldout57: {c} templates, {sum(sizes.values())} instances, 8 attempts each")
+    se = clustered_se(tau2, w, sizes)
+    print(f"heldout57: {len(sizes)} templates, {sum(sizes.values())} instances, 8 attempts each")
     print(f"kept tau^2 {tau2:.4f}, w {w:.4f}: SE {se:.4f}")
     print(f"smallest effect detected with power 0.8: {(Z90 + 0.842) * se:.3f}")
     for effect in (0.024, 0.04, 0.05, 0.075):
