@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The confirmatory look's three evals (plan.md, 2026-12-07 04:45 UTC addendum), one at a time,
+# The confirmatory look's three evals (plan.md, 2026-12-07 04:44 UTC addendum), one at a time,
 # each started once the 1-minute load is below 2; from the repository root:
 #   SHADOWRL=.venv/bin/shadowrl bash docs/results/learning/pilot-dev23/evals.sh
 # Each eval's `eval.json` is copied beside this script; `evals.log` keeps times and loads.

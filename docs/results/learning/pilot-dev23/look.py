@@ -1,4 +1,4 @@
-"""The confirmatory look's readout (plan.md, 2026-12-07 04:45 UTC addendum), from the eval files.
+"""The confirmatory look's readout (plan.md, 2026-12-07 04:44 UTC addendum), from the eval files.
 
     PYTHONPATH=src python docs/results/learning/pilot-dev23/look.py START P21 P22
 

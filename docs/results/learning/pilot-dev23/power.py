@@ -1,4 +1,4 @@
-"""The confirmatory look's power (plan.md, 2026-12-07 04:45 UTC addendum), from committed evals.
+"""The confirmatory look's power (plan.md, 2026-12-07 04:44 UTC addendum), from committed evals.
 
     PYTHONPATH=src python docs/results/learning/pilot-dev23/power.py [N_BY_TEMPLATE_JSONL]
 

@@ -1,4 +1,4 @@
-"""The confirmatory look's held-out set (plan.md, 2026-12-07 04:45 UTC addendum): `heldout_more.jsonl`.
+"""The confirmatory look's held-out set (plan.md, 2026-12-07 04:44 UTC addendum): `heldout_more.jsonl`.
 
     PYTHONPATH=src python docs/results/learning/pilot-dev23/tasks/build.py   (from the repository root)
 
