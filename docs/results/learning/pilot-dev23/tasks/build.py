@@ -3,10 +3,10 @@
     PYTHONPATH=src python docs/results/learning/pilot-dev23/tasks/build.py   (from the repository root)
 
 Up to `PER_TEMPLATE` fresh held-out-seed instances of each of the templates `heldout57` was
-drawn from, none of whose bugs (template, site, operator) is in any pilot's task file
+drawn from, none of whose buggy modules (`bug_key`) is in any pilot's task file
 (`heldout57.jsonl` included), drawn as pilot 18 drew `heldout57`, under another key. Held-out
-seeds are near-duplicate groups hashed away from the train part, so no demonstration or RL
-stream draw shares a bug with them.
+seeds are near-duplicate groups (template, site, operator) hashed away from the train part,
+so no demonstration or RL stream draw shares a site and operator with them.
 """
 
 from __future__ import annotations
