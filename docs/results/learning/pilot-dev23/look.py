@@ -22,13 +22,14 @@ HERE = Path(__file__).resolve().parent
 TASKS = HERE / "tasks/heldout_more.jsonl"
 
 
-def rates(path: Path) -> dict[str, tuple[float, int]]:
-    """Per instance (pass rate, attempts) of an eval file."""
+def rates(path: Path) -> dict[str, tuple[float, int, str]]:
+    """Per instance (pass rate, attempts, template) of an eval file."""
     tasks = json.loads(path.read_text())["tasks"]
     return {
         t["instance_id"]: (
             sum(s["resolved"] for s in t["samples"]) / len(t["samples"]),
             len(t["samples"]),
+            t["group"],
         )
         for t in tasks
     }

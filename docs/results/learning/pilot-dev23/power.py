@@ -12,6 +12,8 @@ the looks on `heldout57` at k = 8 (b from p(1 - p) per instance, unbiased). Pilo
 is also sized with the largest components seen in any look.
 """
 
+import functools
+import importlib.util
 import json
 import statistics
 import sys
@@ -30,17 +32,18 @@ LOOKS = {
 }
 
 
+@functools.cache
+def _look():
+    """`look.py`, loaded by path once (the results folders are not a package)."""
+    spec = importlib.util.spec_from_file_location("look23", Path(__file__).with_name("look.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def per_instance(path: Path) -> dict[str, tuple[float, int, str]]:
-    """Per instance (rate, attempts, template) of an eval file."""
-    tasks = json.loads(path.read_text())["tasks"]
-    return {
-        t["instance_id"]: (
-            sum(s["resolved"] for s in t["samples"]) / len(t["samples"]),
-            len(t["samples"]),
-            t["group"],
-        )
-        for t in tasks
-    }
+    """Per instance (rate, attempts, template): `look.py`'s reading."""
+    return _look().rates(path)
 
 
 def components(rls: list[Path], start: Path) -> tuple[float, float, float]:

@@ -41,22 +41,27 @@ def earlier(templates: list[str]) -> list[Task]:
     return [t for p in files for t in load_tasks(p) if t.repo in names]
 
 
-def main() -> None:
-    b14 = pilot14()
-    python = env_python(build_env(("pytest",), Path("~/.cache/shadowrl").expanduser()))
-    used = {bug_key(t) for t in earlier(b14.NEW)}
+def heldout(names: list[str], per: int, key: str, python: Path, used: set[str]) -> list[Task]:
+    """Up to `per` held-out-seed instances of each template in `names` whose buggy module is
+    not in `used` (which grows with each one drawn), drawn under `key`."""
     out: list[Task] = []
-    for template in [t for t in pick("heldout-seeds", []) if t.id in b14.NEW]:
-        for j in range(PER_TEMPLATE):
+    for template in [t for t in pick("heldout-seeds", []) if t.id in names]:
+        for j in range(per):
             try:
-                inst = draw(
-                    (template,), "heldout-seeds", j, "pilot18:heldout", 200, python, used, set()
-                )
+                inst = draw((template,), "heldout-seeds", j, key, 200, python, used, set())
             except RuntimeError:  # a template with few held-out bugs: what it has left
                 break
             used.add(inst.bug_key)
             out.append(inst.task)
         print(template.id, len(out), flush=True)
+    return out
+
+
+def main() -> None:
+    b14 = pilot14()
+    python = env_python(build_env(("pytest",), Path("~/.cache/shadowrl").expanduser()))
+    used = {bug_key(t) for t in earlier(b14.NEW)}
+    out = heldout(b14.NEW, PER_TEMPLATE, "pilot18:heldout", python, used)
     b14.write(HERE / "heldout57.jsonl", [b14.relative(t, HERE) for t in out])
 
 

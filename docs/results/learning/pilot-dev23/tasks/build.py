@@ -4,7 +4,7 @@
 
 Up to `PER_TEMPLATE` fresh held-out-seed instances of each of the templates `heldout57` was
 drawn from, none of whose buggy modules (`bug_key`) is in any pilot's task file
-(`heldout57.jsonl` included), drawn as pilot 18 drew `heldout57`, under another key. Held-out
+(`heldout57.jsonl` included), drawn by pilot 18's `heldout` under another key. Held-out
 seeds are near-duplicate groups (template, site, operator) hashed away from the train part,
 so no demonstration or RL stream draw shares a site and operator with them.
 """
@@ -15,41 +15,29 @@ import importlib.util
 from pathlib import Path
 
 from shadowrl.tasks import build_env, env_python
-from shadowrl.tasks.family.catalog import pick
 from shadowrl.tasks.family.stream import bug_key
-from shadowrl.tasks.family.suite import draw
-from shadowrl.tasks.task import Task, load_tasks
+from shadowrl.tasks.task import load_tasks
 
 HERE = Path(__file__).resolve().parent
 L = HERE.parents[1]
 PER_TEMPLATE = 16  # up to 240; the templates had 187 unseen held-out bugs
 
 
-def pilot14():
-    """Pilot 14's build module, loaded by path (the results folders are not a package)."""
-    spec = importlib.util.spec_from_file_location("build14", L / "pilot-dev14/tasks/build.py")
+def pilot18():
+    """Pilot 18's build module, loaded by path (the results folders are not a package)."""
+    spec = importlib.util.spec_from_file_location("build18", L / "pilot-dev18/tasks/build.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def main() -> None:
-    b14 = pilot14()
+    b18 = pilot18()
+    b14 = b18.pilot14()
     python = env_python(build_env(("pytest",), Path("~/.cache/shadowrl").expanduser()))
     files = [p for p in L.glob("pilot-dev*/tasks/*.jsonl") if "pilot-dev23" not in str(p)]
     used = {bug_key(t) for p in files for t in load_tasks(p)}
-    out: list[Task] = []
-    for template in [t for t in pick("heldout-seeds", []) if t.id in b14.NEW]:
-        for j in range(PER_TEMPLATE):
-            try:
-                inst = draw(
-                    (template,), "heldout-seeds", j, "pilot23:heldout", 200, python, used, set()
-                )
-            except RuntimeError:  # the template has no unseen held-out bug left
-                break
-            used.add(inst.bug_key)
-            out.append(inst.task)
-        print(template.id, len(out), flush=True)
+    out = b18.heldout(b14.NEW, PER_TEMPLATE, "pilot23:heldout", python, used)
     b14.write(HERE / "heldout_more.jsonl", [b14.relative(t, HERE) for t in out])
 
 
