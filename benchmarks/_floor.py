@@ -8,6 +8,11 @@ T rows and the LM head at N rows. Attention over the KV cache, norms, rotary, sa
 and Python are what the engine adds on top: a multiple of 1.0 is the floor itself.
 Timed on this CPU in the same run as the engine, each shape once (decode shapes: best of
 `repeats` after a warm-up).
+
+A decode step must also read every key and value its rows attend to, once: `KVFloor` is
+those bytes at the rate `torch.sum` streams memory on this CPU in the same run. At 32 rows
+of ~900 tokens SmolLM2's fp32 cache is ~1.3 GB a step, as long to read as the products
+take, so the product floor alone is not reachable there; decode benchmarks report both.
 """
 
 from __future__ import annotations
@@ -85,6 +90,20 @@ class Floor:
     def prefill_s(self, calls: Iterable[tuple[int, int]]) -> float:
         """The floor of prefill calls of (real prompt tokens, prompts), in seconds."""
         return sum(self.ms(tokens, prompts) for tokens, prompts in calls) / 1e3
+
+
+class KVFloor:
+    """ms to read the keys and values of rows of given lengths once, at the rate `torch.sum`
+    streams a buffer far larger than the caches (best of `repeats`, measured once)."""
+
+    def __init__(self, shape: Any, mb: int = 512, repeats: int = 3) -> None:
+        self.per_position = 2 * shape.layers * shape.kv_heads * shape.head_dim  # k and v
+        buffer = torch.ones(mb * 2**20 // 4)
+        buffer.sum()  # warm-up: pages touched
+        self.gbs = buffer.numel() * 4 / _best_ms(buffer.sum, repeats) / 1e6
+
+    def ms(self, lengths: Iterable[int], element_size: int) -> float:
+        return self.per_position * sum(lengths) * element_size / self.gbs / 1e6
 
 
 def cpu_flags() -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from _floor import Floor, cpu_flags
+from _floor import Floor, KVFloor, cpu_flags
 from _machine import machine
 from _profile import _running
 from shadowrl.inference.config import EngineConfig
@@ -53,7 +53,8 @@ def measure(
     modes: dict[str, dict[str, str]] = MODES,
 ) -> dict[str, Any]:  # fmt: skip
     """Median ms per decode step of each mode's engine at `rows` rows in `dtype`, the
-    floor, and each mode's time over the first mode's."""
+    product floor and that floor plus reading the rows' KV once (`_floor.KVFloor`, at the
+    prompts' lengths), and each mode's time over the first mode's."""
     engines = {
         mode: Engine(copy.deepcopy(model), None, EngineConfig(
             max_batch=rows, dtype=dtype, prefix_cache_tokens=0, **settings))
@@ -70,12 +71,16 @@ def measure(
                 times[mode].append(_time_steps(engine, args.steps))
     first = next(iter(modes))
     floor = Floor(engines[first].model).ms(rows)
+    kv = KVFloor(engines[first].decoder.shape)
+    kv_ms = kv.ms(map(len, prompts), torch.empty(0, dtype=getattr(torch, dtype)).element_size())
     ms = {mode: statistics.median(t) for mode, t in times.items()}
     for engine in engines.values():
         engine._running.clear()
     return {
         "rows": rows, "dtype": dtype, "ms_per_step": ms, "floor_ms": floor,
         "multiple_of_floor": {mode: v / floor for mode, v in ms.items()},
+        "kv_floor_ms": kv_ms, "stream_gbs": kv.gbs,
+        "multiple_of_floor_with_kv": {mode: v / (floor + kv_ms) for mode, v in ms.items()},
         f"over_{first}": {mode: v / ms[first] for mode, v in ms.items()}, "all_ms": times,
     }  # fmt: skip
 

@@ -6,10 +6,11 @@ the C attention kernel: `layers` runs each decoder layer in one C call
 layers around the C products (`cpu_products: native`), `torch` PyTorch's layers and
 products (the default). Their fp32 decode steps are timed in alternation as
 `cpu_attention.py` times its two (`--steps` at a time, `--repeats` times, medians), and
-set against the floor of the model's matrix products at that batch (`_floor.py`). The
-fused layers take 1-16 rows; at more a step runs PyTorch's layers in every engine.
+set against the floor of the model's matrix products at that batch and against that floor
+plus reading the batch's KV cache once (`_floor.py`). The fused layers take 1-64 rows; at
+more a step runs PyTorch's layers in every engine.
 
-    python benchmarks/cpu_decode.py --rows 1 8 16 --context 300 1500
+    python benchmarks/cpu_decode.py --rows 1 8 16 32 64 --context 300 1500
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ MODES = {
 
 
 def main() -> None:
-    args = parser(__doc__, [1, 8, 16], RESULTS).parse_args()
+    args = parser(__doc__, [1, 8, 16, 32], RESULTS).parse_args()
     model = quick(args)
     started = machine() | cpu_flags()
     cases = []
@@ -40,8 +41,10 @@ def main() -> None:
         ms, over = case["ms_per_step"], case["over_layers"]
         print(
             f"{rows:3d} rows: layers {ms['layers']:7.1f} ms, products {ms['products']:7.1f} ms, "
-            f"torch {ms['torch']:7.1f} ms, floor {case['floor_ms']:6.1f} ms; products/layers "
-            f"{over['products']:.2f}, torch/layers {over['torch']:.2f}",
+            f"torch {ms['torch']:7.1f} ms, floor {case['floor_ms']:6.1f} ms + KV "
+            f"{case['kv_floor_ms']:6.1f} ms; products/layers {over['products']:.2f}, "
+            f"torch/layers {over['torch']:.2f}; layers {case['multiple_of_floor']['layers']:.2f}x "
+            f"the floor, {case['multiple_of_floor_with_kv']['layers']:.2f}x with the KV",
             flush=True,
         )
     result = {

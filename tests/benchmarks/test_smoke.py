@@ -426,6 +426,9 @@ def test_cpu_decode(tmp_path: Path) -> None:
     [case] = result["cases"]
     assert case["rows"] == 2 and set(case["ms_per_step"]) == {"layers", "products", "torch"}
     assert case["over_layers"]["layers"] == 1.0 and case["floor_ms"] > 0
+    assert case["kv_floor_ms"] > 0 and case["stream_gbs"] > 0
+    for mode, multiple in case["multiple_of_floor_with_kv"].items():
+        assert multiple < case["multiple_of_floor"][mode]  # the KV read adds to the floor
 
 
 def test_cpu_linear(tmp_path: Path) -> None:

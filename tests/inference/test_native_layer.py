@@ -27,8 +27,8 @@ from transformers import (
 
 from shadowrl.inference.config import EngineConfig
 from shadowrl.inference.engine import Engine
-from shadowrl.inference.native import MAX_ROWS, NativeUnavailable
-from shadowrl.inference.native_layer import NativeLayers, TorchLayers, layer_kernel
+from shadowrl.inference.native import NativeUnavailable
+from shadowrl.inference.native_layer import MAX_ROWS, NativeLayers, TorchLayers, layer_kernel
 from shadowrl.models import random_qwen3_moe
 from shadowrl.types import SamplingParams
 
@@ -107,7 +107,11 @@ def decode_steps(eng: Engine, lengths: list[int], steps: int = 3, span: int = 0)
 
 
 @pytest.mark.parametrize("arch", sorted(MODELS))
-@pytest.mark.parametrize("lengths", [[5], [1, 40, 300], [1, 2, 17, 64, 65, 130, 257, 300]])
+@pytest.mark.parametrize(
+    "lengths",
+    [[5], [1, 40, 300], [1, 2, 17, 64, 65, 130, 257, 300], [*range(1, 40), 300]],
+    ids=["1row", "3rows", "8rows", "40rows"],  # 40: past the products' own cap of 16 and 32
+)
 def test_decode_steps_match_the_torch_layers(arch, lengths) -> None:
     model = MODELS[arch](0)
     engines = {mode: engine(model, mode, max_batch=len(lengths)) for mode in ("native", "torch")}
