@@ -83,6 +83,11 @@ class Floor:
                 return _best_ms(run, self.repeats)
             return _best_ms(run, 1)
 
+    def flops(self, rows: int, head_rows: int) -> float:
+        """The products' multiply-adds (x 2) at `rows` rows and the LM head at `head_rows`."""
+        body = sum(m.in_features * m.out_features for m in self.body)
+        return 2.0 * (body * rows + self.head.in_features * self.head.out_features * head_rows)
+
     def decode_s(self, steps_rows: Iterable[int]) -> float:
         """The floor of decode steps of the given row counts, in seconds."""
         return sum(self.ms(rows) for rows in steps_rows) / 1e3
@@ -104,6 +109,13 @@ class KVFloor:
 
     def ms(self, lengths: Iterable[int], element_size: int) -> float:
         return self.per_position * sum(lengths) * element_size / self.gbs / 1e6
+
+
+def attention_flops(shape: Any, new: int, start: int) -> float:
+    """Multiply-adds (x 2) of `new` query positions after `start` cached ones attending
+    causally (q.k and the weighted sum of v, every head and layer)."""
+    pairs = new * start + new * (new + 1) / 2
+    return 4.0 * shape.layers * shape.heads * shape.head_dim * pairs
 
 
 def cpu_flags() -> dict[str, Any]:

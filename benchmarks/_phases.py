@@ -4,7 +4,10 @@
 is timed and its shape recorded, outer calls only: on CPU a prefill of N prompts calls
 itself once per prompt, and those inner calls are part of the outer one. `floors()` then
 divides by the floor of those very shapes (`_floor.py`: the model's matrix products timed
-alone on this machine). Used by
+alone on this machine), and by a second floor that adds what attention must do at the
+least: a prefill's attention products at the rate the model's products ran in that call
+(compute-bound), a decode step's read of its rows' keys and values at the rate
+`torch.sum` streams memory (bandwidth-bound). Used by
 `engine_vs_hf.py` (one batch of prompts) and `agent_rollouts.py` (a whole agent eval).
 """
 
@@ -15,17 +18,19 @@ from typing import Any
 
 import torch
 
-from _floor import Floor
+from _floor import Floor, KVFloor, attention_flops
 
 
 class Phases:
     """Time spent in one engine's prefill and decode calls, with their shapes."""
 
     def __init__(self, engine: Any) -> None:
-        self.model = engine.model
+        self.model, self.shape = engine.model, engine.decoder.shape
         self.prefill_s = self.decode_s = 0.0
         self.prefills: list[tuple[int, int]] = []  # (real prompt tokens, prompts) per call
         self.steps: list[tuple[int, float]] = []  # (rows, seconds) per decode step
+        self.attention: list[float] = []  # attention FLOPs per prefill call
+        self.kv_positions: list[int] = []  # cached positions each decode step attends to
         self._inside = False  # the engine thread is in a timed call: count only the outer one
         engine.decoder.prefill = self._timed(engine.decoder.prefill, prefill=True)
         engine.stepper.decode = self._timed(engine.stepper.decode, prefill=False)
@@ -46,9 +51,13 @@ class Phases:
             if prefill:
                 self.prefill_s += seconds
                 self.prefills.append((sum(len(p) for p in args[0]), len(args[0])))
+                starts = args[3] if len(args) > 3 and args[3] is not None else [0] * len(args[0])
+                pairs = zip(args[0], starts, strict=True)
+                self.attention.append(sum(attention_flops(self.shape, len(p), s) for p, s in pairs))
             else:
                 self.decode_s += seconds
                 self.steps.append((len(args[0]), seconds))
+                self.kv_positions.append(sum(r.cached + 1 for r in args[0]))
             return out
 
         return call
@@ -80,4 +89,25 @@ class Phases:
         out["full_batch_multiple"] = out["full_batch_step_ms"] / out["full_batch_floor_ms"]
         out["decode_multiple"] = self.decode_s / out["decode_floor_s"]
         out["prefill_multiple"] = self.prefill_s / out["prefill_floor_s"]
-        return out
+        return out | self._attention_floors(floor)
+
+    def _attention_floors(self, floor: Floor) -> dict[str, float]:
+        """The floors with attention's least work added, and the engine's multiples of them."""
+        size = next(self.model.parameters()).element_size()  # the KV cache's, as the engine's
+        kv = KVFloor(self.shape)
+        calls = [
+            (floor.flops(*call), a) for call, a in zip(self.prefills, self.attention, strict=True)
+        ]
+        prefill = sum(
+            floor.ms(*call) * (1 + a / products)
+            for call, (products, a) in zip(self.prefills, calls, strict=True)
+        ) / 1e3  # fmt: skip
+        decode = floor.decode_s(r for r, _ in self.steps) + kv.ms(self.kv_positions, size) / 1e3
+        return {
+            "stream_gbs": kv.gbs,
+            "prefill_attention_share": sum(a for _, a in calls) / sum(p + a for p, a in calls),
+            "prefill_floor_with_attention_s": prefill,
+            "decode_floor_with_kv_s": decode,
+            "prefill_multiple_with_attention": self.prefill_s / prefill,
+            "decode_multiple_with_kv": self.decode_s / decode,
+        }

@@ -128,10 +128,17 @@ def pooled(runs: list[dict[str, Any]]) -> dict[str, float]:
         "prefill_s": sum(r["engine"]["prefill_s"] for r in runs),
         "decode_floor_s": sum(r["floor"]["decode_floor_s"] for r in runs),
         "prefill_floor_s": sum(r["floor"]["prefill_floor_s"] for r in runs),
+        "decode_floor_with_kv_s": sum(r["floor"]["decode_floor_with_kv_s"] for r in runs),
+        "prefill_floor_with_attention_s": sum(
+            r["floor"]["prefill_floor_with_attention_s"] for r in runs
+        ),
     }
     return total | {
         "decode_multiple": total["decode_s"] / total["decode_floor_s"],
         "prefill_multiple": total["prefill_s"] / total["prefill_floor_s"],
+        "decode_multiple_with_kv": total["decode_s"] / total["decode_floor_with_kv_s"],
+        "prefill_multiple_with_attention": total["prefill_s"]
+        / total["prefill_floor_with_attention_s"],
         "wall_ms_per_token": 1000 * total["wall_s"] / max(total["generated_tokens"], 1),
         "ms_per_decode_step": 1000 * total["decode_s"] / max(total["decode_steps"], 1),
     }
@@ -142,8 +149,9 @@ def headline(out: dict[str, Any]) -> str:
     return (
         f"{out['episodes']} episodes, {out['generated_tokens']} tokens in {out['wall_s']:.1f} s: "
         f"engine busy {e['busy_share']:.0%} (prefill {e['prefill_s']:.1f} s = "
-        f"{f['prefill_multiple']:.2f}x floor, decode {e['decode_s']:.1f} s = "
-        f"{f['decode_multiple']:.2f}x floor), idle {out['idle_s']:.1f} s"
+        f"{f['prefill_multiple']:.2f}x floor, {f['prefill_multiple_with_attention']:.2f}x with "
+        f"attention; decode {e['decode_s']:.1f} s = {f['decode_multiple']:.2f}x floor, "
+        f"{f['decode_multiple_with_kv']:.2f}x with the KV read), idle {out['idle_s']:.1f} s"
     )
 
 

@@ -149,7 +149,7 @@ def breakdown(engine: Any, work: list[tuple[list[int], int]]) -> dict[str, Any]:
         "total_s": total,
         "ms_per_decode_step": spent["ms_per_decode_step"],
     }
-    floors = {k: round(v, 3) for k, v in phases.floors().items()}
+    floors = {k: round(v, 5) for k, v in phases.floors().items()}  # a quick run's are ~1 ms
     return {k: round(v, 3) for k, v in out.items()} | {
         "prefill_calls": phases.prefills,
         "floor": floors,
@@ -251,7 +251,9 @@ def main() -> None:
         print(
             f"{w}: engine_tps={e['tokens_per_s']:.2f} decode_{f['full_batch_rows']}rows="
             f"{f['full_batch_multiple']:.2f}x_floor decode={f['decode_multiple']:.2f}x "
-            f"prefill={f['prefill_multiple']:.2f}x_floor"
+            f"prefill={f['prefill_multiple']:.2f}x_floor; with attention's least work: "
+            f"decode={f['decode_multiple_with_kv']:.2f}x prefill="
+            f"{f['prefill_multiple_with_attention']:.2f}x"
         )
     if "hf" in result:
         print(

@@ -101,6 +101,10 @@ def test_engine_vs_hf_floors_int8_and_profile(tmp_path: Path) -> None:
         floor = side["breakdown"]["floor"]
         has_keys(floor, "full_batch_multiple", "decode_multiple", "prefill_multiple")
         assert floor["full_batch_floor_ms"] > 0 and floor["prefill_floor_s"] > 0
+        # attention's least work only adds to each floor
+        assert floor["prefill_multiple_with_attention"] < floor["prefill_multiple"]
+        assert floor["decode_multiple_with_kv"] < floor["decode_multiple"]
+        assert 0 < floor["prefill_attention_share"] < 1
         has_keys(side["profile"]["decode"]["split_ms_per_step"], "products", "attention")
     assert (tmp_path / "result_profile_int8.txt").read_text().count("aten::") > 5
 
@@ -138,6 +142,7 @@ def test_agent_rollouts(tmp_path: Path) -> None:
     has_keys(result, "episodes", "generated_tokens", "wall_s", "engine", "floor", "machine")
     has_keys(result["engine"], "prefill_s", "decode_s", "busy_s", "prefill_tokens")
     has_keys(result["floor"], "prefill_multiple", "decode_multiple", "floor_s")
+    has_keys(result["floor"], "prefill_multiple_with_attention", "decode_multiple_with_kv")
     assert result["episodes"] == 2 and result["turns"] <= 4
     # every generated token but each turn's first (sampled from the prefill) is a decode row
     engine = result["engine"]
