@@ -12,7 +12,9 @@ this CPU (`_floor.py`). It reports
   and grading in sandboxes, rendered prompts and parsed calls (on 2 cores these also
   compete with the engine for the CPU);
 * the whole eval as a multiple of its floor: how far agent rollouts here are from what
-  the CPU's matrix products alone would allow.
+  the CPU's matrix products alone would allow;
+* the CPU time of its child processes (sandboxes, tools, tests, grading): on 2 cores what
+  they run while the engine is busy slows the engine's threads too.
 
 With `--against KEY=VALUE ...` it measures a candidate setting beside the baseline in the
 same run: the two evals alternate (baseline, candidate, then candidate, baseline for
@@ -34,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import resource
 import time
 from pathlib import Path
 from typing import Any
@@ -61,6 +64,7 @@ def rollout_eval(args: argparse.Namespace, overrides: list[str]) -> dict[str, An
         prepare(task, config.tasks.cache_dir)
     with open_engine(args.policy, config) as (engine, tokenizer):
         phases = Phases(engine)
+        children = _children_cpu_s()
         start = time.perf_counter()
         result = asyncio.run(
             evaluate(
@@ -71,7 +75,16 @@ def rollout_eval(args: argparse.Namespace, overrides: list[str]) -> dict[str, An
             )
         )  # fmt: skip
         wall = time.perf_counter() - start
-    return summary(result, phases, wall)
+        children = _children_cpu_s() - children
+    return summary(result, phases, wall) | {
+        "harness_cpu_s": children, "harness_cores": children / wall,
+    }  # fmt: skip
+
+
+def _children_cpu_s() -> float:
+    """User and system CPU seconds of this process's waited-for children, so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def summary(result: Any, phases: Phases, wall: float) -> dict[str, Any]:
@@ -128,6 +141,7 @@ def pooled(runs: list[dict[str, Any]]) -> dict[str, float]:
         "prefill_s": sum(r["engine"]["prefill_s"] for r in runs),
         "decode_floor_s": sum(r["floor"]["decode_floor_s"] for r in runs),
         "prefill_floor_s": sum(r["floor"]["prefill_floor_s"] for r in runs),
+        "harness_cpu_s": sum(r["harness_cpu_s"] for r in runs),
         "decode_floor_with_kv_s": sum(r["floor"]["decode_floor_with_kv_s"] for r in runs),
         "prefill_floor_with_attention_s": sum(
             r["floor"]["prefill_floor_with_attention_s"] for r in runs
@@ -151,7 +165,8 @@ def headline(out: dict[str, Any]) -> str:
         f"engine busy {e['busy_share']:.0%} (prefill {e['prefill_s']:.1f} s = "
         f"{f['prefill_multiple']:.2f}x floor, {f['prefill_multiple_with_attention']:.2f}x with "
         f"attention; decode {e['decode_s']:.1f} s = {f['decode_multiple']:.2f}x floor, "
-        f"{f['decode_multiple_with_kv']:.2f}x with the KV read), idle {out['idle_s']:.1f} s"
+        f"{f['decode_multiple_with_kv']:.2f}x with the KV read), idle {out['idle_s']:.1f} s; "
+        f"child processes {out['harness_cpu_s']:.1f} CPU s ({out['harness_cores']:.2f} cores)"
     )
 
 

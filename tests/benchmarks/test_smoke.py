@@ -143,6 +143,7 @@ def test_agent_rollouts(tmp_path: Path) -> None:
     has_keys(result["engine"], "prefill_s", "decode_s", "busy_s", "prefill_tokens")
     has_keys(result["floor"], "prefill_multiple", "decode_multiple", "floor_s")
     has_keys(result["floor"], "prefill_multiple_with_attention", "decode_multiple_with_kv")
+    assert result["harness_cpu_s"] > 0  # the sandboxes' tools and tests ran as children
     assert result["episodes"] == 2 and result["turns"] <= 4
     # every generated token but each turn's first (sampled from the prefill) is a decode row
     engine = result["engine"]
