@@ -31,6 +31,8 @@ class Phases:
         self.steps: list[tuple[int, float]] = []  # (rows, seconds) per decode step
         self.attention: list[float] = []  # attention FLOPs per prefill call
         self.kv_positions: list[int] = []  # cached positions each decode step attends to
+        self.shapes: list[tuple[list[int], list[int]]] = []  # prefill (lengths, starts)
+        self._prefill, self.cache = engine.decoder.prefill, engine.cache  # unwrapped: replays
         self._inside = False  # the engine thread is in a timed call: count only the outer one
         engine.decoder.prefill = self._timed(engine.decoder.prefill, prefill=True)
         engine.stepper.decode = self._timed(engine.stepper.decode, prefill=False)
@@ -52,6 +54,7 @@ class Phases:
                 self.prefill_s += seconds
                 self.prefills.append((sum(len(p) for p in args[0]), len(args[0])))
                 starts = args[3] if len(args) > 3 and args[3] is not None else [0] * len(args[0])
+                self.shapes.append(([len(p) for p in args[0]], list(starts)))
                 pairs = zip(args[0], starts, strict=True)
                 self.attention.append(sum(attention_flops(self.shape, len(p), s) for p, s in pairs))
             else:
@@ -61,6 +64,25 @@ class Phases:
             return out
 
         return call
+
+    def replay_prefills(self) -> float:
+        """Seconds the recorded prefill calls take again, one after another, with nothing
+        else running: the same lengths after the same cached positions (random tokens, the
+        cache's old contents as the cached ones), into the first slots of the engine's cache.
+        Call it once the engine has nothing running. The eval's prefill time over this is
+        what the harness's own work on the same cores cost the engine."""
+        vocab = self.model.config.vocab_size
+        total = 0.0
+        with torch.inference_mode():
+            for lengths, starts in self.shapes:
+                slots = list(range(len(lengths)))
+                ends = [s + n + 1 for n, s in zip(lengths, starts, strict=True)]
+                self.cache.prepare(slots, [0] * len(slots), ends)
+                prompts = [torch.randint(3, vocab, (n,)).tolist() for n in lengths]
+                start = time.perf_counter()
+                self._prefill(prompts, slots, self.cache, starts if any(starts) else None)
+                total += time.perf_counter() - start
+        return total
 
     def spent(self) -> dict[str, float]:
         steps = len(self.steps)

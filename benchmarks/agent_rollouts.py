@@ -14,7 +14,9 @@ this CPU (`_floor.py`). It reports
 * the whole eval as a multiple of its floor: how far agent rollouts here are from what
   the CPU's matrix products alone would allow;
 * the CPU time of its child processes (sandboxes, tools, tests, grading): on 2 cores what
-  they run while the engine is busy slows the engine's threads too.
+  they run while the engine is busy slows the engine's threads too; with `--replay-prefill`
+  every prefill call is run again alone at its shapes after the eval, and the eval's
+  prefill time over that says what the harness's own work cost the engine.
 
 With `--against KEY=VALUE ...` it measures a candidate setting beside the baseline in the
 same run: the two evals alternate (baseline, candidate, then candidate, baseline for
@@ -76,9 +78,13 @@ def rollout_eval(args: argparse.Namespace, overrides: list[str]) -> dict[str, An
         )  # fmt: skip
         wall = time.perf_counter() - start
         children = _children_cpu_s() - children
-    return summary(result, phases, wall) | {
-        "harness_cpu_s": children, "harness_cores": children / wall,
-    }  # fmt: skip
+        alone = phases.replay_prefills() if args.replay_prefill else None
+    out = summary(result, phases, wall)
+    out |= {"harness_cpu_s": children, "harness_cores": children / wall}
+    if alone is not None:
+        prefill = out["engine"]["prefill_s"]
+        out |= {"prefill_alone_s": alone, "prefill_eval_over_alone": prefill / alone}
+    return out
 
 
 def _children_cpu_s() -> float:
@@ -167,6 +173,12 @@ def headline(out: dict[str, Any]) -> str:
         f"attention; decode {e['decode_s']:.1f} s = {f['decode_multiple']:.2f}x floor, "
         f"{f['decode_multiple_with_kv']:.2f}x with the KV read), idle {out['idle_s']:.1f} s; "
         f"child processes {out['harness_cpu_s']:.1f} CPU s ({out['harness_cores']:.2f} cores)"
+        + (
+            f"; prefill alone {out['prefill_alone_s']:.1f} s (eval/alone "
+            f"{out['prefill_eval_over_alone']:.2f})"
+            if "prefill_alone_s" in out
+            else ""
+        )
     )
 
 
@@ -185,6 +197,9 @@ def main() -> None:
         "--against", nargs="*", default=[], help="a candidate's overrides, run beside the baseline"
     )
     ap.add_argument("--rounds", type=int, default=2, help="with --against: evals per arm")
+    ap.add_argument(
+        "--replay-prefill", action="store_true", help="re-time each prefill call alone after"
+    )
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
     args.set = flags(args.set)

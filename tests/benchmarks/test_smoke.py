@@ -137,13 +137,17 @@ def test_agent_rollouts(tmp_path: Path) -> None:
     result = run_benchmark(
         "agent_rollouts.py", tmp_path, "--policy", "tiny", "--suite",
         "family:heldout-templates@2", "--concurrency", "2", "--set", "agent.max_turns=2",
-        "agent.max_new_tokens=8",
+        "agent.max_new_tokens=8", "--replay-prefill",
     )  # fmt: skip
     has_keys(result, "episodes", "generated_tokens", "wall_s", "engine", "floor", "machine")
     has_keys(result["engine"], "prefill_s", "decode_s", "busy_s", "prefill_tokens")
     has_keys(result["floor"], "prefill_multiple", "decode_multiple", "floor_s")
     has_keys(result["floor"], "prefill_multiple_with_attention", "decode_multiple_with_kv")
     assert result["harness_cpu_s"] > 0  # the sandboxes' tools and tests ran as children
+    assert result["prefill_alone_s"] > 0
+    assert result["prefill_eval_over_alone"] == pytest.approx(
+        result["engine"]["prefill_s"] / result["prefill_alone_s"]
+    )
     assert result["episodes"] == 2 and result["turns"] <= 4
     # every generated token but each turn's first (sampled from the prefill) is a decode row
     engine = result["engine"]
