@@ -145,6 +145,7 @@ def test_agent_rollouts(tmp_path: Path) -> None:
     has_keys(result["floor"], "prefill_multiple_with_attention", "decode_multiple_with_kv")
     assert result["harness_cpu_s"] > 0  # the sandboxes' tools and tests ran as children
     assert result["prefill_alone_s"] > 0
+    assert result["engine"]["busy_s"] < result["wall_s"]  # the replay is not the eval's time
     assert result["prefill_eval_over_alone"] == pytest.approx(
         result["engine"]["prefill_s"] / result["prefill_alone_s"]
     )
