@@ -31,7 +31,7 @@ class Phases:
         self.steps: list[tuple[int, float]] = []  # (rows, seconds) per decode step
         self.attention: list[float] = []  # attention FLOPs per prefill call
         self.kv_positions: list[int] = []  # cached positions each decode step attends to
-        self.shapes: list[tuple[list[int], list[int]]] = []  # prefill (lengths, starts)
+        self.shapes: list[tuple[list[int], Any]] = []  # prefill (lengths, starts or None)
         self._prefill, self.cache = engine.decoder.prefill, engine.cache  # unwrapped: replays
         self._inside = False  # the engine thread is in a timed call: count only the outer one
         engine.decoder.prefill = self._timed(engine.decoder.prefill, prefill=True)
@@ -53,9 +53,10 @@ class Phases:
             if prefill:
                 self.prefill_s += seconds
                 self.prefills.append((sum(len(p) for p in args[0]), len(args[0])))
-                starts = args[3] if len(args) > 3 and args[3] is not None else [0] * len(args[0])
-                self.shapes.append(([len(p) for p in args[0]], list(starts)))
-                pairs = zip(args[0], starts, strict=True)
+                given = args[3] if len(args) > 3 else None  # positions already in the cache
+                cached = None if given is None else list(given)
+                self.shapes.append(([len(p) for p in args[0]], cached))
+                pairs = zip(args[0], cached or [0] * len(args[0]), strict=True)
                 self.attention.append(sum(attention_flops(self.shape, len(p), s) for p, s in pairs))
             else:
                 self.decode_s += seconds
@@ -74,16 +75,19 @@ class Phases:
         vocab = self.model.config.vocab_size
         total = 0.0
         self._inside = True  # a replayed call's own inner calls (per prompt on CPU) are not timed
-        with torch.inference_mode():
-            for lengths, starts in self.shapes:
-                slots = list(range(len(lengths)))
-                ends = [s + n + 1 for n, s in zip(lengths, starts, strict=True)]
-                self.cache.prepare(slots, [0] * len(slots), ends)
-                prompts = [torch.randint(3, vocab, (n,)).tolist() for n in lengths]
-                start = time.perf_counter()
-                self._prefill(prompts, slots, self.cache, starts if any(starts) else None)
-                total += time.perf_counter() - start
-        self._inside = False
+        try:
+            with torch.inference_mode():
+                for lengths, starts in self.shapes:
+                    slots = list(range(len(lengths)))
+                    cached = starts or [0] * len(lengths)
+                    ends = [s + n + 1 for n, s in zip(lengths, cached, strict=True)]
+                    self.cache.prepare(slots, [0] * len(slots), ends)
+                    prompts = [torch.randint(3, vocab, (n,)).tolist() for n in lengths]
+                    start = time.perf_counter()
+                    self._prefill(prompts, slots, self.cache, starts)
+                    total += time.perf_counter() - start
+        finally:
+            self._inside = False
         return total
 
     def spent(self) -> dict[str, float]:
