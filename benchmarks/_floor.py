@@ -50,6 +50,7 @@ class Floor:
 
     def __init__(self, model: Any, repeats: int = 3) -> None:
         self.body, self.head = products(model)
+        self._macs = sum(m.in_features * m.out_features for m in self.body)  # per row
         self.repeats = repeats
         self._ms: dict[tuple[int, int], float] = {}
         param = self.head.weight
@@ -85,8 +86,8 @@ class Floor:
 
     def flops(self, rows: int, head_rows: int) -> float:
         """The products' multiply-adds (x 2) at `rows` rows and the LM head at `head_rows`."""
-        body = sum(m.in_features * m.out_features for m in self.body)
-        return 2.0 * (body * rows + self.head.in_features * self.head.out_features * head_rows)
+        head = self.head.in_features * self.head.out_features
+        return 2.0 * (self._macs * rows + head * head_rows)
 
     def decode_s(self, steps_rows: Iterable[int]) -> float:
         """The floor of decode steps of the given row counts, in seconds."""

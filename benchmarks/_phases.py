@@ -27,11 +27,9 @@ class Phases:
     def __init__(self, engine: Any) -> None:
         self.model, self.shape = engine.model, engine.decoder.shape
         self.prefill_s = self.decode_s = 0.0
-        self.prefills: list[tuple[int, int]] = []  # (real prompt tokens, prompts) per call
+        self.shapes: list[tuple[list[int], Any]] = []  # per prefill call: lengths, starts or None
         self.steps: list[tuple[int, float]] = []  # (rows, seconds) per decode step
-        self.attention: list[float] = []  # attention FLOPs per prefill call
         self.kv_positions: list[int] = []  # cached positions each decode step attends to
-        self.shapes: list[tuple[list[int], Any]] = []  # prefill (lengths, starts or None)
         self._prefill, self.cache = engine.decoder.prefill, engine.cache  # unwrapped: replays
         self._inside = False  # the engine thread is in a timed call: count only the outer one
         engine.decoder.prefill = self._timed(engine.decoder.prefill, prefill=True)
@@ -52,12 +50,10 @@ class Phases:
             seconds = time.perf_counter() - start
             if prefill:
                 self.prefill_s += seconds
-                self.prefills.append((sum(len(p) for p in args[0]), len(args[0])))
                 given = args[3] if len(args) > 3 else None  # positions already in the cache
-                cached = None if given is None else list(given)
-                self.shapes.append(([len(p) for p in args[0]], cached))
-                pairs = zip(args[0], cached or [0] * len(args[0]), strict=True)
-                self.attention.append(sum(attention_flops(self.shape, len(p), s) for p, s in pairs))
+                self.shapes.append(
+                    ([len(p) for p in args[0]], None if given is None else list(given))
+                )
             else:
                 self.decode_s += seconds
                 self.steps.append((len(args[0]), seconds))
@@ -65,6 +61,18 @@ class Phases:
             return out
 
         return call
+
+    @property
+    def prefills(self) -> list[tuple[int, int]]:
+        """(real prompt tokens, prompts) per prefill call."""
+        return [(sum(lengths), len(lengths)) for lengths, _ in self.shapes]
+
+    def _attention_flops(self) -> list[float]:
+        """Each prefill call's least attention work (`_floor.attention_flops`)."""
+        return [
+            sum(attention_flops(self.shape, n, s) for n, s in _with_starts(lengths, starts))
+            for lengths, starts in self.shapes
+        ]
 
     def replay_prefills(self) -> float:
         """Seconds the recorded prefill calls take again, one after another, with nothing
@@ -79,8 +87,7 @@ class Phases:
             with torch.inference_mode():
                 for lengths, starts in self.shapes:
                     slots = list(range(len(lengths)))
-                    cached = starts or [0] * len(lengths)
-                    ends = [s + n + 1 for n, s in zip(lengths, cached, strict=True)]
+                    ends = [s + n + 1 for n, s in _with_starts(lengths, starts)]
                     self.cache.prepare(slots, [0] * len(slots), ends)
                     prompts = [torch.randint(3, vocab, (n,)).tolist() for n in lengths]
                     start = time.perf_counter()
@@ -94,8 +101,8 @@ class Phases:
         steps = len(self.steps)
         return {
             "prefill_s": self.prefill_s,
-            "prefill_tokens": sum(t for t, _ in self.prefills),
-            "prefill_calls": len(self.prefills),
+            "prefill_tokens": sum(sum(lengths) for lengths, _ in self.shapes),
+            "prefill_calls": len(self.shapes),
             "decode_s": self.decode_s,
             "decode_steps": steps,
             "decode_rows_mean": sum(r for r, _ in self.steps) / max(steps, 1),
@@ -123,19 +130,23 @@ class Phases:
         """The floors with attention's least work added, and the engine's multiples of them."""
         size = next(self.model.parameters()).element_size()  # the KV cache's, as the engine's
         kv = KVFloor(self.shape)
-        calls = [
-            (floor.flops(*call), a) for call, a in zip(self.prefills, self.attention, strict=True)
-        ]
+        calls, attention = self.prefills, self._attention_flops()
+        products = [floor.flops(*call) for call in calls]
         prefill = sum(
-            floor.ms(*call) * (1 + a / products)
-            for call, (products, a) in zip(self.prefills, calls, strict=True)
+            floor.ms(*call) * (1 + a / p)
+            for call, p, a in zip(calls, products, attention, strict=True)
         ) / 1e3  # fmt: skip
         decode = floor.decode_s(r for r, _ in self.steps) + kv.ms(self.kv_positions, size) / 1e3
         return {
             "stream_gbs": kv.gbs,
-            "prefill_attention_share": sum(a for _, a in calls) / sum(p + a for p, a in calls),
+            "prefill_attention_share": sum(attention) / (sum(products) + sum(attention)),
             "prefill_floor_with_attention_s": prefill,
             "decode_floor_with_kv_s": decode,
             "prefill_multiple_with_attention": self.prefill_s / prefill,
             "decode_multiple_with_kv": self.decode_s / decode,
         }
+
+
+def _with_starts(lengths: list[int], starts: Any) -> zip[tuple[int, int]]:
+    """(new tokens, cached positions) of each prompt of a prefill call (None: none cached)."""
+    return zip(lengths, starts or [0] * len(lengths), strict=True)
