@@ -7,7 +7,7 @@
 set -euo pipefail
 HERE=docs/results/learning/pilot-dev24
 SHADOWRL=${SHADOWRL:-shadowrl}
-: "${CKPT:?set CKPT to the checkpoint of pilot 24's look}"
+: "${CKPT:?set CKPT to the checkpoint of the first look}"
 while awk '{exit !($1 >= 2)}' /proc/loadavg; do sleep 20; done
 echo "$(date -u +%T) fresh $CKPT start, load $(cut -d' ' -f1-3 /proc/loadavg), $(git rev-parse --short HEAD)" >> $HERE/evals.log
 PYTHONPATH=src $SHADOWRL eval --config docs/results/learning/pilot-dev22/config.yaml \
