@@ -101,7 +101,7 @@ class Phases:
         steps = len(self.steps)
         return {
             "prefill_s": self.prefill_s,
-            "prefill_tokens": sum(sum(lengths) for lengths, _ in self.shapes),
+            "prefill_tokens": sum(tokens for tokens, _ in self.prefills),
             "prefill_calls": len(self.shapes),
             "decode_s": self.decode_s,
             "decode_steps": steps,
