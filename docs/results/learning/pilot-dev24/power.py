@@ -25,23 +25,19 @@ def _load(name: str, path: Path):
     return module
 
 
-def rates(path: Path) -> list[float]:
-    """Per-instance pass rates of one eval file."""
-    tasks = json.loads(path.read_text())["tasks"]
-    return [sum(bool(s["resolved"]) for s in t["samples"]) / len(t["samples"]) for t in tasks]
-
-
 if __name__ == "__main__":
     p22 = _load("power22", L / "pilot-dev22/power.py")
-    components = _load("power18", L / "pilot-dev18/power.py").components
+    power18 = _load("power18", L / "pilot-dev18/power.py")
+    components = power18.components
     start = L / "pilot-dev18/eval_start57.json"
     sizes = Counter(json.loads(r)["repo"] for r in (L / "pilot-dev18/tasks/heldout57.jsonl").open())
     est = {n: components(L / f"pilot-dev{n}" / f, start) for n, f in LOOKS.items()}
     for n, (tau2, w) in est.items():
         print(f"pilot {n}: tau^2 {tau2:.4f}, w {w:.4f}, SE {p22.clustered_se(tau2, w, sizes):.4f}")
-    binom8 = sum(p * (1 - p) / 8 for p in rates(L / f"pilot-dev{22}" / LOOKS[22])) / 57
+    rates = [p for p, _ in power18.rates(L / "pilot-dev22" / LOOKS[22]).values()]
+    binom8 = sum(p * (1 - p) / 8 for p in rates) / len(rates)
     for label, (tau2, w) in {"largest": (max(t for t, _ in est.values()), max(v for _, v in est.values())),
-                             "median": sorted(est.values())[2]}.items():  # fmt: skip
+                             "middle tau^2 (pilot 18's look)": sorted(est.values())[2]}.items():  # fmt: skip
         se = p22.clustered_se(tau2, w + binom8, sizes)
         print(f"{label}: tau^2 {tau2:.4f}, w {w:.4f} + {binom8:.4f} (4 attempts): SE {se:.4f}, "
               f"detected with power 0.8: {(p22.Z90 + 0.842) * se:.3f}, "
