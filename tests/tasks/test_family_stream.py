@@ -77,6 +77,12 @@ def test_the_stream_runs_out_rather_than_repeat(cache_dir: Path, tmp_path: Path)
     with pytest.raises(RuntimeError, match="no unseen bug"):
         next(resumed)  # every bug was used before the "crash": none comes back
     resumed.close()
+    # bugs another stage used (SFT's demos) are skipped like drawn ones, log or no log
+    fresh = FamilyStream(python, cache_dir, tmp_path / "s2.jsonl", part=part, pool=(SIGN, twin),
+                         attempts=40, skip=drawn[:3])  # fmt: skip
+    first = next(fresh)[0]
+    fresh.close()
+    assert bug_key(first) not in keys[:3] and fresh.seen >= set(keys[:3])
 
 
 def test_a_streamed_run_has_no_list_to_screen() -> None:

@@ -86,6 +86,15 @@ def test_a_cached_suite_from_another_checkout_starts_from_this_ones_seed(
     assert task.instance_id == first_train.task.instance_id
 
 
+def test_a_suite_on_named_templates_takes_turns_over_them_only(cache_dir: Path) -> None:
+    name = SuiteName.parse("family:train@4/reorder_point,bank_ledger")
+    assert name is not None
+    tasks = family_suite(name, cache_dir=cache_dir)
+    assert [t.repo for t in tasks] == ["family/reorder_point", "family/bank_ledger"] * 2
+    assert len({t.bug_patch for t in tasks}) == 4  # no bug twice
+    assert (cache_dir.resolve() / "family" / code_digest() / name.file_name(0)).exists()
+
+
 def test_train_instance_through_the_real_grader(
     first_train: Instance, cache_dir: Path, tokenizer: Any
 ) -> None:

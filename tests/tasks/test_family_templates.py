@@ -79,8 +79,15 @@ def test_suite_names() -> None:
     assert SuiteName.parse("family") == SuiteName("dev", 48)
     assert SuiteName.parse("family:heldout-templates@64") == SuiteName("heldout-templates", 64)
     assert SuiteName.parse("family:train") == SuiteName("train", 200)
-    for other in ("easy", "family:bogus", "family:dev@x", "familyx:dev"):
+    for other in ("easy", "family:bogus", "family:dev@x", "familyx:dev", "family/x.jsonl"):
         assert SuiteName.parse(other) is None
+    listed = SuiteName.parse("family:train@8/bank_ledger,reorder_point")
+    assert listed == SuiteName("train", 8, ("bank_ledger", "reorder_point"))
+    assert [t.id for t in listed.pool()] == ["bank_ledger", "reorder_point"]
+    assert listed.file_name(0) != SuiteName("train", 8).file_name(0)
+    assert SuiteName.parse("family:train@8/") is None
+    with pytest.raises(ValueError, match="not_a_template"):
+        SuiteName("train", 8, ("not_a_template",)).pool()
     assert set(PARTS) == {"train", "dev", "heldout-seeds", "heldout-templates"}
 
 

@@ -110,9 +110,9 @@ class PipelineConfig(BaseModel):
     )
     rl_stream: bool = Field(
         False,
-        description="RL draws fresh instances of the family's train part, never one twice "
-        "(`pipeline/rl_source.py`; logged to run_dir/rl_stream.jsonl), instead of epochs over "
-        "the train tasks.",
+        description="RL draws fresh instances of the family's train part, never one twice and "
+        "never a bug of the run's train tasks (SFT's demos) (`pipeline/rl_source.py`; logged to "
+        "run_dir/rl_stream.jsonl), instead of epochs over the train tasks.",
     )
     rl_templates: list[str] = Field(
         default_factory=list,

@@ -15,7 +15,7 @@ group inside the train templates (held-out seeds). Read in this order:
     generate.py   one instance: render, mutate, report, tests, check -> Instance
     report.py     the bug report
     mistakes.py   the report's call as a check, and a wrong first edit (the experts' demos)
-    suite.py      fixed suites `family:<part>[@n]` (cached) for `load_suite`
+    suite.py      fixed suites `family:<part>[@n][/t1,t2]` (cached) for `load_suite`
     stream.py     fresh instances for training, never one twice
 
 The interface other code uses:

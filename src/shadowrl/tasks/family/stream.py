@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -55,17 +55,19 @@ class FamilyStream:
         pool: Sequence[Template] = (),
         attempts: int = ATTEMPTS,
         operators: Sequence[str] = (),
+        skip: Iterable[Task] = (),
     ) -> None:
         """`pool`: the templates to draw from (default: every template of `part`);
         `attempts`: tries per draw before a template counts as used up; `operators`: the
-        mutation operators (`tasks/mutate.py`'s names) its bugs come from (default: all)."""
+        mutation operators (`tasks/mutate.py`'s names) its bugs come from (default: all);
+        `skip`: family tasks whose bugs it never draws (another stage's, e.g. SFT's demos)."""
         self.python, self.cache_dir, self.log = python, cache_dir, log
         self.part, self.seed = part, seed
         self.pool = tuple(pool) or templates(part)
         if not self.pool:
             raise ValueError(f"the family has no template in part {part!r}")
         drawn = load_tasks(log) if log.exists() else []
-        self.seen = {bug_key(t) for t in drawn}
+        self.seen = {bug_key(t) for t in [*drawn, *skip]}
         self.spent: set[str] = set()  # templates with no unseen bug left
         self.position = len(drawn)  # draws so far, resumed ones included
         self._lock = threading.Lock()

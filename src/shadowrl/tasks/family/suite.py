@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from shadowrl.tasks.family.catalog import templates
+from shadowrl.tasks.family.catalog import pick
 from shadowrl.tasks.family.generate import SEED_DIR, Instance, attempt
 from shadowrl.tasks.family.splits import PARTS, Part
 from shadowrl.tasks.family.template import Template
@@ -31,28 +31,51 @@ DEFAULT_CACHE = Path("~/.cache/shadowrl/tasks")
 
 @dataclass(frozen=True)
 class SuiteName:
-    """`family[:part][@n]`: `family` alone is the dev part (pilots and tuning use only dev)."""
+    """`family[:part][@n][/t1,t2,...]`: `family` alone is the dev part (pilots and tuning
+    use only dev); a `/` list keeps the part's instances on those templates only."""
 
     part: Part
     n: int
+    templates: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, name: str) -> SuiteName | None:
-        """None when `name` is no family suite name."""
+        """None when `name` is no family suite name (a path such as `family/x.jsonl` is
+        none: template ids are identifiers)."""
+        name, slash, listed = name.partition("/")
+        ids = tuple(listed.split(",")) if slash else ()
+        if not all(i.isidentifier() for i in ids) or (slash and not ids):
+            return None
         head, _, size = name.partition("@")
         base, _, part = head.partition(":")
         if base != "family" or (part and part not in PARTS) or (size and not size.isdigit()):
             return None
         chosen: Part = part or "dev"  # type: ignore[assignment,unused-ignore]  # in PARTS
-        return cls(chosen, int(size) if size else SIZES[chosen])
+        return cls(chosen, int(size) if size else SIZES[chosen], ids)
+
+    def pool(self) -> tuple[Template, ...]:
+        """The templates its instances take turns over (an unknown id is an error naming it)."""
+        return pick(self.part, list(self.templates))
+
+    def file_name(self, seed: int) -> str:
+        """Its cache file: the listed templates, in order, change what is generated."""
+        listed = ",".join(self.templates)
+        tag = f"-t{hashlib.sha256(listed.encode()).hexdigest()[:8]}" if listed else ""
+        return f"{self.part}-s{seed}-n{self.n}{tag}.jsonl"
 
 
 def attempts(
-    part: Part, index: int, seed: int, python: Path, seen: Collection[str] = ()
+    part: Part,
+    index: int,
+    seed: int,
+    python: Path,
+    seen: Collection[str] = (),
+    ids: Sequence[str] = (),
 ) -> Iterator[Instance]:
     """The valid attempts of instance `index` of `part` whose bug is not in `seen`, in
-    their seeded order, on its own template (`index` mod the part's templates)."""
-    pool = templates(part)
+    their seeded order, on its own template (`index` mod the part's templates, or mod
+    those `ids` names)."""
+    pool = pick(part, list(ids))
     if not pool:
         raise ValueError(f"the family has no template in part {part!r}")
     return tries(pool[index % len(pool)], part, f"{seed}:{part}:{index}", 0, TRIES, python, seen)
@@ -103,19 +126,30 @@ def draw(
     raise RuntimeError(f"family:{part} has no unseen bug left for draw {index}")
 
 
-def _first(args: tuple[Part, int, int, Path]) -> Instance | None:
-    return next(attempts(*args), None)  # no `seen` yet: a repeat is redrawn below, in order
+def _first(args: tuple[Part, int, int, Path, tuple[str, ...]]) -> Instance | None:
+    part, index, seed, python, ids = args  # ids, not templates: they cross a process
+    return next(attempts(part, index, seed, python, ids=ids), None)  # a repeat: redrawn below
 
 
-def generate(part: Part, n: int, python: Path, *, seed: int = 0, workers: int = 2) -> list[Task]:
-    """The first `n` instances of `part`, each a different bug, validated.
+def generate(
+    part: Part,
+    n: int,
+    python: Path,
+    *,
+    seed: int = 0,
+    workers: int = 2,
+    ids: Sequence[str] = (),
+) -> list[Task]:
+    """The first `n` instances of `part` (on the templates `ids` names, default all of the
+    part's), each a different bug, validated.
 
     A template has finitely many bugs (its renderings times its sites and operators in
     this part); once one has none left, its instances move on to the next template that
     has, so a long suite leans towards the richer templates instead of failing."""
-    jobs = [(part, i, seed, python) for i in range(n)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        firsts = list(pool.map(_first, jobs))
+    pool = pick(part, list(ids))
+    jobs = [(part, i, seed, python, tuple(ids)) for i in range(n)]
+    with ProcessPoolExecutor(max_workers=workers) as procs:
+        firsts = list(procs.map(_first, jobs))
     seen: set[str] = set()
     spent: set[str] = set()  # ids of templates with no unseen bug left
     tasks: list[Task] = []
@@ -123,7 +157,7 @@ def generate(part: Part, n: int, python: Path, *, seed: int = 0, workers: int = 
         if found is not None and found.bug_key not in seen:
             inst = found
         else:
-            inst = draw(templates(part), part, i, f"{seed}:{part}", TRIES, python, seen, spent)
+            inst = draw(pool, part, i, f"{seed}:{part}", TRIES, python, seen, spent)
         seen.add(inst.bug_key)
         tasks.append(inst.task)
     return tasks
@@ -146,11 +180,12 @@ def family_suite(name: SuiteName, cache_dir: Path = DEFAULT_CACHE, seed: int = 0
     from shadowrl.tasks.env import build_env, env_python
 
     cache = cache_dir.expanduser().resolve()
-    path = cache / "family" / code_digest() / f"{name.part}-s{seed}-n{name.n}.jsonl"
+    name.pool()  # an unknown template id fails here, before any environment is built
+    path = cache / "family" / code_digest() / name.file_name(seed)
     if not path.exists():
         python = env_python(build_env(("pytest",), cache))
         # atomic (`save_tasks`): two processes may race, both finish, either file is whole
-        save_tasks(generate(name.part, name.n, python, seed=seed), path)
+        save_tasks(generate(name.part, name.n, python, seed=seed, ids=name.templates), path)
     # Every family task starts from this install's seed directory; a cache entry written by
     # another checkout of the same code names that checkout's, which may be gone.
     seed_dir = Seed(path=str(SEED_DIR))
@@ -164,7 +199,7 @@ def family_split(name: str, split: str | None) -> list[Task] | None:
     if parsed is None:
         return None
     if split == "train" and parsed.part != "train":
-        parsed = SuiteName("train", SIZES["train"])
+        parsed = SuiteName("train", SIZES["train"])  # the listed templates are not train's
     elif split == "heldout" and parsed.part == "train":
         return []
     return family_suite(parsed)
