@@ -72,15 +72,16 @@ def measure(
     first = next(iter(modes))
     floor = Floor(engines[first].model).ms(rows)
     kv = KVFloor(engines[first].decoder.shape)
-    kv_ms = kv.ms(map(len, prompts), torch.empty(0, dtype=getattr(torch, dtype)).element_size())
+    # each mode's cache read at its own dtype (`engine.kv_dtype`, default the engine's)
+    kv_ms = {mode: kv.ms(map(len, prompts), engines[mode].cache.dtype.itemsize) for mode in modes}
     ms = {mode: statistics.median(t) for mode, t in times.items()}
     for engine in engines.values():
         engine._running.clear()
     return {
         "rows": rows, "dtype": dtype, "ms_per_step": ms, "floor_ms": floor,
         "multiple_of_floor": {mode: v / floor for mode, v in ms.items()},
-        "kv_floor_ms": kv_ms, "stream_gbs": kv.gbs,
-        "multiple_of_floor_with_kv": {mode: v / (floor + kv_ms) for mode, v in ms.items()},
+        "kv_floor_ms": kv_ms[first], "kv_floor_ms_by_mode": kv_ms, "stream_gbs": kv.gbs,
+        "multiple_of_floor_with_kv": {mode: v / (floor + kv_ms[mode]) for mode, v in ms.items()},
         f"over_{first}": {mode: v / ms[first] for mode, v in ms.items()}, "all_ms": times,
     }  # fmt: skip
 

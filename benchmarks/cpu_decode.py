@@ -4,7 +4,9 @@ Three engines over copies of one model hold the same batch of random prompts, al
 the C attention kernel: `layers` runs each decoder layer in one C call
 (`engine.cpu_decode: native`, which uses the C products inside), `products` PyTorch's
 layers around the C products (`cpu_products: native`), `torch` PyTorch's layers and
-products (the default). Their fp32 decode steps are timed in alternation as
+products (the default), and `layers_bf16_kv` the C layers over a bf16 KV cache under the
+same fp32 weights (`engine.kv_dtype: bfloat16`), whose floor with the KV counts the bf16
+read. Their fp32 decode steps are timed in alternation as
 `cpu_attention.py` times its two (`--steps` at a time, `--repeats` times, medians), and
 set against the floor of the model's matrix products at that batch and against that floor
 plus reading the batch's KV cache once (`_floor.py`). The fused layers take 1-64 rows; at
@@ -23,10 +25,12 @@ from _machine import machine
 from cpu_attention import measure, parser, quick
 
 RESULTS = Path(__file__).parent / "results" / "cpu_decode.json"
+FUSED = {"cpu_decode": "native", "cpu_products": "native", "cpu_attention": "native"}
 MODES = {
-    "layers": {"cpu_decode": "native", "cpu_products": "native", "cpu_attention": "native"},
+    "layers": FUSED,
     "products": {"cpu_products": "native", "cpu_attention": "native"},
     "torch": {"cpu_attention": "native"},
+    "layers_bf16_kv": {**FUSED, "kv_dtype": "bfloat16"},
 }
 
 
@@ -39,12 +43,16 @@ def main() -> None:
         case = measure(model, rows, "float32", args, MODES)
         cases.append(case)
         ms, over = case["ms_per_step"], case["over_layers"]
+        floor, with_kv = case["multiple_of_floor"], case["multiple_of_floor_with_kv"]
         print(
             f"{rows:3d} rows: layers {ms['layers']:7.1f} ms, products {ms['products']:7.1f} ms, "
-            f"torch {ms['torch']:7.1f} ms, floor {case['floor_ms']:6.1f} ms + KV "
-            f"{case['kv_floor_ms']:6.1f} ms; products/layers {over['products']:.2f}, "
-            f"torch/layers {over['torch']:.2f}; layers {case['multiple_of_floor']['layers']:.2f}x "
-            f"the floor, {case['multiple_of_floor_with_kv']['layers']:.2f}x with the KV",
+            f"torch {ms['torch']:7.1f} ms, layers over a bf16 cache {ms['layers_bf16_kv']:7.1f} "
+            f"ms; floor {case['floor_ms']:6.1f} ms + KV {case['kv_floor_ms']:6.1f} ms (bf16 "
+            f"{case['kv_floor_ms_by_mode']['layers_bf16_kv']:5.1f}); products/layers "
+            f"{over['products']:.2f}, torch/layers {over['torch']:.2f}, bf16 cache/layers "
+            f"{over['layers_bf16_kv']:.2f}; layers {floor['layers']:.2f}x the floor "
+            f"({with_kv['layers']:.2f}x with the KV), over a bf16 cache "
+            f"{floor['layers_bf16_kv']:.2f}x ({with_kv['layers_bf16_kv']:.2f}x)",
             flush=True,
         )
     result = {
@@ -54,6 +62,7 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(" ".join(f"products_over_layers_{c['rows']}rows={c['over_layers']['products']:.2f}"
+                   f" bf16_kv_over_layers_{c['rows']}rows={c['over_layers']['layers_bf16_kv']:.2f}"
                    for c in cases))  # fmt: skip
 
 

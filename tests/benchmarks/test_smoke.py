@@ -435,9 +435,12 @@ def test_cpu_decode(tmp_path: Path) -> None:
     result = run_benchmark("cpu_decode.py", tmp_path, "--quick")
     has_keys(result, "settings", "machine", "cases")
     [case] = result["cases"]
-    assert case["rows"] == 2 and set(case["ms_per_step"]) == {"layers", "products", "torch"}
+    modes = {"layers", "products", "torch", "layers_bf16_kv"}
+    assert case["rows"] == 2 and set(case["ms_per_step"]) == modes
     assert case["over_layers"]["layers"] == 1.0 and case["floor_ms"] > 0
     assert case["kv_floor_ms"] > 0 and case["stream_gbs"] > 0
+    by_mode = case["kv_floor_ms_by_mode"]  # a bf16 cache reads half the bytes
+    assert by_mode["layers_bf16_kv"] == pytest.approx(by_mode["layers"] / 2)
     for mode, multiple in case["multiple_of_floor_with_kv"].items():
         assert multiple < case["multiple_of_floor"][mode]  # the KV read adds to the floor
 

@@ -112,6 +112,17 @@ class EngineConfig(BaseModel):
         "blocks, copied only on write. Same tokens and logprobs; a CPU decode step reads a "
         "row of consecutive blocks in place, other reads gather blocks.",
     )
+    kv_dtype: Literal["auto", "float32", "bfloat16"] = Field(
+        default="auto",
+        description="What the KV cache stores. 'auto': the engine's dtype. 'bfloat16' under "
+        "float32 weights halves the bytes a decode step reads from the cache (at 32 rows of "
+        "~900 tokens that read took as long as the matrix products; issue 34) and the cache's "
+        "memory; keys and values are rounded to bf16 as they are written (prefill attends "
+        "over its own new positions unrounded) and read back as float32, so logprobs move by "
+        "about bf16's rounding, which RL's truncated importance ratio corrects as it does "
+        "for `weights: int8`. The CPU decode kernels (`cpu_attention`, `cpu_decode`) read it "
+        "in place; other attention paths upcast what they read.",
+    )
     kv_block_size: int = Field(default=16, ge=1, description="'paged': positions per KV block.")
     kv_blocks: int = Field(
         default=0,

@@ -28,6 +28,14 @@ from shadowrl.inference.native_layer import decode_layers
 SUPPORTED = ("llama", "qwen2", "qwen3", "qwen3_moe")  # MoE: HF's own sparse MLP block
 
 
+def _read(
+    cache: KVCache, layer: int, slots: Tensor | int, span: int, like: Tensor
+) -> tuple[Tensor, Tensor]:
+    """`cache.read` in `like`'s dtype: a cache may store less (`engine.kv_dtype`)."""
+    keys, values = cache.read(layer, slots, span)
+    return keys.to(like.dtype), values.to(like.dtype)
+
+
 def _rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
     half = x.shape[-1] // 2
     rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
@@ -114,7 +122,10 @@ class Decoder:
         positions = torch.minimum(torch.tensor(offsets, device=device)[:, None] + steps, end)
         span = max(ends)
         mask = None  # fresh prompts attend causally among their own tokens (no mask to build)
-        if starts is not None:  # after a cache hit: every cached or new position up to one's own
+        # After a cache hit, every cached or new position up to one's own; so too where the
+        # cache rounds what it stores (`engine.kv_dtype`), so that a prompt attends over the
+        # same rounded keys whether or not the prefix cache held part of it.
+        if starts is not None or cache.dtype != self.embed.weight.dtype:
             seen = (torch.arange(span, device=device)[None, None] <= positions[:, :, None])[:, None]
             # additive, built once: SDPA would turn a boolean mask into this in every layer
             mask = torch.zeros(seen.shape, dtype=self.embed.weight.dtype, device=device)
@@ -128,7 +139,7 @@ class Decoder:
             if mask is None:
                 out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
             else:
-                keys, values = cache.read(i, index, span)
+                keys, values = _read(cache, i, index, span, q)
                 out = F.scaled_dot_product_attention(
                     q, keys, values, attn_mask=mask, enable_gqa=True
                 )
@@ -169,7 +180,7 @@ class Decoder:
             if ends:  # each row its own length (the paged cache: in place where it can)
                 out = self.attend_rows(grouped, cache.read_rows(i, ends))
             else:
-                keys, values = cache.read(i, b, span)
+                keys, values = _read(cache, i, b, span, q)
                 out = F.scaled_dot_product_attention(grouped, keys, values, attn_mask=mask)
             h = h + attn.o_proj(out.reshape(b, 1, -1))
             h = self._mlp(layer, h)
@@ -194,7 +205,7 @@ class Decoder:
             attn = layer.self_attn
             q, k, v = self._qkv(attn, layer.input_layernorm(h), cos, sin)
             cache.write(i, rows, positions, k.transpose(1, 2), v.transpose(1, 2))
-            keys, values = cache.read(i, b, span)
+            keys, values = _read(cache, i, b, span, q)
             out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, enable_gqa=True)
             h = h + attn.o_proj(out.transpose(1, 2).reshape(b, t, -1))
             h = self._mlp(layer, h)

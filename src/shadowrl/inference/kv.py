@@ -45,6 +45,11 @@ class KVCache(Protocol):
     def device(self) -> torch.device: ...
 
     @property
+    def dtype(self) -> torch.dtype:
+        """What it stores (`engine.kv_dtype`); reads return this dtype."""
+        ...
+
+    @property
     def capacity(self) -> int:
         """Positions a slot can hold without `reserve` (fixed spans need max_capacity)."""
         ...
@@ -113,20 +118,30 @@ class ContiguousKV:
 
     @classmethod
     def for_engine(
-        cls, shape: Shape, config: EngineConfig, param: Tensor, *, graphs: bool
+        cls,
+        shape: Shape,
+        config: EngineConfig,
+        dtype: torch.dtype,
+        device: torch.device,
+        *,
+        graphs: bool,
     ) -> ContiguousKV:
-        """`config.max_batch` slots for a model of `shape` on `param`'s
-        dtype and device; all of `max_seq_len` at once under CUDA graphs."""
+        """`config.max_batch` slots for a model of `shape`, storing `dtype` on `device`;
+        all of `max_seq_len` at once under CUDA graphs."""
         return cls(
             layers=shape.layers, slots=config.max_batch, kv_heads=shape.kv_heads,
             head_dim=shape.head_dim, max_capacity=config.max_seq_len,
             capacity=config.max_seq_len if graphs else config.initial_kv_len,
-            dtype=param.dtype, device=param.device,
+            dtype=dtype, device=device,
         )  # fmt: skip
 
     @property
     def device(self) -> torch.device:
         return self.keys[0].device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.keys[0].dtype
 
     @property
     def capacity(self) -> int:
@@ -152,8 +167,8 @@ class ContiguousKV:
         self.reserve(max(ends, default=0))
 
     def write(self, layer: int, slots: Tensor, positions: Tensor, k: Tensor, v: Tensor) -> None:
-        self.keys[layer][slots[:, None], :, positions] = k
-        self.values[layer][slots[:, None], :, positions] = v
+        self.keys[layer][slots[:, None], :, positions] = k.to(self.dtype)  # rounded if bf16
+        self.values[layer][slots[:, None], :, positions] = v.to(self.dtype)
 
     def read(self, layer: int, slots: Tensor | int, span: int) -> tuple[Tensor, Tensor]:
         if isinstance(slots, int):  # the first B slots: a view, no copy

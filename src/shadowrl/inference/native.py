@@ -62,13 +62,14 @@ class RowAttention(Protocol):
 
 
 class SdpaRows:
-    """`RowAttention` with PyTorch's SDPA, one call per row, no mask."""
+    """`RowAttention` with PyTorch's SDPA, one call per row, no mask; keys and values in
+    another dtype than q's (`engine.kv_dtype`) are upcast row by row."""
 
     min_span = PER_ROW_SPAN
 
     def __call__(self, q: Tensor, rows: list[tuple[Tensor, Tensor]]) -> Tensor:
         return torch.cat([
-            F.scaled_dot_product_attention(q[i : i + 1], keys, values)
+            F.scaled_dot_product_attention(q[i : i + 1], keys.to(q.dtype), values.to(q.dtype))
             for i, (keys, values) in enumerate(rows)
         ])  # fmt: skip
 

@@ -8,7 +8,7 @@ product and attention kernels and does the rest in plain loops.
 
 `engine.cpu_decode` picks it ('native' | 'auto' | 'torch', as `native.native_or` reads
 them). It covers dense fp32 Llama and Qwen2 layers (biases included) over the contiguous
-KV cache; anything else (another architecture, Qwen3's q/k norms, MoE, int8 weights,
+KV cache, which may store fp32 or bf16 (`engine.kv_dtype`); anything else (another architecture, Qwen3's q/k norms, MoE, int8 weights,
 bf16, a GPU) keeps the PyTorch loop of `forward.Decoder.decode`, decided once at start;
 a step with more than `MAX_ROWS` rows, a paged cache or masked attention keeps it too,
 decided per step. Weights are read live: each step re-reads the data pointers of the
@@ -29,7 +29,7 @@ from torch import Tensor, nn
 
 from shadowrl.inference._kernels import build
 from shadowrl.inference.kv import ContiguousKV, KVCache, Shape
-from shadowrl.inference.native import MAX_GROUP, NativeLinear, native_or
+from shadowrl.inference.native import KV_DTYPES, MAX_GROUP, NativeLinear, native_or
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,7 @@ class Step(ctypes.Structure):
         *[(name, ctypes.c_int64) for name in STEP_SIZES],
         ("eps", ctypes.c_float),
         ("threads", ctypes.c_int),
+        ("kv_bf16", ctypes.c_int),
     ]
 
 
@@ -124,7 +125,7 @@ class NativeLayers:
             0 < h.shape[0] <= MAX_ROWS
             and h.dtype is torch.float32
             and type(cache) is ContiguousKV
-            and cache.keys[0].dtype is torch.float32
+            and cache.dtype in KV_DTYPES
             and cache.keys[0].is_contiguous()
             and not torch.is_grad_enabled()
         )
@@ -146,6 +147,7 @@ class NativeLayers:
             h.data_ptr(), cos.data_ptr(), sin.data_ptr(), ctypes.addressof(ends_c),
             work.data_ptr(), rows, self.hidden, s.heads, s.kv_heads, self.inter,
             keys[0].stride(0), keys[0].stride(1), self.eps, torch.get_num_threads(),
+            KV_DTYPES[cache.dtype],
         )  # fmt: skip
         pointers = [None if t is None else t.data_ptr() for t in self.tensors]
         table = (Pointer * len(pointers))(*pointers)

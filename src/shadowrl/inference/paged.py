@@ -89,7 +89,13 @@ class PagedKV:
 
     @classmethod
     def for_engine(
-        cls, shape: Shape, config: EngineConfig, param: Tensor, *, graphs: bool
+        cls,
+        shape: Shape,
+        config: EngineConfig,
+        dtype: torch.dtype,
+        device: torch.device,
+        *,
+        graphs: bool,
     ) -> PagedKV:
         """A pool of `config.kv_blocks` blocks (0: every slot at max_seq_len plus the prefix
         cache's budget), allocated in full under CUDA graphs, else grown from
@@ -102,13 +108,17 @@ class PagedKV:
         return cls(
             shape, slots=config.max_batch, block_size=size, max_seq_len=config.max_seq_len,
             blocks=most if graphs else min(start, most), max_blocks=most,
-            dtype=param.dtype, device=param.device,
+            dtype=dtype, device=device,
             gather_rows=config.max_batch * math.ceil(config.max_seq_len / size) if graphs else 0,
         )  # fmt: skip
 
     @property
     def device(self) -> torch.device:
         return self.table.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.keys[0].dtype
 
     @property
     def capacity(self) -> int:
@@ -164,8 +174,8 @@ class PagedKV:
         blocks = self.table[slots[:, None], positions // self.block_size]
         offsets = positions % self.block_size
         # [B, T] indices after the head axis: the target is [kv_heads, B, T, D]
-        self.keys[layer][:, blocks, offsets] = k.permute(2, 0, 1, 3)
-        self.values[layer][:, blocks, offsets] = v.permute(2, 0, 1, 3)
+        self.keys[layer][:, blocks, offsets] = k.permute(2, 0, 1, 3).to(self.dtype)
+        self.values[layer][:, blocks, offsets] = v.permute(2, 0, 1, 3).to(self.dtype)
 
     def read(self, layer: int, slots: Tensor | int, span: int) -> tuple[Tensor, Tensor]:
         """Each slot's blocks gathered in table order into the reused gather buffers: the

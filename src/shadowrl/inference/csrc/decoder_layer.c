@@ -11,7 +11,8 @@
  *   x = rmsnorm(h) * norm_in;  q, k, v = x·Wqᵀ (+ bq), x·Wkᵀ (+ bk), x·Wvᵀ (+ bv)
  *   q, k rotated (cos, sin: [rows, HEAD_DIM], from the model's own rotary embedding)
  *   k, v stored at position ends[r] - 1 of slot r of the layer's cache
- *     ([slots, kv_heads, capacity, HEAD_DIM] float32, slot_stride and head_stride apart)
+ *     ([slots, kv_heads, capacity, HEAD_DIM], slot_stride and head_stride elements apart;
+ *     float32, or bfloat16 where `kv_bf16`, rounded to nearest even as PyTorch casts)
  *   a = attention of q over the slot's positions 0 .. ends[r] - 1 (GQA: each kv head's
  *     query group), scaled by HEAD_DIM^-1/2 as SDPA does
  *   h += a·Woᵀ (+ bo);  x = rmsnorm(h) * norm_post;  h += (silu(x·Wgᵀ) * x·Wuᵀ)·Wdᵀ
@@ -41,6 +42,7 @@ struct step {
   int64_t rows, hidden, heads, kv_heads, inter, slot_stride, head_stride;
   float eps;
   int threads;
+  int kv_bf16;
 };
 
 /* One layer's weights (native_layer.LAYER_TENSORS, in this order); a bias may be NULL. */
@@ -72,12 +74,29 @@ static void rotate(float *restrict x, const float *restrict cos, const float *re
   }
 }
 
+/* float32 -> bfloat16, round to nearest even (NaN kept a quiet NaN), as PyTorch casts. */
+static inline uint16_t float_to_bf16(float f) {
+  union { float f; uint32_t u; } c = {f};
+  if ((c.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((c.u >> 16) | 0x40u);
+  return (uint16_t)((c.u + 0x7fffu + ((c.u >> 16) & 1u)) >> 16);
+}
+
+/* HEAD_DIM values into a cache of float32 or (`bf16`) bfloat16 at element `at`. */
+static void store(void *cache, int64_t at, const float *restrict x, int bf16) {
+  if (!bf16) {
+    memcpy((float *)cache + at, x, sizeof(float) * HEAD_DIM);
+    return;
+  }
+  uint16_t *dst = (uint16_t *)cache + at;
+  for (int i = 0; i < HEAD_DIM; i++) dst[i] = float_to_bf16(x[i]);
+}
+
 static void add(float *restrict h, const float *restrict y, int64_t n) {
   for (int64_t i = 0; i < n; i++) h[i] += y[i];
 }
 
 /* Returns 0, or 1 where the attention failed (out of memory) or rows is out of range. */
-int decoder_layer(const struct step *s, const struct layer *w, float *keys, float *values) {
+int decoder_layer(const struct step *s, const struct layer *w, void *keys, void *values) {
   const int64_t rows = s->rows, hidden = s->hidden, kv = s->kv_heads * HEAD_DIM;
   const int64_t qd = s->heads * HEAD_DIM;
   if (rows < 1 || rows > MAX_ROWS || s->heads % s->kv_heads) return 1;
@@ -93,19 +112,19 @@ int decoder_layer(const struct step *s, const struct layer *w, float *keys, floa
   for (int64_t r = 0; r < rows; r++) {
     rotate(q + r * qd, s->cos + r * HEAD_DIM, s->sin + r * HEAD_DIM, s->heads);
     rotate(k + r * kv, s->cos + r * HEAD_DIM, s->sin + r * HEAD_DIM, s->kv_heads);
-    float *kr = keys + r * s->slot_stride, *vr = values + r * s->slot_stride;
-    const int64_t at = (int64_t)(s->ends[r] - 1) * HEAD_DIM;
+    const int64_t slot = r * s->slot_stride, at = (int64_t)(s->ends[r] - 1) * HEAD_DIM;
     for (int64_t h = 0; h < s->kv_heads; h++) {
-      memcpy(kr + h * s->head_stride + at, k + r * kv + h * HEAD_DIM, sizeof(float) * HEAD_DIM);
-      memcpy(vr + h * s->head_stride + at, v + r * kv + h * HEAD_DIM, sizeof(float) * HEAD_DIM);
+      store(keys, slot + h * s->head_stride + at, k + r * kv + h * HEAD_DIM, s->kv_bf16);
+      store(values, slot + h * s->head_stride + at, v + r * kv + h * HEAD_DIM, s->kv_bf16);
     }
-    key_rows[r] = (int64_t)kr;
-    value_rows[r] = (int64_t)vr;
+    const int64_t bytes = s->kv_bf16 ? 2 : 4;
+    key_rows[r] = (int64_t)((char *)keys + slot * bytes);
+    value_rows[r] = (int64_t)((char *)values + slot * bytes);
     strides[r] = s->head_stride;
   }
   if (decode_attention(q, a, key_rows, value_rows, strides, strides, HEAD_DIM, s->ends,
                        (int)rows, (int)s->kv_heads, (int)(s->heads / s->kv_heads),
-                       1.f / sqrtf((float)HEAD_DIM), 0, s->threads))
+                       1.f / sqrtf((float)HEAD_DIM), s->kv_bf16, s->threads))
     return 1;
   linear_rows(a, w->o_w, w->o_b, y, rows, qd, hidden, s->threads);
   add(s->h, y, rows * hidden);
