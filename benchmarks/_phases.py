@@ -128,7 +128,7 @@ class Phases:
 
     def _attention_floors(self, floor: Floor) -> dict[str, float]:
         """The floors with attention's least work added, and the engine's multiples of them."""
-        size = next(self.model.parameters()).element_size()  # the KV cache's, as the engine's
+        size = self.cache.dtype.itemsize  # what the cache stores (`engine.kv_dtype`)
         kv = KVFloor(self.shape)
         calls, attention = self.prefills, self._attention_flops()
         products = [floor.flops(*call) for call in calls]

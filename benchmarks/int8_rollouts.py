@@ -1,8 +1,10 @@
-"""int8 rollouts vs fp32 rollouts: throughput side by side, and the mismatch the trainer sees.
+"""Low-precision rollouts vs fp32 rollouts: throughput side by side, and the mismatch the
+trainer sees.
 
 One run, one model (SmolLM2-135M fp32 by default): the same rollout batch (code prompts
 of the `easy` suite's held-out split, G seeded samples each at temperature 1) is generated
-by an fp32 engine and by an `engine.weights: int8` engine, each once warm, and timed;
+by an fp32 engine, an `engine.weights: int8` engine and an fp32 engine over a bf16 KV cache
+(`engine.kv_dtype: bfloat16`), each once warm, and timed;
 each engine's decode steps are compared with the floor of its own products at the full
 batch's rows (`_floor.py`). Then one `Trainer.step` (fp32, the trainer unchanged) on
 each side's rollouts reports what the trainer computes: the per-token train-vs-rollout
@@ -14,7 +16,8 @@ whose ratio its truncation clips (> is_clip). fp32 rollouts are the baseline (lo
     python benchmarks/int8_rollouts.py --quick         # tiny random model, smoke
 
 Writes benchmarks/results/int8_rollouts.json; the last line is
-`int8_over_fp32_tok_s=.. log_ratio_mean=.. log_ratio_max_abs=.. clip_frac=..`.
+`int8_over_fp32_tok_s=.. log_ratio_mean=.. log_ratio_max_abs=.. clip_frac=..`, then the
+same for the bf16 cache (`bf16_kv_over_fp32_tok_s=..`).
 """
 
 from __future__ import annotations
@@ -32,16 +35,23 @@ from _floor import Floor, cpu_flags
 from _machine import machine
 
 RESULTS = Path(__file__).parent / "results"
+SIDES: dict[str, dict[str, str]] = {  # each side's engine settings; dense is the baseline
+    "dense": {},
+    "int8": {"weights": "int8"},
+    "bf16_kv": {"kv_dtype": "bfloat16"},
+}
 
 
-def rollouts(model: Any, tok: Any, weights: str, prompts: list[list[int]], args: Any) -> dict:
+def rollouts(
+    model: Any, tok: Any, settings: dict[str, str], prompts: list[list[int]], args: Any
+) -> dict:
     """Generate G samples per prompt with one engine; time it and its full-batch steps."""
     from shadowrl.inference.config import EngineConfig
     from shadowrl.inference.engine import Engine
     from shadowrl.types import SamplingParams
 
     rows = len(prompts) * args.group
-    config = EngineConfig(max_batch=rows, weights=weights, prefix_cache_tokens=0)
+    config = EngineConfig(max_batch=rows, prefix_cache_tokens=0, **settings)
     engine = Engine(copy.deepcopy(model), tok, config, seed=0)
     engine.default_stop_ids = frozenset()  # every row generates its full budget
     batch = [p for p in prompts for _ in range(args.group)]
@@ -67,6 +77,7 @@ def rollouts(model: Any, tok: Any, weights: str, prompts: list[list[int]], args:
     floor_ms = Floor(engine.model).ms(rows)
     return {
         "precision": engine.precision.name,
+        "kv_dtype": str(engine.cache.dtype).removeprefix("torch."),
         "tokens": tokens,
         "seconds": round(seconds, 3),
         "tokens_per_s": round(tokens / seconds, 2),
@@ -120,9 +131,9 @@ def main() -> None:
     torch.manual_seed(0)
     model, tok = tiny_model(seed=0) if args.quick else load_model(ModelConfig())
     prompts = suite_prompts(tok, "easy", args.prompts, split="heldout")
-    sides = {w: rollouts(model, tok, w, prompts, args) for w in ("dense", "int8")}
+    sides = {w: rollouts(model, tok, settings, prompts, args) for w, settings in SIDES.items()}
     views = {w: trainer_view(model, side, args.group) for w, side in sides.items()}
-    ratio = sides["int8"]["tokens_per_s"] / sides["dense"]["tokens_per_s"]
+    ratios = {w: s["tokens_per_s"] / sides["dense"]["tokens_per_s"] for w, s in sides.items()}
     result = {
         "model": "tiny" if args.quick else "smollm2",
         "workload": {
@@ -135,7 +146,8 @@ def main() -> None:
         "rollouts": {
             w: {k: v for k, v in s.items() if k not in ("gens", "batch")} for w, s in sides.items()
         },
-        "int8_over_fp32_tokens_per_s": round(ratio, 3),
+        "int8_over_fp32_tokens_per_s": round(ratios["int8"], 3),
+        "bf16_kv_over_fp32_tokens_per_s": round(ratios["bf16_kv"], 3),
         "trainer_on_rollouts": views,
         "machine": machine() | cpu_flags(),
     }
@@ -143,11 +155,13 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-    v = views["int8"]
-    print(
-        f"int8_over_fp32_tok_s={ratio:.2f} log_ratio_mean={v['rollout_log_ratio_mean']:.4f} "
-        f"log_ratio_max_abs={v['rollout_log_ratio_max_abs']:.3f} clip_frac={v['clip_frac']:.4f}"
-    )
+    for side in ("int8", "bf16_kv"):
+        v = views[side]
+        print(
+            f"{side}_over_fp32_tok_s={ratios[side]:.2f} "
+            f"log_ratio_mean={v['rollout_log_ratio_mean']:.4f} "
+            f"log_ratio_max_abs={v['rollout_log_ratio_max_abs']:.3f} clip_frac={v['clip_frac']:.4f}"
+        )
 
 
 if __name__ == "__main__":

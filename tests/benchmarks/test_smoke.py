@@ -344,6 +344,9 @@ def test_int8_rollouts(tmp_path: Path) -> None:
     assert abs(dense["rollout_log_ratio_mean"]) < 1e-4  # fp32 rollouts: the trainer's own policy
     assert 0 < int8["rollout_log_ratio_max_abs"] < 1 and "clip_frac" in int8
     assert result["rollouts"]["int8"]["precision"] == "int8"
+    kv = result["trainer_on_rollouts"]["bf16_kv"]  # rounded keys: a small, nonzero mismatch
+    assert result["rollouts"]["bf16_kv"]["kv_dtype"] == "bfloat16"
+    assert 0 < kv["rollout_log_ratio_max_abs"] < 1 and result["bf16_kv_over_fp32_tokens_per_s"] > 0
 
 
 def test_profile_alone(tmp_path: Path) -> None:
