@@ -160,7 +160,7 @@ class EngineConfig(BaseModel):
         "compiled on first use like them; an error if it cannot be built. 'torch': one "
         "PyTorch op at a time (~1,200 calls a step for SmolLM2). 'auto': native, else "
         "torch with a warning. Dense float32 Llama and Qwen2 models with the contiguous KV "
-        "cache only: other dtypes, int8/fp8 weights, Qwen3 and MoE layers, GPUs and the "
+        "cache only (storing fp32 or bf16: `kv_dtype`): other dtypes, int8/fp8 weights, Qwen3 and MoE layers, GPUs and the "
         "paged cache use PyTorch's layers, as do steps of more than 64 rows and steps "
         "that attend with a mask (cpu_attention 'torch' below 256 positions); its own steps "
         "attend with cpu_attention's C kernel. Agrees with torch to float tolerance, not "
