@@ -1,12 +1,12 @@
 """CPU decode steps with each layer in one C call vs PyTorch's layers, side by side (issue 34).
 
-Three engines over copies of one model hold the same batch of random prompts, all with
+Four engines over copies of one model hold the same batch of random prompts, all with
 the C attention kernel: `layers` runs each decoder layer in one C call
 (`engine.cpu_decode: native`, which uses the C products inside), `products` PyTorch's
 layers around the C products (`cpu_products: native`), `torch` PyTorch's layers and
 products (the default), and `layers_bf16_kv` the C layers over a bf16 KV cache under the
 same fp32 weights (`engine.kv_dtype: bfloat16`), whose floor with the KV counts the bf16
-read. Their fp32 decode steps are timed in alternation as
+read. Their decode steps (fp32 weights) are timed in alternation as
 `cpu_attention.py` times its two (`--steps` at a time, `--repeats` times, medians), and
 set against the floor of the model's matrix products at that batch and against that floor
 plus reading the batch's KV cache once (`_floor.py`). The fused layers take 1-64 rows; at

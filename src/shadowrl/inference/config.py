@@ -117,9 +117,9 @@ class EngineConfig(BaseModel):
         description="What the KV cache stores. 'auto': the engine's dtype. 'bfloat16' under "
         "float32 weights halves the bytes a decode step reads from the cache (at 32 rows of "
         "~900 tokens that read took as long as the matrix products; issue 34) and the cache's "
-        "memory; keys and values are rounded to bf16 as they are written (prefill attends "
-        "over its own new positions unrounded) and read back as float32, so logprobs move by "
-        "about bf16's rounding, which RL's truncated importance ratio corrects as it does "
+        "memory; keys and values are rounded to bf16 as they are written and every attention "
+        "reads them rounded (a prefill too, so prefix-cache reuse stays exact), upcast to "
+        "float32, so logprobs move by about bf16's rounding, which RL's truncated importance ratio corrects as it does "
         "for `weights: int8`. The CPU decode kernels (`cpu_attention`, `cpu_decode`) read it "
         "in place; other attention paths upcast what they read.",
     )
@@ -160,8 +160,8 @@ class EngineConfig(BaseModel):
         "compiled on first use like them; an error if it cannot be built. 'torch': one "
         "PyTorch op at a time (~1,200 calls a step for SmolLM2). 'auto': native, else "
         "torch with a warning. Dense float32 Llama and Qwen2 models with the contiguous KV "
-        "cache only (storing fp32 or bf16: `kv_dtype`): other dtypes, int8/fp8 weights, Qwen3 and MoE layers, GPUs and the "
-        "paged cache use PyTorch's layers, as do steps of more than 64 rows and steps "
+        "cache only (storing fp32 or bf16: `kv_dtype`): other dtypes, int8/fp8 weights, "
+        "Qwen3 and MoE layers, GPUs and the paged cache use PyTorch's layers, as do steps of more than 64 rows and steps "
         "that attend with a mask (cpu_attention 'torch' below 256 positions); its own steps "
         "attend with cpu_attention's C kernel. Agrees with torch to float tolerance, not "
         "bit for bit.",

@@ -8,8 +8,8 @@ product and attention kernels and does the rest in plain loops.
 
 `engine.cpu_decode` picks it ('native' | 'auto' | 'torch', as `native.native_or` reads
 them). It covers dense fp32 Llama and Qwen2 layers (biases included) over the contiguous
-KV cache, which may store fp32 or bf16 (`engine.kv_dtype`); anything else (another architecture, Qwen3's q/k norms, MoE, int8 weights,
-bf16, a GPU) keeps the PyTorch loop of `forward.Decoder.decode`, decided once at start;
+KV cache, which may store fp32 or bf16 (`engine.kv_dtype`); anything else (another
+architecture, Qwen3's q/k norms, MoE, int8 weights, bf16 weights, a GPU) keeps the PyTorch loop of `forward.Decoder.decode`, decided once at start;
 a step with more than `MAX_ROWS` rows, a paged cache or masked attention keeps it too,
 decided per step. Weights are read live: each step re-reads the data pointers of the
 model's own Parameters, which weight swaps write into in place (`weights.apply_state`).

@@ -98,7 +98,7 @@ static void add(float *restrict h, const float *restrict y, int64_t n) {
 /* Returns 0, or 1 where the attention failed (out of memory) or rows is out of range. */
 int decoder_layer(const struct step *s, const struct layer *w, void *keys, void *values) {
   const int64_t rows = s->rows, hidden = s->hidden, kv = s->kv_heads * HEAD_DIM;
-  const int64_t qd = s->heads * HEAD_DIM;
+  const int64_t qd = s->heads * HEAD_DIM, kv_bytes = s->kv_bf16 ? 2 : 4;
   if (rows < 1 || rows > MAX_ROWS || s->heads % s->kv_heads) return 1;
   float *x = s->work, *q = x + rows * hidden, *k = q + rows * qd, *v = k + rows * kv;
   float *a = v + rows * kv, *y = a + rows * qd, *gate = y + rows * hidden;
@@ -117,9 +117,8 @@ int decoder_layer(const struct step *s, const struct layer *w, void *keys, void 
       store(keys, slot + h * s->head_stride + at, k + r * kv + h * HEAD_DIM, s->kv_bf16);
       store(values, slot + h * s->head_stride + at, v + r * kv + h * HEAD_DIM, s->kv_bf16);
     }
-    const int64_t bytes = s->kv_bf16 ? 2 : 4;
-    key_rows[r] = (int64_t)((char *)keys + slot * bytes);
-    value_rows[r] = (int64_t)((char *)values + slot * bytes);
+    key_rows[r] = (int64_t)((char *)keys + slot * kv_bytes);
+    value_rows[r] = (int64_t)((char *)values + slot * kv_bytes);
     strides[r] = s->head_stride;
   }
   if (decode_attention(q, a, key_rows, value_rows, strides, strides, HEAD_DIM, s->ends,

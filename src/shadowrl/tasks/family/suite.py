@@ -199,7 +199,8 @@ def family_split(name: str, split: str | None) -> list[Task] | None:
     if parsed is None:
         return None
     if split == "train" and parsed.part != "train":
-        parsed = SuiteName("train", SIZES["train"])  # the listed templates are not train's
+        # another part's train split is the whole train part: its listed ids are not train's
+        parsed = SuiteName("train", SIZES["train"])
     elif split == "heldout" and parsed.part == "train":
         return []
     return family_suite(parsed)
