@@ -1,12 +1,13 @@
 """CPU decode steps with each layer in one C call vs PyTorch's layers, side by side (issue 34).
 
-Four engines over copies of one model hold the same batch of random prompts, all with
+Six engines over copies of one model hold the same batch of random prompts, all with
 the C attention kernel: `layers` runs each decoder layer in one C call
 (`engine.cpu_decode: native`, which uses the C products inside), `products` PyTorch's
 layers around the C products (`cpu_products: native`), `torch` PyTorch's layers and
-products (the default), and `layers_bf16_kv` the C layers over a bf16 KV cache under the
+products (the default), `layers_bf16_kv` the C layers over a bf16 KV cache under the
 same fp32 weights (`engine.kv_dtype: bfloat16`), whose floor with the KV counts the bf16
-read. Their decode steps (fp32 weights) are timed in alternation as
+read, and `layers_paged` and `products_paged` the first two over the paged cache
+(`engine.kv: paged`; the C layer reads the pool through the block table). Their decode steps (fp32 weights) are timed in alternation as
 `cpu_attention.py` times its two (`--steps` at a time, `--repeats` times, medians), and
 set against the floor of the model's matrix products at that batch and against that floor
 plus reading the batch's KV cache once (`_floor.py`). The fused layers take 1-64 rows; at
@@ -31,6 +32,8 @@ MODES = {
     "products": {"cpu_products": "native", "cpu_attention": "native"},
     "torch": {"cpu_attention": "native"},
     "layers_bf16_kv": {**FUSED, "kv_dtype": "bfloat16"},
+    "layers_paged": {**FUSED, "kv": "paged"},
+    "products_paged": {"cpu_products": "native", "cpu_attention": "native", "kv": "paged"},
 }
 
 
@@ -44,17 +47,11 @@ def main() -> None:
         cases.append(case)
         ms, over = case["ms_per_step"], case["over_layers"]
         floor, with_kv = case["multiple_of_floor"], case["multiple_of_floor_with_kv"]
-        print(
-            f"{rows:3d} rows: layers {ms['layers']:7.1f} ms, products {ms['products']:7.1f} ms, "
-            f"torch {ms['torch']:7.1f} ms, layers over a bf16 cache {ms['layers_bf16_kv']:7.1f} "
-            f"ms; floor {case['floor_ms']:6.1f} ms + KV {case['kv_floor_ms']:6.1f} ms (bf16 "
-            f"{case['kv_floor_ms_by_mode']['layers_bf16_kv']:5.1f}); products/layers "
-            f"{over['products']:.2f}, torch/layers {over['torch']:.2f}, bf16 cache/layers "
-            f"{over['layers_bf16_kv']:.2f}; layers {floor['layers']:.2f}x the floor "
-            f"({with_kv['layers']:.2f}x with the KV), over a bf16 cache "
-            f"{floor['layers_bf16_kv']:.2f}x ({with_kv['layers_bf16_kv']:.2f}x)",
-            flush=True,
-        )
+        print(f"{rows:3d} rows: floor {case['floor_ms']:6.1f} ms + KV {case['kv_floor_ms']:6.1f} ms "
+              f"(bf16 {case['kv_floor_ms_by_mode']['layers_bf16_kv']:5.1f})", flush=True)  # fmt: skip
+        for mode in MODES:
+            print(f"    {mode:15s} {ms[mode]:7.1f} ms, over layers {over[mode]:.2f}, "
+                  f"{floor[mode]:.2f}x the floor ({with_kv[mode]:.2f}x with the KV)", flush=True)  # fmt: skip
     result = {
         "settings": {k: v for k, v in vars(args).items() if k != "out"},
         "machine": started, "load_avg_1m_end": machine()["load_avg_1m"], "cases": cases,
@@ -63,6 +60,7 @@ def main() -> None:
     args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(" ".join(f"products_over_layers_{c['rows']}rows={c['over_layers']['products']:.2f}"
                    f" bf16_kv_over_layers_{c['rows']}rows={c['over_layers']['layers_bf16_kv']:.2f}"
+                   f" paged_over_layers_{c['rows']}rows={c['over_layers']['layers_paged']:.2f}"
                    for c in cases))  # fmt: skip
 
 

@@ -208,11 +208,10 @@ def test_what_the_kernel_cannot_run_keeps_the_torch_layers(make, config) -> None
 @pytest.mark.parametrize(
     ("config", "lengths", "span"),
     [
-        ({"kv": "paged"}, [3, 30, 9], 0),
         ({}, list(range(1, MAX_ROWS + 2)), 0),  # more rows than the kernel's most
         ({"cpu_attention": "torch"}, [3, 30, 9], 40),  # one masked SDPA call below 256
     ],
-    ids=["paged", "rows", "masked"],
+    ids=["rows", "masked"],
 )
 def test_steps_the_kernel_cannot_take_keep_the_torch_layers(config, lengths, span) -> None:
     """Decided per step: no kernel call, and the PyTorch layers' very logits."""

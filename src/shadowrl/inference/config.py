@@ -110,7 +110,8 @@ class EngineConfig(BaseModel):
         "fixed-size blocks from one pool and a block table per slot, so memory follows the "
         "tokens actually held; GRPO groups, repeated prompts and the prefix cache share "
         "blocks, copied only on write. Same tokens and logprobs; a CPU decode step reads a "
-        "row of consecutive blocks in place, other reads gather blocks.",
+        "row of consecutive blocks in place (the C layer of `cpu_decode` every row, through "
+        "the block table), other reads gather blocks.",
     )
     kv_dtype: Literal["auto", "float32", "bfloat16"] = Field(
         default="auto",
@@ -159,9 +160,10 @@ class EngineConfig(BaseModel):
         "call for all rows, reusing cpu_products' and cpu_attention's kernels and "
         "compiled on first use like them; an error if it cannot be built. 'torch': one "
         "PyTorch op at a time (~1,200 calls a step for SmolLM2). 'auto': native, else "
-        "torch with a warning. Dense float32 Llama and Qwen2 models with the contiguous KV "
-        "cache only (storing fp32 or bf16: `kv_dtype`): other dtypes, int8/fp8 weights, "
-        "Qwen3 and MoE layers, GPUs and the paged cache use PyTorch's layers, as do steps of more than 64 rows and steps "
+        "torch with a warning. Dense float32 Llama and Qwen2 models over either KV cache "
+        "(storing fp32 or bf16: `kv_dtype`; the paged one read in place through its block "
+        "table): other dtypes, int8/fp8 weights, Qwen3 and MoE layers and GPUs use "
+        "PyTorch's layers, as do steps of more than 64 rows and steps "
         "that attend with a mask (cpu_attention 'torch' below 256 positions); its own steps "
         "attend with cpu_attention's C kernel. Agrees with torch to float tolerance, not "
         "bit for bit.",

@@ -7,11 +7,12 @@ SiLU, the KV write) and ~22 ms in Python and dispatch, ~1,200 ATen calls a step 
 product and attention kernels and does the rest in plain loops.
 
 `engine.cpu_decode` picks it ('native' | 'auto' | 'torch', as `native.native_or` reads
-them). It covers dense fp32 Llama and Qwen2 layers (biases included) over the contiguous
-KV cache, which may store fp32 or bf16 (`engine.kv_dtype`); anything else (another
-architecture, Qwen3's q/k norms, MoE, int8 weights, bf16 weights, a GPU) keeps the PyTorch loop of `forward.Decoder.decode`, decided once at start;
-a step with more than `MAX_ROWS` rows, a paged cache or masked attention keeps it too,
-decided per step. Weights are read live: each step re-reads the data pointers of the
+them). It covers dense fp32 Llama and Qwen2 layers (biases included) over either KV cache,
+storing fp32 or bf16 (`engine.kv_dtype`): the contiguous one's slots, or the paged one's
+pool read through its block table in place, scattered rows too (nothing is gathered).
+Anything else (another architecture, Qwen3's q/k norms, MoE, int8 weights, bf16 weights,
+a GPU) keeps the PyTorch loop of `forward.Decoder.decode`, decided once at start; a step
+with more than `MAX_ROWS` rows or masked attention keeps it too, decided per step. Weights are read live: each step re-reads the data pointers of the
 model's own Parameters, which weight swaps write into in place (`weights.apply_state`).
 Results match the PyTorch path to float tolerance, not bit for bit.
 """
@@ -30,6 +31,7 @@ from torch import Tensor, nn
 from shadowrl.inference._kernels import build
 from shadowrl.inference.kv import ContiguousKV, KVCache, Shape
 from shadowrl.inference.native import KV_DTYPES, MAX_GROUP, NativeLinear, native_or
+from shadowrl.inference.paged import PagedKV
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,9 @@ class Step(ctypes.Structure):
         ("eps", ctypes.c_float),
         ("threads", ctypes.c_int),
         ("kv_bf16", ctypes.c_int),
+        ("table", Pointer),  # the paged cache's block table; None: the contiguous cache
+        ("table_stride", ctypes.c_int64),
+        ("block", ctypes.c_int64),
     ]
 
 
@@ -124,7 +129,7 @@ class NativeLayers:
         return (
             0 < h.shape[0] <= MAX_ROWS
             and h.dtype is torch.float32
-            and type(cache) is ContiguousKV
+            and type(cache) in (ContiguousKV, PagedKV)
             and cache.dtype in KV_DTYPES
             and cache.keys[0].is_contiguous()
             and not torch.is_grad_enabled()
@@ -133,30 +138,50 @@ class NativeLayers:
     def __call__(
         self, h: Tensor, cos: Tensor, sin: Tensor, ends: Sequence[int], cache: KVCache
     ) -> Tensor:
-        assert isinstance(cache, ContiguousKV)
+        assert isinstance(cache, ContiguousKV | PagedKV)
         rows = h.shape[0]
         h, cos, sin = (t[:, 0].contiguous() for t in (h, cos, sin))
         work = h.new_empty(rows * self.work_per_row)
         ends_c = (ctypes.c_int32 * rows)(*ends)
-        keys, values = cache.keys, cache.values
-        slots, _, capacity, _ = keys[0].shape
-        if rows > slots or max(ends) > capacity:  # the C writes would land out of bounds
-            raise IndexError(f"{rows} rows up to {max(ends)} in a cache of {slots} x {capacity}")
         s = self.shape
         step = Step(
             h.data_ptr(), cos.data_ptr(), sin.data_ptr(), ctypes.addressof(ends_c),
             work.data_ptr(), rows, self.hidden, s.heads, s.kv_heads, self.inter,
-            keys[0].stride(0), keys[0].stride(1), self.eps, torch.get_num_threads(),
-            KV_DTYPES[cache.dtype],
+            *_layout(cache, ends), self.eps, torch.get_num_threads(), KV_DTYPES[cache.dtype],
+            *_table(cache),
         )  # fmt: skip
         pointers = [None if t is None else t.data_ptr() for t in self.tensors]
         table = (Pointer * len(pointers))(*pointers)
         base, ref = ctypes.addressof(table), ctypes.byref(step)
         for i in range(s.layers):
-            k, v = keys[i], values[i]
+            k, v = cache.keys[i], cache.values[i]  # read afresh: a paged pool grows by copy
             if self.kernel(ref, base + i * LAYER_BYTES, k.data_ptr(), v.data_ptr()):
                 raise RuntimeError("decoder_layer kernel: out of memory or a bad row count")
         return h
+
+
+def _layout(cache: ContiguousKV | PagedKV, ends: Sequence[int]) -> tuple[int, int]:
+    """(slot_stride, head_stride) of the cache's buffers, after checking that every row's
+    positions are there: the C writes and reads trust them."""
+    keys = cache.keys[0]
+    if isinstance(cache, PagedKV):
+        if len(ends) > len(cache.rows):
+            raise IndexError(f"{len(ends)} rows in a cache of {len(cache.rows)} slots")
+        held = [len(cache.rows[r]) * cache.block_size for r in range(len(ends))]
+        if any(end > n for end, n in zip(ends, held, strict=True)):
+            raise IndexError(f"rows up to {list(ends)} with blocks for {held} positions")
+        return 0, keys.stride(0)  # the pool [kv_heads, blocks, block_size, D]
+    slots, _, capacity, _ = keys.shape
+    if len(ends) > slots or max(ends) > capacity:  # the C writes would land out of bounds
+        raise IndexError(f"{len(ends)} rows up to {max(ends)} in a cache of {slots} x {capacity}")
+    return keys.stride(0), keys.stride(1)
+
+
+def _table(cache: ContiguousKV | PagedKV) -> tuple[int | None, int, int]:
+    """(table pointer, its row stride, block size): the paged cache's, else none."""
+    if isinstance(cache, PagedKV):
+        return cache.table.data_ptr(), cache.table.stride(0), cache.block_size
+    return None, 0, 0
 
 
 def _tensor(layer: nn.Module, path: str, name: str) -> Tensor | None:

@@ -13,7 +13,9 @@ contiguous cache's row is of its buffer. The CPU decode step attends row by row
 growing row's blocks consecutive where it can. Only a scattered row (one whose next block
 was taken, or that shares a prompt's blocks and copied the partly filled one) is gathered,
 block by block, into a buffer every layer reuses. Batched reads (`read`: short spans,
-verify steps, CUDA graphs, which need one [B, ...] tensor) gather every row.
+verify steps, CUDA graphs, which need one [B, ...] tensor) gather every row. The C decode
+layer (`engine.cpu_decode`, `native_layer.py`) gathers nothing: it writes and reads the
+pool through the block table, scattered rows included.
 
 Blocks are reference-counted, so sharing is free: a GRPO group's members, a running
 request whose prompt another one repeats, and the prefix cache's parked sequences all

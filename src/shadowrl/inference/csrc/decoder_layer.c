@@ -10,9 +10,11 @@
  * h: [rows, hidden] float32, updated in place. For each row r:
  *   x = rmsnorm(h) * norm_in;  q, k, v = x·Wqᵀ (+ bq), x·Wkᵀ (+ bk), x·Wvᵀ (+ bv)
  *   q, k rotated (cos, sin: [rows, HEAD_DIM], from the model's own rotary embedding)
- *   k, v stored at position ends[r] - 1 of slot r of the layer's cache
- *     ([slots, kv_heads, capacity, HEAD_DIM], slot_stride and head_stride elements apart;
- *     float32, or bfloat16 where `kv_bf16`, rounded to nearest even as PyTorch casts)
+ *   k, v stored at position ends[r] - 1 of slot r of the layer's cache (float32, or
+ *     bfloat16 where `kv_bf16`, rounded to nearest even as PyTorch casts): the contiguous
+ *     cache's [slots, kv_heads, capacity, HEAD_DIM] (slot_stride, head_stride elements
+ *     apart; `table` NULL), or the paged cache's pool [kv_heads, blocks, block, HEAD_DIM]
+ *     (head_stride apart), slot r's blocks listed at table[r * table_stride ...]
  *   a = attention of q over the slot's positions 0 .. ends[r] - 1 (GQA: each kv head's
  *     query group), scaled by HEAD_DIM^-1/2 as SDPA does
  *   h += a·Woᵀ (+ bo);  x = rmsnorm(h) * norm_post;  h += (silu(x·Wgᵀ) * x·Wuᵀ)·Wdᵀ
@@ -27,10 +29,15 @@
 
 void linear_rows(const float *x, const float *w, const float *bias, float *y, int64_t m_len,
                  int64_t k_len, int64_t n_len, int threads);
-int decode_attention(const float *q, float *out, const int64_t *keys, const int64_t *values,
-                     const int64_t *key_head_stride, const int64_t *value_head_stride,
-                     int64_t pos_stride, const int32_t *ends, int rows, int kv_heads,
-                     int group, float scale, int bf16, int threads);
+struct kv_rows { /* decode_attention.c's: where each row's positions lie */
+  const int64_t *base, *head_stride;
+  int64_t pos_stride;
+  const int64_t *table;
+  int64_t table_stride, block, block_stride;
+};
+int attention_rows(const float *q, float *out, const struct kv_rows *keys,
+                   const struct kv_rows *values, const int32_t *ends, int rows, int kv_heads,
+                   int group, float scale, int bf16, int threads);
 
 /* What every layer of a step shares (native_layer.Step). `work` holds
  * rows * 2 * (hidden + heads * HEAD_DIM + kv_heads * HEAD_DIM + inter) floats. */
@@ -43,6 +50,8 @@ struct step {
   float eps;
   int threads;
   int kv_bf16;
+  const int64_t *table; /* the paged cache's block table, or NULL: the contiguous cache */
+  int64_t table_stride, block;
 };
 
 /* One layer's weights (native_layer.LAYER_TENSORS, in this order); a bias may be NULL. */
@@ -95,6 +104,11 @@ static void add(float *restrict h, const float *restrict y, int64_t n) {
   for (int64_t i = 0; i < n; i++) h[i] += y[i];
 }
 
+/* Element offset of position p of slot r (head 0) in the paged pool. */
+static inline int64_t position(const struct step *s, int64_t r, int64_t p) {
+  return (s->table[r * s->table_stride + p / s->block] * s->block + p % s->block) * HEAD_DIM;
+}
+
 /* Returns 0, or 1 where the attention failed (out of memory) or rows is out of range. */
 int decoder_layer(const struct step *s, const struct layer *w, void *keys, void *values) {
   const int64_t rows = s->rows, hidden = s->hidden, kv = s->kv_heads * HEAD_DIM;
@@ -112,7 +126,9 @@ int decoder_layer(const struct step *s, const struct layer *w, void *keys, void 
   for (int64_t r = 0; r < rows; r++) {
     rotate(q + r * qd, s->cos + r * HEAD_DIM, s->sin + r * HEAD_DIM, s->heads);
     rotate(k + r * kv, s->cos + r * HEAD_DIM, s->sin + r * HEAD_DIM, s->kv_heads);
-    const int64_t slot = r * s->slot_stride, at = (int64_t)(s->ends[r] - 1) * HEAD_DIM;
+    const int64_t p = s->ends[r] - 1;
+    const int64_t slot = s->table ? 0 : r * s->slot_stride;  /* the row's buffer */
+    const int64_t at = s->table ? position(s, r, p) : p * HEAD_DIM;
     for (int64_t h = 0; h < s->kv_heads; h++) {
       store(keys, slot + h * s->head_stride + at, k + r * kv + h * HEAD_DIM, s->kv_bf16);
       store(values, slot + h * s->head_stride + at, v + r * kv + h * HEAD_DIM, s->kv_bf16);
@@ -121,9 +137,13 @@ int decoder_layer(const struct step *s, const struct layer *w, void *keys, void 
     value_rows[r] = (int64_t)((char *)values + slot * kv_bytes);
     strides[r] = s->head_stride;
   }
-  if (decode_attention(q, a, key_rows, value_rows, strides, strides, HEAD_DIM, s->ends,
-                       (int)rows, (int)s->kv_heads, (int)(s->heads / s->kv_heads),
-                       1.f / sqrtf((float)HEAD_DIM), s->kv_bf16, s->threads))
+  const struct kv_rows kr = {key_rows, strides, HEAD_DIM, s->table, s->table_stride, s->block,
+                             s->block * HEAD_DIM};
+  const struct kv_rows vr = {value_rows, strides, HEAD_DIM, s->table, s->table_stride,
+                             s->block, s->block * HEAD_DIM};
+  if (attention_rows(q, a, &kr, &vr, s->ends, (int)rows, (int)s->kv_heads,
+                     (int)(s->heads / s->kv_heads), 1.f / sqrtf((float)HEAD_DIM), s->kv_bf16,
+                     s->threads))
     return 1;
   linear_rows(a, w->o_w, w->o_b, y, rows, qd, hidden, s->threads);
   add(s->h, y, rows * hidden);
