@@ -34,9 +34,13 @@ counted; the median of the next `steps` is reported.
 With `--engine-dtype bfloat16` shadowrl rolls out on a bf16 copy of the weights while
 its trainer keeps fp32 masters (what RL stacks do with vLLM); the importance ratio absorbs
 the logprob gap. TRL without vLLM has no such split: it generates with its training model.
+`--train-autocast bfloat16` runs shadowrl's forward and backward under bf16 autocast;
+`--trl-bf16 true` gives TRL the same (transformers' autocast, on a CPU too), so compare
+mixed precision with both on.
 
     .venv/bin/python benchmarks/vs_trl.py [--quick] [--model tiny] [--steps 3] [--sync store]
-        [--engine-dtype bfloat16] [--engine-weights int8]
+        [--engine-dtype bfloat16] [--engine-weights int8] [--engine-cpu-decode native]
+        [--engine-kv-dtype bfloat16] [--train-autocast bfloat16] [--trl-bf16 true]
     python benchmarks/vs_trl.py --device cuda --model smollm2-random --tokenizer DIR \
         --engine-dtype bfloat16 --trl-bf16 true --prompts 8 --generations 8 \
         --max-completion-length 256 --out benchmarks/results/vs_trl_cuda.json
@@ -103,8 +107,23 @@ class Settings(BaseModel):
         "serving copy; the fp32 trainer's importance ratio corrects the gap (its log-ratio "
         "and clip fraction are reported per step).",
     )
+    engine_cpu_decode: Literal["torch", "native"] = Field(
+        "torch",
+        description="shadowrl engine.cpu_decode: 'native' runs each decoder layer of a CPU "
+        "decode step in one C call (float32 engines).",
+    )
+    engine_kv_dtype: Literal["auto", "bfloat16"] = Field(
+        "auto", description="shadowrl engine.kv_dtype: 'bfloat16' stores the KV cache in bf16."
+    )
+    train_autocast: Literal["none", "bfloat16"] = Field(
+        "none",
+        description="shadowrl train.autocast: the trainer's forward and backward under bf16 "
+        "autocast (fp32 weights and AdamW). Compare with --trl-bf16 true, TRL's own.",
+    )
     trl_bf16: bool = Field(
-        False, description="TRL's bf16 mixed precision (autocast; GPU only), its GPU default."
+        False,
+        description="TRL's bf16 mixed precision (transformers' autocast over fp32 weights; "
+        "its GPU default), for its generation and training alike.",
     )
 
 
@@ -143,7 +162,8 @@ def shadowrl_steps(s: Settings) -> Generator[dict[str, float]]:
             {"optimizer": {"lr": s.lr, "betas": (0.9, 0.99)},
              "batch": {"max_staleness": 0, "microbatch_tokens": 1 << 20,
                        "token_budget": n * s.max_completion_length},
-             "activation_checkpointing": False}  # short rows; TRL does not checkpoint either
+             "activation_checkpointing": False,  # short rows; TRL does not checkpoint either
+             "autocast": s.train_autocast}
         ),
         seed=s.seed,
     )  # fmt: skip
@@ -151,7 +171,8 @@ def shadowrl_steps(s: Settings) -> Generator[dict[str, float]]:
     longest = max(len(prompt_ids(tok, a, b)) for a, b in tasks) + s.max_completion_length
     # max_seq_len sized to the workload: on CUDA the KV cache and graph spans follow it.
     config = {"max_batch": n, "dtype": s.engine_dtype, "max_seq_len": longest + 1,
-              "weights": s.engine_weights}  # fmt: skip
+              "weights": s.engine_weights, "cpu_decode": s.engine_cpu_decode,
+              "kv_dtype": s.engine_kv_dtype}  # fmt: skip
     engine = Engine(serving, tok, EngineConfig.model_validate(config), seed=s.seed)
     sampling = SamplingParams(
         max_new_tokens=s.max_completion_length, temperature=1.0, top_p=1.0, top_k=0

@@ -5,6 +5,7 @@ test is the real Orchestrator.
 """
 
 import asyncio
+import time
 
 import pytest
 
@@ -222,3 +223,20 @@ def test_without_informative_only_zero_advantage_groups_are_trained():
     stats = asyncio.run(orch.run())
     assert stats.groups_set_aside == 0
     assert [m["zero_adv_groups"] for m in orch.steps_seen] == [1, 1]
+
+
+def test_each_step_says_where_its_time_went():
+    """Waiting for trainable groups, the optimizer step, and the rest (the sync) add up to
+    the step's wall time; a trainer that takes 20 ms shows at least that as `train_s`."""
+    orch, trainer, *_ = _make("sync", steps=2)
+    train_groups = trainer.train_groups
+
+    def slow(groups):
+        time.sleep(0.02)
+        return train_groups(groups)
+
+    trainer.train_groups = slow
+    asyncio.run(orch.run())
+    for m in orch.steps_seen:
+        assert m["train_s"] >= 0.02 and m["wait_s"] >= 0
+        assert m["wait_s"] + m["train_s"] <= m["step_s"]

@@ -203,14 +203,18 @@ class Orchestrator:
                 t0 = time.perf_counter()
                 self._fill()
                 groups, received = await self._collect(self.train.groups_per_step)
+                t1 = time.perf_counter()
                 metrics = await loop.run_in_executor(
                     self._trainer_thread,
                     self.trainer.train_groups,
                     [g.trajectories for g in groups],
                 )
+                t2 = time.perf_counter()
                 sync = await loop.run_in_executor(self._trainer_thread, self._sync_weights)
-                wall = time.perf_counter() - t0
-                self.on_step(step, self._step_metrics(groups, received, metrics, sync, wall))
+                # Where the step's wall time went: waiting for trainable groups, the
+                # optimizer step, the weight sync (rollouts run on beside the last two).
+                times = {"wait_s": t1 - t0, "train_s": t2 - t1, "step_s": time.perf_counter() - t0}
+                self.on_step(step, self._step_metrics(groups, received, metrics, sync, times))
         finally:
             for task in self._inflight:
                 task.cancel()
@@ -291,7 +295,7 @@ class Orchestrator:
         received_groups: list[Group],
         train: Mapping[str, float],
         sync: Mapping[str, Any],
-        wall: float,
+        times: Mapping[str, float],
     ) -> dict[str, Any]:
         rewards = [r for g in groups for r in g.rewards]
         resolved = [bool(t.info.get("resolved")) for g in groups for t in g.trajectories]
@@ -316,7 +320,7 @@ class Orchestrator:
             # Over the run so far: async groups are generated during earlier steps, so a
             # step's own tokens over its own wall time can read 0 or 10^5 tokens/s.
             "gen_tokens_per_s": self._tokens / (time.perf_counter() - self._started),
-            "step_s": wall,
+            **times,
             "staleness_mean": sum(lags) / len(lags),
             "staleness_max": max(lags),
             "zero_adv_groups": zero_adv,

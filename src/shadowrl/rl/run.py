@@ -67,6 +67,8 @@ def _progress_table(step: int, total: int, m: dict[str, Any]) -> Table:
         ("staleness_mean", "{:.2f}"),
         ("loss", "{:.4f}"),
         ("step_s", "{:.1f}"),
+        ("wait_s", "{:.1f}"),
+        ("train_s", "{:.1f}"),
         ("groups_stale", "{}"),
         ("groups_failed", "{}"),
         ("groups_set_aside", "{}"),
