@@ -57,7 +57,7 @@ def measure(
     prompts' lengths), and each mode's time over the first mode's."""
     engines = {
         mode: Engine(copy.deepcopy(model), None, EngineConfig(
-            max_batch=rows, dtype=dtype, prefix_cache_tokens=0, **settings))
+            **{"max_batch": rows, "dtype": dtype, "prefix_cache_tokens": 0, **settings}))
         for mode, settings in modes.items()
     }  # fmt: skip
     prompts = _prompts(rows, args.context, model.config.vocab_size)

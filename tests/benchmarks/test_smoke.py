@@ -438,7 +438,8 @@ def test_cpu_decode(tmp_path: Path) -> None:
     result = run_benchmark("cpu_decode.py", tmp_path, "--quick")
     has_keys(result, "settings", "machine", "cases")
     [case] = result["cases"]
-    modes = {"layers", "products", "torch", "layers_bf16_kv", "layers_paged", "products_paged"}
+    modes = {"layers", "products", "torch", "layers_bf16_kv", "layers_paged", "products_paged",
+             "layers_bf16", "torch_bf16"}  # fmt: skip
     assert case["rows"] == 2 and set(case["ms_per_step"]) == modes
     assert case["over_layers"]["layers"] == 1.0 and case["floor_ms"] > 0
     assert case["kv_floor_ms"] > 0 and case["stream_gbs"] > 0

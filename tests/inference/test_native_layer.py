@@ -191,10 +191,9 @@ def qwen3(seed: int) -> nn.Module:
     [
         (qwen3, {}),  # q/k norms
         (lambda seed: random_qwen3_moe(seed), {}),  # and experts
-        (MODELS["llama"], {"dtype": "bfloat16"}),
         (MODELS["llama"], {"weights": "int8"}),
     ],
-    ids=["qwen3", "qwen3-moe", "bf16", "int8"],
+    ids=["qwen3", "qwen3-moe", "int8"],
 )
 def test_what_the_kernel_cannot_run_keeps_the_torch_layers(make, config) -> None:
     """Decided at start: the same logits, bit for bit, as with the option off."""

@@ -7,14 +7,18 @@ SiLU, the KV write) and ~22 ms in Python and dispatch, ~1,200 ATen calls a step 
 product and attention kernels and does the rest in plain loops.
 
 `engine.cpu_decode` picks it ('native' | 'auto' | 'torch', as `native.native_or` reads
-them). It covers dense fp32 Llama and Qwen2 layers (biases included) over either KV cache,
-storing fp32 or bf16 (`engine.kv_dtype`): the contiguous one's slots, or the paged one's
-pool read through its block table in place, scattered rows too (nothing is gathered).
-Anything else (another architecture, Qwen3's q/k norms, MoE, int8 weights, bf16 weights,
-a GPU) keeps the PyTorch loop of `forward.Decoder.decode`, decided once at start; a step
-with more than `MAX_ROWS` rows or masked attention keeps it too, decided per step. Weights are read live: each step re-reads the data pointers of the
-model's own Parameters, which weight swaps write into in place (`weights.apply_state`).
-Results match the PyTorch path to float tolerance, not bit for bit.
+them). It covers dense Llama and Qwen2 layers (biases included) with fp32 weights, or bf16
+ones (a bf16 engine's: widened to fp32 as they are read, so the layer computes in fp32 over
+them and reads half the bytes), over either KV cache, storing fp32 or bf16
+(`engine.kv_dtype`): the contiguous one's slots, or the paged one's pool read through its
+block table in place, scattered rows too (nothing is gathered). Anything else (another
+architecture, Qwen3's q/k norms, MoE, int8 weights, a GPU) keeps the PyTorch loop of
+`forward.Decoder.decode`, decided once at start; a step with more than `MAX_ROWS` rows or
+masked attention keeps it too, decided per step. Weights are read live: each step re-reads
+the data pointers of the model's own Parameters, which weight swaps write into in place
+(`weights.apply_state`). Over fp32 weights results match the PyTorch path to float
+tolerance, not bit for bit; over bf16 weights they are more exact than PyTorch's bf16
+layers, which round every activation to bf16.
 """
 
 from __future__ import annotations
@@ -96,11 +100,18 @@ class TorchLayers:
         raise AssertionError("TorchLayers takes no step")
 
 
+# The weights' dtypes the C layer reads: float32, or bfloat16 widened as read (its build flag).
+WEIGHT_FLAGS = {torch.float32: (), torch.bfloat16: ("-DWEIGHTS_BF16",)}
+
+
 @functools.cache
-def layer_kernel(head_dim: int) -> Callable[..., int]:
-    """`decoder_layer` for `head_dim`, built once per CPU (NativeUnavailable if not)."""
+def layer_kernel(head_dim: int, weights: torch.dtype = torch.float32) -> Callable[..., int]:
+    """`decoder_layer` for `head_dim` over `weights` of that dtype, built once per CPU
+    (NativeUnavailable if not)."""
     sources = ("decoder_layer", "linear_rows", "decode_attention")
-    lib = build(sources, f"decoder_layer_d{head_dim}", [f"-DHEAD_DIM={head_dim}"])
+    bf16 = "_bf16" if weights is torch.bfloat16 else ""
+    flags = [f"-DHEAD_DIM={head_dim}", *WEIGHT_FLAGS[weights]]
+    lib = build(sources, f"decoder_layer_d{head_dim}{bf16}", flags)
     fn = lib.decoder_layer
     fn.argtypes = [ctypes.POINTER(Step), Pointer, Pointer, Pointer]
     fn.restype = ctypes.c_int
@@ -112,9 +123,11 @@ class NativeLayers:
     their modules hold at start (the engine applies `engine.weights` before)."""
 
     def __init__(self, layers: Sequence[nn.Module], shape: Shape) -> None:
-        self.kernel = layer_kernel(shape.head_dim)  # NativeUnavailable here, not mid-run
-        self.shape = shape
         first: Any = layers[0]
+        self.dtype = first.input_layernorm.weight.dtype  # every weight's (`unsupported`)
+        # NativeUnavailable here, not mid-run
+        self.kernel = layer_kernel(shape.head_dim, self.dtype)
+        self.shape = shape
         self.hidden = first.self_attn.q_proj.in_features
         self.inter = first.mlp.gate_proj.out_features
         self.eps = first.input_layernorm.variance_epsilon
@@ -128,7 +141,7 @@ class NativeLayers:
     def takes(self, h: Tensor, cache: KVCache) -> bool:
         return (
             0 < h.shape[0] <= MAX_ROWS
-            and h.dtype is torch.float32
+            and h.dtype is self.dtype
             and type(cache) in (ContiguousKV, PagedKV)
             and cache.dtype in KV_DTYPES
             and cache.keys[0].is_contiguous()
@@ -140,7 +153,8 @@ class NativeLayers:
     ) -> Tensor:
         assert isinstance(cache, ContiguousKV | PagedKV)
         rows = h.shape[0]
-        h, cos, sin = (t[:, 0].contiguous() for t in (h, cos, sin))
+        # float32 throughout (a bf16 engine's hidden states too, rounded back at the end)
+        h, cos, sin = (t[:, 0].float().contiguous() for t in (h, cos, sin))
         work = h.new_empty(rows * self.work_per_row)
         ends_c = (ctypes.c_int32 * rows)(*ends)
         s = self.shape
@@ -157,7 +171,7 @@ class NativeLayers:
             k, v = cache.keys[i], cache.values[i]  # read afresh: a paged pool grows by copy
             if self.kernel(ref, base + i * LAYER_BYTES, k.data_ptr(), v.data_ptr()):
                 raise RuntimeError("decoder_layer kernel: out of memory or a bad row count")
-        return h
+        return h.to(self.dtype)
 
 
 def _layout(cache: ContiguousKV | PagedKV, ends: Sequence[int]) -> tuple[int, int]:
@@ -201,6 +215,7 @@ def unsupported(layers: Sequence[nn.Module], shape: Shape, config: Any) -> str |
     eps = {getattr(n, "variance_epsilon", None) for layer in layers for n in _norms(layer)}
     if len(eps) != 1 or None in eps:
         return f"RMSNorms of epsilons {eps}"
+    dtype = layers[0].input_layernorm.weight.dtype
     for layer in layers:
         for path, name in LAYER_TENSORS:
             module = layer.get_submodule(path)
@@ -208,7 +223,10 @@ def unsupported(layers: Sequence[nn.Module], shape: Shape, config: Any) -> str |
                 return f"{path} is a {type(module).__name__}"
             t = getattr(module, name)
             if t is not None and (
-                t.dtype != torch.float32 or not t.is_cpu or not t.is_contiguous()
+                t.dtype not in WEIGHT_FLAGS
+                or t.dtype != dtype
+                or not t.is_cpu
+                or not t.is_contiguous()
             ):
                 return f"{path}.{name} is {t.dtype} on {t.device}"
     return None

@@ -19,7 +19,9 @@
  *     query group), scaled by HEAD_DIM^-1/2 as SDPA does
  *   h += a·Woᵀ (+ bo);  x = rmsnorm(h) * norm_post;  h += (silu(x·Wgᵀ) * x·Wuᵀ)·Wdᵀ
  * (each product + its bias where the model has one). The same maths as the PyTorch path
- * of `forward.Decoder.decode`, to float tolerance: sums run in another order.
+ * of `forward.Decoder.decode`, to float tolerance: sums run in another order. Built with
+ * -DWEIGHTS_BF16 every weight (norms and biases too) is bfloat16, widened to float32 as
+ * it is read: the same float32 maths over the bf16 weights.
  */
 #include <math.h>
 #include <stdint.h>
@@ -27,8 +29,18 @@
 
 #define MAX_ROWS 64 /* the Python side sends at most native.MAX_ROWS */
 
-void linear_rows(const float *x, const float *w, const float *bias, float *y, int64_t m_len,
-                 int64_t k_len, int64_t n_len, int threads);
+#if defined(WEIGHTS_BF16) /* a bf16 engine's weights, widened to float32 as read */
+typedef uint16_t weight_t;
+static inline float widen(weight_t w) {
+  union { uint32_t u; float f; } c = {.u = (uint32_t)w << 16};
+  return c.f;
+}
+#else
+typedef float weight_t;
+static inline float widen(weight_t w) { return w; }
+#endif
+void linear_rows(const float *x, const weight_t *w, const weight_t *bias, float *y,
+                 int64_t m_len, int64_t k_len, int64_t n_len, int threads);
 struct kv_rows { /* decode_attention.c's: where each row's positions lie */
   const int64_t *base, *head_stride;
   int64_t pos_stride;
@@ -56,18 +68,18 @@ struct step {
 
 /* One layer's weights (native_layer.LAYER_TENSORS, in this order); a bias may be NULL. */
 struct layer {
-  const float *norm_in, *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *o_w, *o_b;
-  const float *norm_post, *gate_w, *gate_b, *up_w, *up_b, *down_w, *down_b;
+  const weight_t *norm_in, *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *o_w, *o_b;
+  const weight_t *norm_post, *gate_w, *gate_b, *up_w, *up_b, *down_w, *down_b;
 };
 
 /* y = x / rms(x) * w, row by row, as HF's RMSNorm computes it in float32. */
-static void rmsnorm(const float *restrict x, const float *restrict w, float *restrict y,
+static void rmsnorm(const float *restrict x, const weight_t *restrict w, float *restrict y,
                     int64_t rows, int64_t n, float eps) {
   for (int64_t r = 0; r < rows; r++, x += n, y += n) {
     float squares = 0.f;
     for (int64_t i = 0; i < n; i++) squares += x[i] * x[i];
     const float scale = 1.f / sqrtf(squares / (float)n + eps);
-    for (int64_t i = 0; i < n; i++) y[i] = w[i] * (x[i] * scale);
+    for (int64_t i = 0; i < n; i++) y[i] = widen(w[i]) * (x[i] * scale);
   }
 }
 

@@ -11,6 +11,11 @@
  * x: [M, K], w: [N, K], y: [M, N] float32, contiguous; bias: [N] or NULL. The vector
  * width follows the instructions compiled for (-march=native): a GCC vector wider than
  * the machine's registers is split into slow generic code, so it is never wider.
+ *
+ * Built with -DWEIGHTS_BF16, w and bias hold bfloat16 instead (a bf16 engine's weights):
+ * each weight vector is widened to float32 as it is loaded (a bf16 value is the top half
+ * of a float32's bits), so the product is the float32 one over the bf16 weights, reading
+ * half the bytes, which is what bounds a decode step's products at a few rows.
  */
 #include <stdint.h>
 #include <string.h>
@@ -44,6 +49,33 @@ static inline vec load(const float *p) { /* unaligned: K need not be a multiple 
   return v;
 }
 
+#if defined(WEIGHTS_BF16)
+typedef uint16_t weight_t;
+static inline float widen(weight_t w) {
+  union { uint32_t u; float f; } c = {.u = (uint32_t)w << 16};
+  return c.f;
+}
+static inline vec load_w(const weight_t *p) {
+#if defined(__AVX512F__)
+  __m256i h;
+  memcpy(&h, p, sizeof h);
+  return (vec)_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+#elif defined(__AVX2__)
+  __m128i h;
+  memcpy(&h, p, sizeof h);
+  return (vec)_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+#else
+  vec v;
+  for (int i = 0; i < LANES; i++) v[i] = widen(p[i]);
+  return v;
+#endif
+}
+#else
+typedef float weight_t;
+static inline float widen(weight_t w) { return w; }
+static inline vec load_w(const weight_t *p) { return load(p); }
+#endif
+
 /* The sum of v's lanes, by halves (a lane-by-lane loop compiled to scalar adds through
  * the stack, a third of the 8-row time at K = 576). */
 static inline float hsum(vec v) {
@@ -63,8 +95,8 @@ static inline float hsum(vec v) {
 /* y[r][c] for r < rows, c < cols; `rows` and `cols` are constants at every call site, so
  * the loops unroll and the accumulators live in registers. */
 static inline __attribute__((always_inline)) void tile(const float *restrict x,
-                                                       const float *restrict w,
-                                                       const float *restrict bias,
+                                                       const weight_t *restrict w,
+                                                       const weight_t *restrict bias,
                                                        float *restrict y, int64_t k_len,
                                                        int64_t n_len, int rows, int cols) {
   vec acc[ROWS][COLS];
@@ -73,7 +105,7 @@ static inline __attribute__((always_inline)) void tile(const float *restrict x,
   int64_t k = 0;
   for (; k + LANES <= k_len; k += LANES) {
     vec wv[COLS];
-    for (int c = 0; c < cols; c++) wv[c] = load(w + c * k_len + k);
+    for (int c = 0; c < cols; c++) wv[c] = load_w(w + c * k_len + k);
     for (int c = 0; c < cols; c++) __builtin_prefetch(w + (cols + c) * k_len + k);
     for (int r = 0; r < rows; r++) {
       vec xv = load(x + r * k_len + k);
@@ -83,8 +115,8 @@ static inline __attribute__((always_inline)) void tile(const float *restrict x,
   for (int r = 0; r < rows; r++)
     for (int c = 0; c < cols; c++) {
       float s = hsum(acc[r][c]);
-      for (int64_t i = k; i < k_len; i++) s += x[r * k_len + i] * w[c * k_len + i];
-      y[r * n_len + c] = s + (bias ? bias[c] : 0.f);
+      for (int64_t i = k; i < k_len; i++) s += x[r * k_len + i] * widen(w[c * k_len + i]);
+      y[r * n_len + c] = s + (bias ? widen(bias[c]) : 0.f);
     }
 }
 
@@ -95,8 +127,8 @@ static inline __attribute__((always_inline)) void tile(const float *restrict x,
     break;
 
 /* All of x's rows against `cols` rows of W (COLS or 1), ROWS rows of x at a time. */
-static void block(const float *x, const float *w, const float *bias, float *y, int64_t m_len,
-                  int64_t k_len, int64_t n_len, int cols) {
+static void block(const float *x, const weight_t *w, const weight_t *bias, float *y,
+                  int64_t m_len, int64_t k_len, int64_t n_len, int cols) {
   for (int64_t r = 0; r < m_len; r += ROWS, x += ROWS * k_len, y += ROWS * n_len) {
     int rows = m_len - r < ROWS ? (int)(m_len - r) : ROWS;
     if (cols == COLS) {
@@ -117,14 +149,14 @@ static void block(const float *x, const float *w, const float *bias, float *y, i
   }
 }
 
-void linear_rows(const float *x, const float *w, const float *bias, float *y, int64_t m_len,
-                 int64_t k_len, int64_t n_len, int threads) {
+void linear_rows(const float *x, const weight_t *w, const weight_t *bias, float *y,
+                 int64_t m_len, int64_t k_len, int64_t n_len, int threads) {
   const int64_t blocks = (n_len + COLS - 1) / COLS, most = n_len * k_len / GRAIN;
   if (threads > most) threads = most > 1 ? (int)most : 1;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
   for (int64_t b = 0; b < blocks; b++) {
     const int64_t n = b * COLS, end = n + COLS < n_len ? n + COLS : n_len;
-    const float *bn = bias ? bias + n : NULL;
+    const weight_t *bn = bias ? bias + n : NULL;
     if (end - n == COLS) {
       block(x, w + n * k_len, bn, y + n, m_len, k_len, n_len, COLS);
     } else {
