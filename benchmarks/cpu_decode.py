@@ -68,8 +68,14 @@ def main() -> None:
     }  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
-    print(" ".join(f"{mode}_over_{args.modes[0]}_{c['rows']}rows={r:.2f}"
-                   for c in cases for mode, r in c[f"over_{args.modes[0]}"].items()))
+    print(
+        " ".join(
+            f"{mode}_over_{args.modes[0]}_{c['rows']}rows={r:.2f}"
+            for c in cases
+            for mode, r in c[f"over_{args.modes[0]}"].items()
+        )
+    )
+
 
 if __name__ == "__main__":
     main()

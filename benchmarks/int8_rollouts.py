@@ -3,8 +3,10 @@ trainer sees.
 
 One run, one model (SmolLM2-135M fp32 by default): the same rollout batch (code prompts
 of the `easy` suite's held-out split, G seeded samples each at temperature 1) is generated
-by an fp32 engine, an `engine.weights: int8` engine and an fp32 engine over a bf16 KV cache
-(`engine.kv_dtype: bfloat16`), each once warm, and timed;
+by an fp32 engine, an `engine.weights: int8` engine, an fp32 engine over a bf16 KV cache
+(`engine.kv_dtype: bfloat16`) and a bf16 engine (`engine.dtype: bfloat16`) on PyTorch's
+layers (`bf16`) and on the C layers (`bf16_layers`, `engine.cpu_decode: native`: fp32
+maths over the bf16 weights), each once warm, and timed;
 each engine's decode steps are compared with the floor of its own products at the full
 batch's rows (`_floor.py`). Then one `Trainer.step` (fp32, the trainer unchanged) on
 each side's rollouts reports what the trainer computes: the per-token train-vs-rollout
@@ -17,7 +19,7 @@ whose ratio its truncation clips (> is_clip). fp32 rollouts are the baseline (lo
 
 Writes benchmarks/results/int8_rollouts.json; the last line is
 `int8_over_fp32_tok_s=.. log_ratio_mean=.. log_ratio_max_abs=.. clip_frac=..`, then the
-same for the bf16 cache (`bf16_kv_over_fp32_tok_s=..`).
+same for each other side (`bf16_kv_over_fp32_tok_s=..`, ...).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ SIDES: dict[str, dict[str, str]] = {  # each side's engine settings; dense is th
     "dense": {},
     "int8": {"weights": "int8"},
     "bf16_kv": {"kv_dtype": "bfloat16"},
+    "bf16": {"dtype": "bfloat16"},
+    "bf16_layers": {"dtype": "bfloat16", "cpu_decode": "native"},
 }
 
 
@@ -146,8 +150,7 @@ def main() -> None:
         "rollouts": {
             w: {k: v for k, v in s.items() if k not in ("gens", "batch")} for w, s in sides.items()
         },
-        "int8_over_fp32_tokens_per_s": round(ratios["int8"], 3),
-        "bf16_kv_over_fp32_tokens_per_s": round(ratios["bf16_kv"], 3),
+        **{f"{w}_over_fp32_tokens_per_s": round(r, 3) for w, r in ratios.items() if w != "dense"},
         "trainer_on_rollouts": views,
         "machine": machine() | cpu_flags(),
     }
@@ -155,7 +158,7 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-    for side in ("int8", "bf16_kv"):
+    for side in [w for w in SIDES if w != "dense"]:
         v = views[side]
         print(
             f"{side}_over_fp32_tok_s={ratios[side]:.2f} "

@@ -347,6 +347,9 @@ def test_int8_rollouts(tmp_path: Path) -> None:
     kv = result["trainer_on_rollouts"]["bf16_kv"]  # rounded keys: a small, nonzero mismatch
     assert result["rollouts"]["bf16_kv"]["kv_dtype"] == "bfloat16"
     assert 0 < kv["rollout_log_ratio_max_abs"] < 1 and result["bf16_kv_over_fp32_tokens_per_s"] > 0
+    for side in ("bf16", "bf16_layers"):  # bf16 weights: a larger mismatch, still bounded
+        assert result["rollouts"][side]["kv_dtype"] == "bfloat16"
+        assert 0 < result["trainer_on_rollouts"][side]["rollout_log_ratio_max_abs"] < 2
 
 
 def test_profile_alone(tmp_path: Path) -> None:

@@ -51,14 +51,18 @@ def test_bf16_weights_give_the_fp32_kernels_result_over_the_same_weights(arch) -
     # the bf16 engine rounds its own (a kernel that read the weights wrongly, or missed a
     # bias, is off by whole bf16 steps).
     assert torch.equal(out["bfloat16"], out["float32"].bfloat16())
-    for got, want in zip(engines["bfloat16"].cache.keys, engines["float32"].cache.keys, strict=True):
+    for got, want in zip(
+        engines["bfloat16"].cache.keys, engines["float32"].cache.keys, strict=True
+    ):
         assert torch.equal(got, want)  # the new keys, rounded to the bf16 cache alike
 
 
 def test_a_bf16_engines_steps_stay_within_bf16_rounding_of_the_torch_layers() -> None:
     model = MODELS["qwen2"](0).to(torch.bfloat16)
     lengths = [1, 40, 300, 17]
-    engines = {mode: engine(model, mode, max_batch=4, dtype="bfloat16") for mode in ("native", "torch")}
+    engines = {
+        mode: engine(model, mode, max_batch=4, dtype="bfloat16") for mode in ("native", "torch")
+    }
     calls = counted(engines["native"])
     logits = {mode: decode_steps(eng, lengths) for mode, eng in engines.items()}
     assert calls == [len(lengths)] * 3 * 2  # the C layer took every step

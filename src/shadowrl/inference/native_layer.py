@@ -142,7 +142,7 @@ class NativeLayers:
         return (
             0 < h.shape[0] <= MAX_ROWS
             and h.dtype is self.dtype
-            and type(cache) in (ContiguousKV, PagedKV)
+            and isinstance(cache, ContiguousKV | PagedKV)
             and cache.dtype in KV_DTYPES
             and cache.keys[0].is_contiguous()
             and not torch.is_grad_enabled()
@@ -215,7 +215,7 @@ def unsupported(layers: Sequence[nn.Module], shape: Shape, config: Any) -> str |
     eps = {getattr(n, "variance_epsilon", None) for layer in layers for n in _norms(layer)}
     if len(eps) != 1 or None in eps:
         return f"RMSNorms of epsilons {eps}"
-    dtype = layers[0].input_layernorm.weight.dtype
+    dtype = layers[0].get_parameter("input_layernorm.weight").dtype
     for layer in layers:
         for path, name in LAYER_TENSORS:
             module = layer.get_submodule(path)
