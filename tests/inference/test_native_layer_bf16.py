@@ -1,6 +1,6 @@
 """The C decoder layer over a bf16 engine's weights (`engine.dtype: bfloat16`,
 `engine.cpu_decode: native`): each weight is widened to fp32 as it is read, so a step is
-exactly the fp32 kernel's step over the same (bf16-rounded) weights, and a bf16 engine's
+the fp32 kernel's step over the same (bf16-rounded) weights, and a bf16 engine's
 decode steps stay within bf16 rounding of PyTorch's bf16 layers.
 
 No skip: the C layer must build here (as in `test_native_layer.py`).
@@ -18,6 +18,8 @@ from torch import Tensor
 from shadowrl.inference.engine import Engine
 from shadowrl.inference.native_layer import NativeLayers
 from shadowrl.types import SamplingParams
+
+BF16_STEP = 2**-7  # the relative spacing of bf16 values at most (8 significant bits)
 
 
 def layer_step(eng: Engine, h: Tensor, cos: Tensor, sin: Tensor, lengths: list[int]) -> Tensor:
@@ -47,14 +49,15 @@ def test_bf16_weights_give_the_fp32_kernels_result_over_the_same_weights(arch) -
     cos, sin = engines["float32"].decoder.rotary(h[:, None], torch.tensor(lengths)[:, None])
     out = {dtype: layer_step(eng, h, cos, sin, lengths) for dtype, eng in engines.items()}
     assert out["bfloat16"].dtype is torch.bfloat16
-    # The same float32 sums in the same order: equal once the fp32 result is rounded as
-    # the bf16 engine rounds its own (a kernel that read the weights wrongly, or missed a
-    # bias, is off by whole bf16 steps).
-    assert torch.equal(out["bfloat16"], out["float32"].bfloat16())
-    for got, want in zip(
-        engines["bfloat16"].cache.keys, engines["float32"].cache.keys, strict=True
-    ):
-        assert torch.equal(got, want)  # the new keys, rounded to the bf16 cache alike
+    # The same float32 maths: equal once the fp32 result is rounded as the bf16 engine
+    # rounds its own, but where a value's fp32 sums (compiled apart, they may differ in
+    # their last bits) straddle a bf16 rounding boundary: one bf16 step there. A kernel that
+    # read the weights wrongly, or missed a bias, is off by whole units in most values.
+    pairs = [(out["bfloat16"], out["float32"].bfloat16())]
+    pairs += zip(engines["bfloat16"].cache.keys, engines["float32"].cache.keys, strict=True)
+    for got, want in pairs:
+        torch.testing.assert_close(got.float(), want.float(), atol=0, rtol=BF16_STEP)
+        assert (got != want).sum() <= 2  # of 288 output values; of 288 written keys
 
 
 def test_a_bf16_engines_steps_stay_within_bf16_rounding_of_the_torch_layers() -> None:
