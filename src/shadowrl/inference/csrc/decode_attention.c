@@ -64,6 +64,13 @@ static inline int64_t run_at(const struct kv_rows *kv, int r, int h, int64_t t, 
          in * kv->pos_stride;
 }
 
+/* Element offset of position t of (row r, kv head h) from base[r]: where decoder_layer.c
+ * writes a new key or value, by the same addressing the attention reads with. */
+int64_t kv_offset(const struct kv_rows *kv, int r, int h, int64_t t) {
+  int64_t len;
+  return run_at(kv, r, h, t, t + 1, &len);
+}
+
 /* One (row, kv head): scores, softmax, weighted values. `scores` holds group * n floats. */
 static void attend(const float *restrict q, float *restrict out, const struct kv_rows *keys,
                    const struct kv_rows *values, int r, int h, int n, int group, float scale,

@@ -50,6 +50,7 @@ struct kv_rows { /* decode_attention.c's: where each row's positions lie */
 int attention_rows(const float *q, float *out, const struct kv_rows *keys,
                    const struct kv_rows *values, const int32_t *ends, int rows, int kv_heads,
                    int group, float scale, int bf16, int threads);
+int64_t kv_offset(const struct kv_rows *kv, int r, int h, int64_t t);
 
 /* What every layer of a step shares (native_layer.Step). `work` holds
  * rows * 2 * (hidden + heads * HEAD_DIM + kv_heads * HEAD_DIM + inter) floats. */
@@ -116,11 +117,6 @@ static void add(float *restrict h, const float *restrict y, int64_t n) {
   for (int64_t i = 0; i < n; i++) h[i] += y[i];
 }
 
-/* Element offset of position p of slot r (head 0) in the paged pool. */
-static inline int64_t position(const struct step *s, int64_t r, int64_t p) {
-  return (s->table[r * s->table_stride + p / s->block] * s->block + p % s->block) * HEAD_DIM;
-}
-
 /* Returns 0, or 1 where the attention failed (out of memory) or rows is out of range. */
 int decoder_layer(const struct step *s, const struct layer *w, void *keys, void *values) {
   const int64_t rows = s->rows, hidden = s->hidden, kv = s->kv_heads * HEAD_DIM;
@@ -135,16 +131,8 @@ int decoder_layer(const struct step *s, const struct layer *w, void *keys, void 
   linear_rows(x, w->k_w, w->k_b, k, rows, hidden, kv, s->threads);
   linear_rows(x, w->v_w, w->v_b, v, rows, hidden, kv, s->threads);
   int64_t key_rows[MAX_ROWS], value_rows[MAX_ROWS], strides[MAX_ROWS];
-  for (int64_t r = 0; r < rows; r++) {
-    rotate(q + r * qd, s->cos + r * HEAD_DIM, s->sin + r * HEAD_DIM, s->heads);
-    rotate(k + r * kv, s->cos + r * HEAD_DIM, s->sin + r * HEAD_DIM, s->kv_heads);
-    const int64_t p = s->ends[r] - 1;
-    const int64_t slot = s->table ? 0 : r * s->slot_stride;  /* the row's buffer */
-    const int64_t at = s->table ? position(s, r, p) : p * HEAD_DIM;
-    for (int64_t h = 0; h < s->kv_heads; h++) {
-      store(keys, slot + h * s->head_stride + at, k + r * kv + h * HEAD_DIM, s->kv_bf16);
-      store(values, slot + h * s->head_stride + at, v + r * kv + h * HEAD_DIM, s->kv_bf16);
-    }
+  for (int64_t r = 0; r < rows; r++) {  /* each row's buffer: its slot, or the paged pool */
+    const int64_t slot = s->table ? 0 : r * s->slot_stride;
     key_rows[r] = (int64_t)((char *)keys + slot * kv_bytes);
     value_rows[r] = (int64_t)((char *)values + slot * kv_bytes);
     strides[r] = s->head_stride;
@@ -153,6 +141,15 @@ int decoder_layer(const struct step *s, const struct layer *w, void *keys, void 
                              s->block * HEAD_DIM};
   const struct kv_rows vr = {value_rows, strides, HEAD_DIM, s->table, s->table_stride,
                              s->block, s->block * HEAD_DIM};
+  for (int64_t r = 0; r < rows; r++) {
+    rotate(q + r * qd, s->cos + r * HEAD_DIM, s->sin + r * HEAD_DIM, s->heads);
+    rotate(k + r * kv, s->cos + r * HEAD_DIM, s->sin + r * HEAD_DIM, s->kv_heads);
+    for (int64_t h = 0; h < s->kv_heads; h++) {  /* keys and values share one layout */
+      const int64_t at = kv_offset(&kr, (int)r, (int)h, s->ends[r] - 1);
+      store((void *)key_rows[r], at, k + r * kv + h * HEAD_DIM, s->kv_bf16);
+      store((void *)value_rows[r], at, v + r * kv + h * HEAD_DIM, s->kv_bf16);
+    }
+  }
   if (attention_rows(q, a, &kr, &vr, s->ends, (int)rows, (int)s->kv_heads,
                      (int)(s->heads / s->kv_heads), 1.f / sqrtf((float)HEAD_DIM), s->kv_bf16,
                      s->threads))
