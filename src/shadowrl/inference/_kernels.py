@@ -1,8 +1,8 @@
 """Builds, caches and loads the C kernels of `csrc/` (used by `native.py`).
 
 A kernel is compiled on first use with the C compiler (`$CC`, else `cc`) for this CPU
-(`-march=native`), once per set of sources, flags and CPU (a kernel may link in
-another's sources to call its functions): the library is cached under
+(`-march=native`), once per set of sources, headers, flags and CPU (a kernel may link in
+another's sources to call its functions, declared in `csrc/kernels.h`): the library is cached under
 `~/.cache/shadowrl/kernels` (`$XDG_CACHE_HOME`) and a later process loads the file.
 It is loaded after torch, so its OpenMP regions run on torch's own libgomp threads.
 """
@@ -38,16 +38,17 @@ def build(sources: Sequence[str], label: str, flags: Sequence[str] = ()) -> ctyp
     one library (a kernel calls another's functions), cached as `<label>_<key>.so` and
     loaded (NativeUnavailable if any step fails)."""
     csrc = resources.files("shadowrl.inference").joinpath("csrc")
-    texts = {name: csrc.joinpath(f"{name}.c").read_text() for name in sources}
+    texts = {f"{name}.c": csrc.joinpath(f"{name}.c").read_text() for name in sources}
+    headers = {p.name: p.read_text() for p in csrc.iterdir() if p.name.endswith(".h")}
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         raise NativeUnavailable("no C compiler (set CC or install gcc)")
     compile_flags = [*COMPILE, *flags]
-    parts = [*texts.values(), compiler, *compile_flags, *LINK, _cpu_id()]
+    parts = [*texts.values(), *headers.values(), compiler, *compile_flags, *LINK, _cpu_id()]
     key = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     target = _cache_dir() / f"{label}_{key[:16]}.so"
     if not target.exists():
-        _compile(compiler, texts, compile_flags, target)
+        _compile(compiler, texts, headers, compile_flags, target)
     try:
         return ctypes.CDLL(str(target))
     except OSError as e:
@@ -71,11 +72,16 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "shadowrl/kernels"
 
 
-def _compile(compiler: str, texts: dict[str, str], flags: list[str], target: Path) -> None:
+def _compile(
+    compiler: str, texts: dict[str, str], headers: dict[str, str], flags: list[str], target: Path
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         objects, lib = [], Path(tmp) / "kernel.so"
+        for name, text in headers.items():  # #include "kernels.h" finds them beside a source
+            (Path(tmp) / name).write_text(text)
         for name, text in texts.items():
-            src, obj = Path(tmp) / f"{name}.c", Path(tmp) / f"{name}.o"
+            src = Path(tmp) / name
+            obj = src.with_suffix(".o")
             src.write_text(text)
             _run([compiler, *flags, str(src), "-o", str(obj)])
             objects.append(str(obj))

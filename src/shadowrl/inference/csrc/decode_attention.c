@@ -8,7 +8,7 @@
  *
  * q, out: [rows, kv_heads, group, HEAD_DIM] float32, contiguous (a kv head's query group
  * attends together: GQA without repeating keys). Row r attends to its positions
- * 0 .. ends[r] - 1, laid out as `struct kv_rows` says: in one run (a contiguous cache's
+ * 0 .. ends[r] - 1, laid out as `struct kv_rows` (kernels.h) says: in one run (a contiguous cache's
  * slot, `decode_attention`) or in blocks listed by a block table (the paged cache,
  * `attention_rows` called by decoder_layer.c). `bf16`: the cache holds bfloat16, else
  * float32.
@@ -18,13 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_GROUP 16
+#include "kernels.h"
 
-static inline float bf16_to_float(uint16_t x) {
-  union { uint32_t u; float f; } c;
-  c.u = (uint32_t)x << 16;
-  return c.f;
-}
+#define MAX_GROUP 16
 
 /* Position t of one (row, head) stream as float32 into `dst`. */
 static inline void load(float *restrict dst, const void *base, int64_t offset, int bf16) {
@@ -36,18 +32,6 @@ static inline void load(float *restrict dst, const void *base, int64_t offset, i
     for (int i = 0; i < HEAD_DIM; i++) dst[i] = src[i];
   }
 }
-
-/* Where the rows' keys (or values) lie. Position t of row r, kv head h, is element
- *   h * head_stride[r] + t * pos_stride                      (table == NULL)
- *   h * head_stride[r] + table[r * table_stride + t / block] * block_stride
- *                      + (t % block) * pos_stride             (a block table)
- * of the buffer at address base[r]. */
-struct kv_rows {
-  const int64_t *base, *head_stride;
-  int64_t pos_stride;
-  const int64_t *table;
-  int64_t table_stride, block, block_stride;
-};
 
 /* Element offset of position t of (row r, head h), and in *len how many positions from t
  * on (up to n) follow it `pos_stride` apart: the rest of t's block, or all of them. */

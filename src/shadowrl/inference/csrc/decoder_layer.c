@@ -27,30 +27,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#define MAX_ROWS 64 /* the Python side sends at most native.MAX_ROWS */
+#include "kernels.h"
 
-#if defined(WEIGHTS_BF16) /* a bf16 engine's weights, widened to float32 as read */
-typedef uint16_t weight_t;
-static inline float widen(weight_t w) {
-  union { uint32_t u; float f; } c = {.u = (uint32_t)w << 16};
-  return c.f;
-}
-#else
-typedef float weight_t;
-static inline float widen(weight_t w) { return w; }
-#endif
-void linear_rows(const float *x, const weight_t *w, const weight_t *bias, float *y,
-                 int64_t m_len, int64_t k_len, int64_t n_len, int threads);
-struct kv_rows { /* decode_attention.c's: where each row's positions lie */
-  const int64_t *base, *head_stride;
-  int64_t pos_stride;
-  const int64_t *table;
-  int64_t table_stride, block, block_stride;
-};
-int attention_rows(const float *q, float *out, const struct kv_rows *keys,
-                   const struct kv_rows *values, const int32_t *ends, int rows, int kv_heads,
-                   int group, float scale, int bf16, int threads);
-int64_t kv_offset(const struct kv_rows *kv, int r, int h, int64_t t);
+#define MAX_ROWS 64 /* the Python side sends at most native.MAX_ROWS */
 
 /* What every layer of a step shares (native_layer.Step). `work` holds
  * rows * 2 * (hidden + heads * HEAD_DIM + kv_heads * HEAD_DIM + inter) floats. */
@@ -94,13 +73,6 @@ static void rotate(float *restrict x, const float *restrict cos, const float *re
     for (int i = 0; i < HALF; i++) x[i] = t[i] * cos[i] - t[i + HALF] * sin[i];
     for (int i = HALF; i < HEAD_DIM; i++) x[i] = t[i] * cos[i] + t[i - HALF] * sin[i];
   }
-}
-
-/* float32 -> bfloat16, round to nearest even (NaN kept a quiet NaN), as PyTorch casts. */
-static inline uint16_t float_to_bf16(float f) {
-  union { float f; uint32_t u; } c = {f};
-  if ((c.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((c.u >> 16) | 0x40u);
-  return (uint16_t)((c.u + 0x7fffu + ((c.u >> 16) & 1u)) >> 16);
 }
 
 /* HEAD_DIM values into a cache of float32 or (`bf16`) bfloat16 at element `at`. */

@@ -19,6 +19,8 @@
  */
 #include <stdint.h>
 #include <string.h>
+
+#include "kernels.h"
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -50,11 +52,6 @@ static inline vec load(const float *p) { /* unaligned: K need not be a multiple 
 }
 
 #if defined(WEIGHTS_BF16)
-typedef uint16_t weight_t;
-static inline float widen(weight_t w) {
-  union { uint32_t u; float f; } c = {.u = (uint32_t)w << 16};
-  return c.f;
-}
 static inline vec load_w(const weight_t *p) {
 #if defined(__AVX512F__)
   __m256i h;
@@ -71,8 +68,6 @@ static inline vec load_w(const weight_t *p) {
 #endif
 }
 #else
-typedef float weight_t;
-static inline float widen(weight_t w) { return w; }
 static inline vec load_w(const weight_t *p) { return load(p); }
 #endif
 
