@@ -2,8 +2,9 @@
 
 A kernel is compiled on first use with the C compiler (`$CC`, else `cc`) for this CPU
 (`-march=native`), once per set of sources, headers, flags and CPU (a kernel may link in
-another's sources to call its functions, declared in `csrc/kernels.h`): the library is cached under
-`~/.cache/shadowrl/kernels` (`$XDG_CACHE_HOME`) and a later process loads the file.
+another's sources to call its functions, declared in `csrc/kernels.h`): the library is
+cached under `~/.cache/shadowrl/kernels` (`$XDG_CACHE_HOME`) and a later process loads
+the file.
 It is loaded after torch, so its OpenMP regions run on torch's own libgomp threads.
 """
 

@@ -8,10 +8,10 @@
  *
  * q, out: [rows, kv_heads, group, HEAD_DIM] float32, contiguous (a kv head's query group
  * attends together: GQA without repeating keys). Row r attends to its positions
- * 0 .. ends[r] - 1, laid out as `struct kv_rows` (kernels.h) says: in one run (a contiguous cache's
- * slot, `decode_attention`) or in blocks listed by a block table (the paged cache,
- * `attention_rows` called by decoder_layer.c). `bf16`: the cache holds bfloat16, else
- * float32.
+ * 0 .. ends[r] - 1, laid out as `struct kv_rows` (kernels.h) says: in one run (a
+ * contiguous cache's slot, `decode_attention`) or in blocks listed by a block table (the
+ * paged cache, `attention_rows` called by decoder_layer.c). `bf16`: the cache holds
+ * bfloat16, else float32.
  */
 #include <math.h>
 #include <stdint.h>
