@@ -171,6 +171,17 @@ def test_linear_logprobs_in_bf16_return_float32_and_bf16_grads():
     assert w.grad is not None and w.grad.dtype == torch.bfloat16
 
 
+def test_linear_logprobs_under_autocast_keep_the_head_in_the_weights_dtype():
+    # `train.autocast` must not round the logits to bf16: logits near 20 are 0.125 apart
+    # there, a logprob error far above the 1e-5 that the fp32 head gives.
+    torch.manual_seed(0)
+    h, w = torch.randn(64, 32) * 3, torch.randn(50, 32) * 3
+    tgt = torch.randint(0, 50, (64,))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got = linear_token_logprobs(h, w, tgt, chunk=16)
+    torch.testing.assert_close(got, reference_logprobs(h, w, None, tgt), atol=1e-5, rtol=1e-5)
+
+
 def test_stats_of_no_tokens_report_no_ratio_rather_than_infinities():
     import json
 

@@ -239,7 +239,9 @@ class TrainConfig(BaseModel):
         "under torch.autocast (matmuls in bf16; softmaxes, the loss, gradients, weights and "
         "AdamW stay in `dtype`). On a CPU with AVX-512 bf16 a SmolLM2-shaped matmul ran 2.5x "
         "its fp32 speed; on one without bf16 instructions (AVX2 only) it ran ~60x slower, and "
-        "the trainer warns. Logprobs move by ~1e-2, so an RL run's rollout log-ratio grows. Under "
+        "the trainer warns. The LM head stays in `dtype`; on pilot 14's SFT start over 16 agent "
+        "demos (3,057 tokens) logprobs moved by 5e-4 mean, 3e-3 at p99 and 0.30 at most, "
+        "and forward and backward took 0.69x the fp32 time. Under "
         "`parallel` fsdp/hsdp it also sets FSDP2's mixed-precision policy (rl/fsdp.py): "
         "weights gathered and used in bf16, gradients reduced in float32, shards and AdamW "
         "in `dtype`.",

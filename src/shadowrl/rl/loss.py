@@ -223,7 +223,11 @@ class _LinearTokenLogprobs(torch.autograd.Function):
 
 
 def _chunk_logits(hidden: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-    return torch.nn.functional.linear(hidden, weight, bias).float()
+    # The head runs in the weights' dtype even under `train.autocast`: bf16 logits near 20
+    # are 0.125 apart, which would double the logprob error the decoder's bf16 leaves (and
+    # backward recomputes these logits outside autocast, so forward and backward agree).
+    with torch.autocast(hidden.device.type, enabled=False):
+        return torch.nn.functional.linear(hidden.to(weight.dtype), weight, bias).float()
 
 
 def linear_token_logprobs(
