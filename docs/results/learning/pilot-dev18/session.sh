@@ -23,6 +23,8 @@ LOG=$HERE/sessions.log
 SHADOWRL=${SHADOWRL:-shadowrl}
 PYTHON=${PYTHON:-python}
 load() { cut -d' ' -f1 /proc/loadavg; }
+END=$(date -u -d "${BOX:0:2}:${BOX:2:2}" +%s)  # the next HH:MM UTC, past midnight too
+if [ "$END" -le "$(date -u +%s)" ]; then END=$((END + 86400)); fi
 if awk -v l="$(load)" 'BEGIN {exit !(l >= 2)}'; then echo "1-min load $(load): wait for the box to settle" >&2; exit 1; fi
 if [ ! -e $RUN/rl_stream.jsonl ]; then
   : "${START:?set START to the run directory of pilot 14}"
@@ -46,7 +48,7 @@ while kill -0 $PID 2>/dev/null; do
     stop_run
     break
   fi
-  if [ "$(date -u +%H%M)" -ge "$BOX" ]; then
+  if [ "$(date -u +%s)" -ge "$END" ]; then
     echo "$(date -u +%T) time box: stopping" >> $LOG
     stop_run
     break
