@@ -262,6 +262,14 @@ def test_kl_step_with_reference_model_and_a_row_without_trainable_tokens():
     assert trainer.step(empty)["skipped"] == 1  # one-token rows: nothing to predict from
 
 
+def test_under_autocast_the_reference_runs_in_the_same_precision_as_the_policy():
+    # Policy and reference with the same weights: the KL term must read 0 at the first step.
+    # A reference in fp32 beside a bf16-autocast policy reads bf16's rounding as KL instead.
+    model = tiny()
+    trainer = Trainer(model, cfg(kl_coef=0.1, autocast="bfloat16"), ref_model=copy.deepcopy(model))
+    assert trainer.train_groups(groups())["kl"] == 0
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("checkpointing", [False, True])

@@ -299,7 +299,7 @@ class Trainer:
     def _ref_logprobs(self, mb: MicroBatch) -> Tensor | None:
         if self.ref_model is None or self.cfg.loss.kl_coef == 0:
             return None
-        with torch.inference_mode():
+        with torch.inference_mode(), self._autocast():  # the policy's precision: KL 0 at start
             return token_logprobs(
                 self.ref_model,
                 mb.input_ids,
