@@ -239,9 +239,10 @@ class TrainConfig(BaseModel):
         "under torch.autocast (matmuls in bf16; softmaxes, the loss, gradients, weights and "
         "AdamW stay in `dtype`). On a CPU with AVX-512 bf16 a SmolLM2-shaped matmul ran 2.5x "
         "its fp32 speed; on one without bf16 instructions (AVX2 only) it ran ~60x slower, and "
-        "the trainer warns. The LM head stays in `dtype`; on pilot 14's SFT start over 16 agent "
-        "demos (3,057 tokens) logprobs moved by 5e-4 mean, 3e-3 at p99 and 0.30 at most, "
-        "and forward and backward took 0.69x the fp32 time. Under "
+        "the trainer warns. The LM head runs outside autocast, in the weights' dtype; on pilot "
+        "14's SFT start over 16 agent demos (3,057 tokens) logprobs moved by 5e-4 mean, 3e-3 "
+        "at p99 and 0.30 at most, and forward and backward took 0.69x the fp32 time "
+        "(docs/results/learning/pilot-dev26/precision.py). Under "
         "`parallel` fsdp/hsdp it also sets FSDP2's mixed-precision policy (rl/fsdp.py): "
         "weights gathered and used in bf16, gradients reduced in float32, shards and AdamW "
         "in `dtype`.",
